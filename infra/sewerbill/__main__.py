@@ -1,0 +1,3 @@
+from sewerbill.cli import main
+
+main()

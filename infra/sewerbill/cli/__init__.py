@@ -1,0 +1,25 @@
+"""The `sewerbill` staff command line (CONTRACTS.md).
+
+Sub-command groups live in their own modules and are mounted here:
+- whatif.py: `preview`, `eru`, `classify` (the staff what-if commands)
+- local.py: `local up`, `local clock ...`, `local upload ...` (the embedded local stack)
+"""
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="sewerbill: sewer and stormwater billing")
+
+
+def _mount() -> None:
+    # Imported lazily so a broken optional group never hides the others.
+    from sewerbill.cli import local, whatif
+
+    whatif.register(app)
+    local.register(app)
+
+
+def main() -> None:
+    _mount()
+    app()

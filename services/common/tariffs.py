@@ -1,0 +1,356 @@
+"""Effective-dated tariffs, loaded from `infra/tariffs/<tenant>/<effective-date>.yaml` (X-EFFECTIVE).
+
+Rate *amounts* are adopted by resolution, so they are data; rate *models* are code. Every
+file is validated by a pydantic model at load:
+
+- money and rates are decimal strings (a YAML float such as `45.00` unquoted is refused:
+  it has already lost its exactness by the time we see it);
+- every setting says whether it is a published figure or an illustrative example
+  (`example: true`), so a clerk can tell which numbers are real;
+- a tenant's versions are contiguous: each version's `effective_until` is the next one's
+  `effective_from`, and only the newest is open-ended.
+
+Errors name the file and the dotted field (`infra/tariffs/grafton-sewer/2025-01-01.yaml:
+service_charge.value.5/8: rates must be decimal strings, got float 45.0`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Annotated, Any, Generic, Literal, TypeVar
+
+import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+
+TENANTS = (
+    "pleasant-prairie-sewer",
+    "pleasant-prairie-stormwater",
+    "grafton-sewer",
+    "sullivan-sewer",
+)
+
+# Meter sizes as they are written in tariffs and on accounts (inches).
+METER_SIZES = ("5/8", "3/4", "1", "1-1/2", "2", "3", "4", "6")
+PARAMETERS = ("bod", "tss", "phosphorus", "tkn", "fog")
+
+
+class TariffError(ValueError):
+    """A tariff file or a tariff lookup is wrong. `field` is the dotted path at fault."""
+
+    def __init__(self, message: str, *, file: str | None = None, field: str | None = None) -> None:
+        self.file = file
+        self.field = field
+        prefix = ": ".join(p for p in (file, field) if p)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+class UnknownTenant(TariffError):
+    pass
+
+
+class TariffNotInForce(TariffError):
+    pass
+
+
+def _decimal_string(value: Any) -> Decimal:
+    if isinstance(value, Decimal):
+        return value
+    if isinstance(value, bool) or not isinstance(value, str):
+        raise ValueError(f"rates must be decimal strings, got {type(value).__name__} {value!r}")
+    try:
+        d = Decimal(value.replace(",", ""))
+    except InvalidOperation:
+        raise ValueError(f"not a decimal number: {value!r}") from None
+    if not d.is_finite():
+        raise ValueError(f"not a finite decimal: {value!r}")
+    return d
+
+
+Dec = Annotated[Decimal, BeforeValidator(_decimal_string)]
+T = TypeVar("T")
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=False)
+
+
+class Setting(_Strict, Generic[T]):
+    """One tariff setting: its value, whether it is only an example, and the rule it serves."""
+
+    value: T
+    example: bool
+    rule: str | None = None
+    note: str | None = None
+
+
+Param = Literal["bod", "tss", "phosphorus", "tkn", "fog"]
+Meter = Literal["5/8", "3/4", "1", "1-1/2", "2", "3", "4", "6"]
+
+
+class LateCharge(_Strict):
+    percent: Dec
+    minimum: Dec = Decimal("0")
+    after_days: int
+    once: bool
+    per_month: bool = False
+    example: bool
+    rule: str
+
+
+class _TariffBase(_Strict):
+    tenant: str
+    name: str
+    effective_from: date
+    effective_until: date | None = None
+    adopted_by: str
+    billing_period_months: Literal[1, 3]
+
+    @property
+    def version_id(self) -> str:
+        return f"{self.tenant}@{self.effective_from.isoformat()}"
+
+    @model_validator(mode="after")
+    def _dates_in_order(self) -> _TariffBase:
+        if self.effective_until is not None and self.effective_until <= self.effective_from:
+            raise ValueError("effective_until must be after effective_from")
+        return self
+
+
+class PPSurcharge(_Strict):
+    category_a_limits: Setting[dict[Param, Dec]]
+    rates_per_lb: Setting[dict[Param, Dec]]
+
+
+class PPSewerTariff(_TariffBase):
+    tenant: Literal["pleasant-prairie-sewer"]
+    pounds_factor: Setting[Dec]
+    service_charge: Setting[dict[str, dict[Meter, Dec]]]
+    meter_size_aliases: dict[Meter, Meter] = Field(default_factory=dict)
+    volume_rate_per_kgal: Setting[dict[str, Dec]]
+    surcharge: PPSurcharge
+    winter_months: Setting[list[int]]
+    sample_cost_per_sample: Setting[Dec]
+    category_b_exit_months: Setting[int]
+    max_residential_units: Setting[int]
+
+    @property
+    def zones(self) -> tuple[str, ...]:
+        return tuple(self.service_charge.value)
+
+    @model_validator(mode="after")
+    def _zones_agree(self) -> PPSewerTariff:
+        if set(self.service_charge.value) != set(self.volume_rate_per_kgal.value):
+            raise ValueError("service_charge and volume_rate_per_kgal must list the same zones")
+        return self
+
+
+class StormCredit(_Strict):
+    engineer_limit_percent: Setting[Dec]
+    cap_percent: Setting[Dec]
+    review_fee: Setting[Dec]
+
+
+class PPStormwaterTariff(_TariffBase):
+    tenant: Literal["pleasant-prairie-stormwater"]
+    base_charge: Setting[Dec]
+    eru_rate: Setting[Dec]
+    impervious_cn: Setting[Dec]
+    pervious_cn: Setting[Dec]
+    woods_cn: Setting[Dec]
+    design_storm_in: Setting[Dec]
+    standard_area_sqft: Setting[Dec]
+    standard_impervious_percent: Setting[Dec]
+    residential_allowance_sqft: Setting[Dec]
+    eru_decimal_places: Setting[int]
+    project_evaluation_fee: Setting[Dec]
+    credit: StormCredit
+    appeal_fee: Setting[Dec]
+    delinquent_after_days: Setting[int]
+    penalty_percent_per_month: Setting[Dec]
+
+
+class GraftonTariff(_TariffBase):
+    tenant: Literal["grafton-sewer"]
+    pounds_factor: Setting[Dec]
+    service_charge: Setting[dict[Meter, Dec]]
+    volume_rate_per_kgal: Setting[Dec]
+    normal_limits: Setting[dict[Param, Dec]]
+    high_strength_rates_per_lb: Setting[dict[Param, Dec]]
+    unmetered_flat_charge: Setting[Dec]
+    unmetered_included_kgal: Setting[Dec]
+    septage_rate_per_kgal: Setting[Dec]
+    replacement_fund_share: Setting[Dec]
+    late_charge: LateCharge
+
+
+class SullivanTariff(_TariffBase):
+    tenant: Literal["sullivan-sewer"]
+    pounds_factor: Setting[Dec]
+    use_rate_per_kgal: Setting[Dec]
+    annual_debt_retirement: Setting[Dec]
+    rec_units_residential_per_dwelling: Setting[Dec]
+    rec_units_nonresidential_default: Setting[Dec]
+    normal_limits: Setting[dict[Param, Dec]]
+    surcharge_rates_per_lb: Setting[dict[Param, Dec]]
+    bod900_threshold_mg_l: Setting[Dec]
+    bod900_penalty_per_day: Setting[Dec]
+    replacement_fund_share: Setting[Dec]
+    treatment_portion: Setting[Dec]
+    late_charge: LateCharge
+
+
+Tariff = PPSewerTariff | PPStormwaterTariff | GraftonTariff | SullivanTariff
+_MODELS: dict[str, type[_TariffBase]] = {
+    "pleasant-prairie-sewer": PPSewerTariff,
+    "pleasant-prairie-stormwater": PPStormwaterTariff,
+    "grafton-sewer": GraftonTariff,
+    "sullivan-sewer": SullivanTariff,
+}
+
+
+def _loc(loc: tuple[Any, ...]) -> str:
+    # Drop pydantic's internal validator tags (e.g. 'function-before[...]') from the path.
+    parts = [str(p) for p in loc if not (isinstance(p, str) and ("[" in p and "]" in p))]
+    return ".".join(parts)
+
+
+def parse_tariff(raw: Any, *, file: str) -> Tariff:
+    """Validate one tariff document; errors name the file and the field."""
+    if not isinstance(raw, dict):
+        raise TariffError("a tariff file must be a mapping", file=file)
+    tenant = raw.get("tenant")
+    if tenant not in _MODELS:
+        raise TariffError(f"unknown tenant {tenant!r}", file=file, field="tenant")
+    try:
+        return _MODELS[tenant].model_validate(raw)  # type: ignore[return-value]
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        msg = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "missing":
+            msg = "required field is missing"
+        raise TariffError(msg, file=file, field=_loc(err["loc"]) or None) from None
+
+
+@dataclass(frozen=True)
+class TariffSpan:
+    """The part [start, end) of a billing period during which one tariff version is in force."""
+
+    tariff: Tariff
+    start: date
+    end: date
+    period_days: int
+
+    @property
+    def days(self) -> int:
+        return (self.end - self.start).days
+
+    @property
+    def fraction(self) -> Decimal:
+        """This version's share of the period (X-EFFECTIVE); exact, never rounded."""
+        return Decimal(self.days) / Decimal(self.period_days)
+
+
+class TariffBook:
+    """Every version of every tenant's tariff, checked for contiguity."""
+
+    def __init__(self, versions: dict[str, list[Tariff]]) -> None:
+        self._versions = {t: sorted(v, key=lambda x: x.effective_from) for t, v in versions.items()}
+
+    @classmethod
+    def load(cls, directory: str | Path) -> TariffBook:
+        root = Path(directory)
+        if not root.is_dir():
+            raise TariffError(f"tariff directory not found: {root}")
+        versions: dict[str, list[Tariff]] = {}
+        files: dict[str, list[str]] = {}
+        for path in sorted(root.glob("*/*.yaml")):
+            shown = str(path)
+            try:
+                raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            except yaml.YAMLError as exc:
+                raise TariffError(f"not valid YAML: {exc}", file=shown) from None
+            tariff = parse_tariff(raw, file=shown)
+            if tariff.tenant != path.parent.name:
+                raise TariffError(
+                    f"tenant {tariff.tenant!r} does not match its folder {path.parent.name!r}",
+                    file=shown,
+                    field="tenant",
+                )
+            if path.stem != tariff.effective_from.isoformat():
+                raise TariffError(
+                    f"file name must be the effective date {tariff.effective_from.isoformat()}",
+                    file=shown,
+                    field="effective_from",
+                )
+            versions.setdefault(tariff.tenant, []).append(tariff)
+            files.setdefault(tariff.tenant, []).append(shown)
+        for tenant, tariffs in versions.items():
+            order = sorted(zip(tariffs, files[tenant], strict=True), key=lambda p: p[0].effective_from)
+            for (prev, prev_file), (nxt, _) in zip(order, order[1:], strict=False):
+                if prev.effective_until != nxt.effective_from:
+                    found = prev.effective_until.isoformat() if prev.effective_until else "open-ended"
+                    raise TariffError(
+                        f"versions must be contiguous: this version ends {found} but the next "
+                        f"version starts {nxt.effective_from.isoformat()}",
+                        file=prev_file,
+                        field="effective_until",
+                    )
+            last, last_file = order[-1]
+            if last.effective_until is not None:
+                raise TariffError(
+                    "the newest version must be open-ended (no effective_until)",
+                    file=last_file,
+                    field="effective_until",
+                )
+        return cls(versions)
+
+    @property
+    def tenants(self) -> tuple[str, ...]:
+        return tuple(self._versions)
+
+    def versions(self, tenant: str) -> list[Tariff]:
+        try:
+            return list(self._versions[tenant])
+        except KeyError:
+            raise UnknownTenant(f"unknown tenant {tenant!r}", field="tenant") from None
+
+    def __iter__(self) -> Iterator[Tariff]:
+        for vs in self._versions.values():
+            yield from vs
+
+    def first_effective(self, tenant: str) -> date:
+        return self.versions(tenant)[0].effective_from
+
+    def in_force(self, tenant: str, on: date) -> Tariff:
+        """The version of `tenant`'s tariff in force on `on`."""
+        for t in reversed(self.versions(tenant)):
+            if t.effective_from <= on and (t.effective_until is None or on < t.effective_until):
+                return t
+        raise TariffNotInForce(
+            f"no tariff of {tenant} is in force on {on.isoformat()} "
+            f"(first version {self.first_effective(tenant).isoformat()})",
+            field="period.start",
+        )
+
+    def split(self, tenant: str, start: date, end: date) -> list[TariffSpan]:
+        """Split the half-open period [start, end) at tariff version boundaries (X-EFFECTIVE)."""
+        if end <= start:
+            raise TariffError("the period must end after it starts", field="period.end")
+        total = (end - start).days
+        spans: list[TariffSpan] = []
+        cursor = start
+        while cursor < end:
+            t = self.in_force(tenant, cursor)
+            stop = end if t.effective_until is None else min(end, t.effective_until)
+            spans.append(TariffSpan(tariff=t, start=cursor, end=stop, period_days=total))
+            cursor = stop
+        return spans
+
+
+def default_tariffs_dir() -> Path:
+    """The tariffs shipped in the repository (used by the CLI and the local runtime)."""
+    return Path(__file__).resolve().parents[2] / "infra" / "tariffs"
