@@ -1,0 +1,140 @@
+"""Parse and validate untrusted input (CLI JSON, API bodies) into sampling domain objects.
+
+Every error is an :class:`InvalidInput` (or :class:`UnknownTenant`) naming the field by
+dotted path, e.g. ``results[1].sampled_on``. Numbers are turned into ``Decimal`` without
+float arithmetic: ints exactly, Decimals as they are, decimal strings parsed, and a float
+(should one arrive despite ``parse_float=Decimal``) through its shortest ``str`` form.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+
+from sampling.domain.errors import InvalidInput, UnknownTenant
+from sampling.domain.strength import CLASSIFIED_TENANTS, LabResult, Parameter
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+RESULT_FIELDS: tuple[str, ...] = ("sampled_on", *(p.value for p in Parameter))
+CLASSIFY_FIELDS: tuple[str, ...] = ("tenant", "as_of", "results")
+
+
+def parse_date(value: object, field_path: str) -> date:
+    """An ISO ``YYYY-MM-DD`` string (or a ``date``) as a date."""
+    if isinstance(value, datetime):
+        raise InvalidInput(field_path, f"{value!r} is a date-time, expected a date (YYYY-MM-DD)")
+    if isinstance(value, date):
+        return value
+    if not isinstance(value, str) or not _ISO_DATE.fullmatch(value):
+        raise InvalidInput(field_path, f"{value!r} is not a date (YYYY-MM-DD)")
+    try:
+        return date.fromisoformat(value)
+    except ValueError:
+        raise InvalidInput(field_path, f"{value!r} is not a calendar date") from None
+
+
+def parse_concentration(value: object, field_path: str) -> Decimal:
+    """A non-negative finite concentration (mg/l) as a Decimal."""
+    number: Decimal
+    if isinstance(value, bool):
+        raise InvalidInput(field_path, f"{value!r} is not a number")
+    if isinstance(value, Decimal):
+        number = value
+    elif isinstance(value, int):
+        number = Decimal(value)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInput(field_path, f"{value!r} is not a finite number")
+        number = Decimal(str(value))
+    elif isinstance(value, str):
+        try:
+            number = Decimal(value.strip())
+        except InvalidOperation:
+            raise InvalidInput(field_path, f"{value!r} is not a number") from None
+    else:
+        raise InvalidInput(field_path, f"{value!r} is not a number")
+    if not number.is_finite():
+        raise InvalidInput(field_path, f"{value!r} is not a finite number")
+    if number < 0:
+        raise InvalidInput(field_path, f"concentration {number} mg/l must not be negative")
+    return number
+
+
+def _check_fields(raw: Mapping[object, object], allowed: tuple[str, ...], prefix: str) -> None:
+    for key in raw:
+        if key not in allowed:
+            where = f"{prefix}.{key}" if prefix else str(key)
+            raise InvalidInput(where, f"unknown field (expected one of {', '.join(allowed)})")
+
+
+def parse_result(raw: object, field_path: str) -> LabResult:
+    """One lab result object: ``sampled_on`` (required) and concentrations (mg/l).
+
+    A concentration given as ``null`` counts as not analysed; at least one is required.
+    """
+    if not isinstance(raw, Mapping):
+        raise InvalidInput(field_path, "must be an object with sampled_on and concentrations")
+    _check_fields(raw, RESULT_FIELDS, field_path)
+    if "sampled_on" not in raw:
+        raise InvalidInput(f"{field_path}.sampled_on", "is required")
+    sampled_on = parse_date(raw["sampled_on"], f"{field_path}.sampled_on")
+    concentrations: dict[str, Decimal] = {}
+    for parameter in Parameter:
+        value = raw.get(parameter.value)
+        if value is not None:
+            concentrations[parameter.value] = parse_concentration(value, f"{field_path}.{parameter.value}")
+    if not concentrations:
+        raise InvalidInput(field_path, f"needs at least one concentration ({', '.join(Parameter)})")
+    return LabResult(
+        sampled_on=sampled_on,
+        bod=concentrations.get("bod"),
+        tss=concentrations.get("tss"),
+        phosphorus=concentrations.get("phosphorus"),
+        tkn=concentrations.get("tkn"),
+        fog=concentrations.get("fog"),
+    )
+
+
+def parse_results(raw: object, field_path: str = "results") -> list[LabResult]:
+    """A JSON list of lab results; errors name e.g. ``results[1].sampled_on``."""
+    if not isinstance(raw, list):
+        raise InvalidInput(field_path, "must be a list of lab results")
+    return [parse_result(item, f"{field_path}[{index}]") for index, item in enumerate(raw)]
+
+
+def parse_tenant(raw: object) -> str:
+    """A tenant with strength categories, else :class:`UnknownTenant` (field ``tenant``)."""
+    if not isinstance(raw, str) or raw not in CLASSIFIED_TENANTS:
+        raise UnknownTenant(raw, CLASSIFIED_TENANTS)
+    return raw
+
+
+@dataclass(frozen=True)
+class ClassifyRequest:
+    """A validated ``sewerbill classify`` input (CONTRACTS.md)."""
+
+    tenant: str
+    as_of: date
+    results: tuple[LabResult, ...]
+
+
+def parse_classify_request(raw: object) -> ClassifyRequest:
+    """Validate ``{"tenant", "as_of", "results"}``; ``tenant`` and ``as_of`` are required.
+
+    ``results`` may be omitted or empty (the user is then in the normal category with a
+    null ``since``); unknown top-level fields are refused.
+    """
+    if not isinstance(raw, Mapping):
+        raise InvalidInput("input", "must be a JSON object with tenant, as_of and results")
+    _check_fields(raw, CLASSIFY_FIELDS, "")
+    for required in ("tenant", "as_of"):
+        if required not in raw:
+            raise InvalidInput(required, "is required")
+    tenant = parse_tenant(raw["tenant"])
+    as_of = parse_date(raw["as_of"], "as_of")
+    results = parse_results(raw.get("results", []), "results")
+    return ClassifyRequest(tenant, as_of, tuple(results))
