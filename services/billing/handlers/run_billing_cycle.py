@@ -1,0 +1,43 @@
+"""A billing-cycle schedule fired for one tenant: record the cycle and announce it.
+
+Trigger: EventBridge Scheduler (one schedule per tenant, template.yaml) -> SQS -> here; the
+message body is the schedule's Input ``{"tenant": ..., "scheduled_time": ...}``.
+Idempotent per (tenant, period). Rating accounts and issuing bills are NOT done here yet:
+they come with the rating-engine issue, which will consume ``BillingCycleStarted``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from pydantic import ValidationError
+
+from billing import composition
+from billing.domain.cycles import CycleScheduled
+from common.messages import MalformedMessage, first_error
+
+logger = Logger()
+# Always answer with batchItemFailures, even when every record failed.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+def record_handler(record: SQSRecord) -> None:
+    try:
+        request = CycleScheduled.model_validate_json(record.body)
+    except ValidationError as exc:
+        raise MalformedMessage(f"billing cycle input: {first_error(exc)}") from None
+    started = composition.start_billing_cycle_use_case()(request)
+    logger.info(
+        "billing cycle started" if started else "billing cycle already started",
+        extra={"tenant": request.tenant},
+    )
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

@@ -1,0 +1,39 @@
+"""The daily assessment schedule fired: record the day it ran for.
+
+Trigger: EventBridge Scheduler (daily, template.yaml) -> SQS -> here; body is the
+schedule's Input ``{"scheduled_time": ...}``. Idempotent per tenant-local date. Late
+charges, overdue and delinquency come with the payments issue; nothing is assessed yet.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from pydantic import ValidationError
+
+from billing import composition
+from billing.domain.cycles import AssessmentScheduled
+from common.messages import MalformedMessage, first_error
+
+logger = Logger()
+# Always answer with batchItemFailures, even when every record failed.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+def record_handler(record: SQSRecord) -> None:
+    try:
+        request = AssessmentScheduled.model_validate_json(record.body)
+    except ValidationError as exc:
+        raise MalformedMessage(f"daily assessment input: {first_error(exc)}") from None
+    recorded = composition.daily_assessment_use_case()(request)
+    logger.info("assessment recorded" if recorded else "assessment already recorded")
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

@@ -1,0 +1,111 @@
+"""Small helpers over the low-level DynamoDB client shared by every service's adapters.
+
+Items use the single-table convention of the template: string keys ``pk`` and ``sk``.
+Adapters take an injected client (STYLE 3), so tests pass a moto client and the local
+runtime passes one pointed at its emulator.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
+from botocore.exceptions import ClientError
+
+from common.errors import TransientError
+
+MAX_TRANSACT_ACTIONS = 100
+MAX_BATCH_GET = 100
+
+_serializer = TypeSerializer()
+_deserializer = TypeDeserializer()
+
+
+def to_item(values: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _serializer.serialize(v) for k, v in values.items() if v is not None}
+
+
+def from_item(item: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: _deserializer.deserialize(v) for k, v in item.items()}
+
+
+def key_of(pk: str, sk: str) -> dict[str, Any]:
+    return {"pk": {"S": pk}, "sk": {"S": sk}}
+
+
+def put_if_absent(table: str, values: Mapping[str, Any]) -> dict[str, Any]:
+    """A TransactWriteItems ``Put`` that fails if an item with the same key exists."""
+    return {
+        "Put": {
+            "TableName": table,
+            "Item": to_item(values),
+            "ConditionExpression": "attribute_not_exists(pk)",
+        }
+    }
+
+
+class ConditionFailed(Exception):
+    """A conditional write found its item already there (``indexes``: the failed actions)."""
+
+    def __init__(self, indexes: list[int]) -> None:
+        super().__init__(f"condition failed on transaction actions {indexes}")
+        self.indexes = indexes
+
+
+def transact(client: Any, actions: Sequence[dict[str, Any]]) -> None:
+    """Write ``actions`` atomically.
+
+    Raises :class:`ConditionFailed` when a condition did not hold (the caller decides what
+    that means in its domain) and :class:`TransientError` for conflicts and throttling.
+    """
+    if not actions:
+        return
+    if len(actions) > MAX_TRANSACT_ACTIONS:
+        raise ValueError(f"a transaction holds at most {MAX_TRANSACT_ACTIONS} actions, got {len(actions)}")
+    try:
+        client.transact_write_items(TransactItems=list(actions))
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code == "TransactionCanceledException":
+            reasons = exc.response.get("CancellationReasons") or []
+            failed = [i for i, r in enumerate(reasons) if r.get("Code") == "ConditionalCheckFailed"]
+            if failed:
+                raise ConditionFailed(failed) from exc
+            raise TransientError(f"transaction cancelled: {reasons}") from exc
+        if code in {
+            "TransactionConflictException",
+            "ProvisionedThroughputExceededException",
+            "ThrottlingException",
+            "RequestLimitExceeded",
+            "InternalServerError",
+        }:
+            raise TransientError(code) from exc
+        raise
+
+
+def batch_get(
+    client: Any, table: str, keys: Iterable[tuple[str, str]]
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """Read many items by (pk, sk); missing ones are absent from the result."""
+    wanted = list(dict.fromkeys(keys))
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for start in range(0, len(wanted), MAX_BATCH_GET):
+        pending: list[dict[str, Any]] = [key_of(pk, sk) for pk, sk in wanted[start : start + MAX_BATCH_GET]]
+        attempts = 0
+        while pending:
+            attempts += 1
+            if attempts > 8:
+                raise TransientError("BatchGetItem kept returning unprocessed keys")
+            resp = client.batch_get_item(RequestItems={table: {"Keys": pending, "ConsistentRead": True}})
+            for raw in resp.get("Responses", {}).get(table, []):
+                item = from_item(raw)
+                found[(item["pk"], item["sk"])] = item
+            pending = resp.get("UnprocessedKeys", {}).get(table, {}).get("Keys", [])
+    return found
+
+
+def get(client: Any, table: str, pk: str, sk: str) -> dict[str, Any] | None:
+    resp = client.get_item(TableName=table, Key=key_of(pk, sk), ConsistentRead=True)
+    raw = resp.get("Item")
+    return from_item(raw) if raw else None

@@ -1,0 +1,71 @@
+"""Events are typed contracts owned by their producer (STYLE 4).
+
+Every event is a frozen pydantic model deriving from :class:`Event`:
+
+- ``detail-type`` is the class name, ``source`` is ``sewerbill.<service>`` (the class
+  variable ``SOURCE``);
+- every detail carries ``schema_version``, ``occurred_at`` (aware, UTC), ``event_id`` and
+  its business key (the fields named by ``BUSINESS_KEY``);
+- changes are additive only, so consumers ignore fields they do not know.
+
+This module builds the EventBridge ``PutEvents`` entry for an event; ``common.messages``
+parses what arrives. It imports only pydantic, so domain code may build events.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar, Self
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
+
+from common.ids import new_event_id
+
+
+class Event(BaseModel):
+    """Base of every domain event published on the sewerbill bus."""
+
+    # extra="ignore": a newer producer may add fields (additive changes only).
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    SOURCE: ClassVar[str] = ""
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ()
+
+    schema_version: int = 1
+    event_id: str = Field(default_factory=new_event_id)
+    occurred_at: AwareDatetime
+
+    @field_validator("occurred_at")
+    @classmethod
+    def _utc(cls, value: datetime) -> datetime:
+        return value.astimezone(UTC)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.SOURCE and not cls.SOURCE.startswith("sewerbill."):
+            raise TypeError(f"{cls.__name__}.SOURCE must be 'sewerbill.<service>'")
+
+    @classmethod
+    def detail_type(cls) -> str:
+        return cls.__name__
+
+    def business_key(self) -> str:
+        """The fields that identify what this event is about, joined with '#'."""
+        return "#".join(str(getattr(self, name)) for name in self.BUSINESS_KEY)
+
+    def detail_json(self) -> str:
+        return self.model_dump_json()
+
+    def put_events_entry(self, bus_name: str) -> dict[str, str]:
+        """The entry for ``events.put_events(Entries=[...])``."""
+        return entry(
+            source=self.SOURCE, detail_type=self.detail_type(), detail=self.detail_json(), bus_name=bus_name
+        )
+
+    @classmethod
+    def from_detail(cls, detail: dict[str, Any] | str) -> Self:
+        return cls.model_validate_json(detail) if isinstance(detail, str) else cls.model_validate(detail)
+
+
+def entry(*, source: str, detail_type: str, detail: str, bus_name: str) -> dict[str, str]:
+    return {"Source": source, "DetailType": detail_type, "Detail": detail, "EventBusName": bus_name}

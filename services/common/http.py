@@ -1,0 +1,88 @@
+"""HTTP API conventions shared by every service's routes (CONTRACTS.md "HTTP API").
+
+Errors are JSON ``{"error": {"code": "...", "message": "..."}}``; the caller's faults are
+4xx (a bad parameter is 400 and names it), never 5xx.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from pydantic import BaseModel
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorBody(BaseModel):
+    error: ErrorDetail
+
+
+class ApiError(Exception):
+    """Raised by a route to answer with an error body (never for bugs: those are 500)."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def error_response(status: int, code: str, message: str) -> Response[str]:
+    body = ErrorBody(error=ErrorDetail(code=code, message=message))
+    return Response(
+        status_code=status, content_type=content_types.APPLICATION_JSON, body=body.model_dump_json()
+    )
+
+
+def error_responses(*statuses: int) -> dict[int, Any]:
+    """OpenAPI ``responses`` entries for the error statuses a route can return."""
+    descriptions = {
+        400: "Bad request",
+        401: "Missing or invalid token",
+        404: "Not found",
+        500: "Internal error",
+    }
+    return {
+        status: {
+            "description": descriptions.get(status, "Error"),
+            "content": {"application/json": {"model": ErrorBody}},
+        }
+        for status in statuses
+    }
+
+
+def _field(loc: tuple[Any, ...]) -> str:
+    # Powertools locates a query parameter as ("query", "on"); name it "on".
+    parts = [str(p) for p in loc]
+    if len(parts) > 1 and parts[0] in {"query", "path", "header", "body"}:
+        parts = parts[1:]
+    return ".".join(parts)
+
+
+def install_error_handlers(app: APIGatewayHttpResolver) -> None:
+    @app.exception_handler(ApiError)
+    def _api_error(exc: ApiError) -> Response[str]:
+        return error_response(exc.status, exc.code, exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    def _bad_request(exc: RequestValidationError) -> Response[str]:
+        messages = []
+        for err in exc.errors():
+            where = _field(tuple(err.get("loc", ())))
+            what = "is required" if err.get("type") == "missing" else err.get("msg", "is invalid")
+            messages.append(f"{where}: {what}")
+        return error_response(400, "invalid_request", "; ".join(messages))
+
+    @app.not_found
+    def _no_route(exc: Exception) -> Response[str]:
+        return error_response(404, "not_found", "no such route")
+
+    @app.exception_handler(json.JSONDecodeError)
+    def _bad_json(exc: json.JSONDecodeError) -> Response[str]:
+        return error_response(400, "invalid_json", f"the body is not JSON: {exc.msg}")

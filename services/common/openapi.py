@@ -1,0 +1,99 @@
+"""The portal's OpenAPI document, generated from the route code (CONTRACTS.md "HTTP API").
+
+``python -m common.openapi [PATH]`` writes it (default ``docs/openapi.json``); a test keeps
+the committed file equal to what the code generates, and the local gateway serves it at
+``/openapi.json``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer
+
+TITLE = "sewerbill portal API"
+VERSION = "0.1.0"
+
+# Handler modules that serve portal routes; each exposes ``app``. A template test checks
+# that every function with HttpApi events is listed here.
+PORTAL_API_MODULES = ("billing.handlers.api",)
+
+
+def portal_resolvers() -> list[APIGatewayHttpResolver]:
+    return [importlib.import_module(name).app for name in PORTAL_API_MODULES]
+
+
+def build_document(resolvers: Iterable[APIGatewayHttpResolver]) -> dict[str, Any]:
+    """Merge the OpenAPI documents of ``resolvers`` into one (paths and components)."""
+    document: dict[str, Any] = {}
+    for resolver in resolvers:
+        part = json.loads(
+            resolver.get_openapi_json_schema(
+                title=TITLE,
+                version=VERSION,
+                security_schemes={"PortalJwt": HTTPBearer(scheme="bearer", bearerFormat="JWT")},
+                security=[{"PortalJwt": []}],
+            )
+        )
+        if not document:
+            document = part
+            continue
+        for path, operations in part.get("paths", {}).items():
+            if path in document["paths"]:
+                raise ValueError(f"two resolvers serve {path}")
+            document["paths"][path] = operations
+        for section, entries in part.get("components", {}).items():
+            document.setdefault("components", {}).setdefault(section, {}).update(entries)
+    return _normalise(document)
+
+
+PUBLIC_EXTENSION = "x-sewerbill-public"
+_POWERTOOLS_VALIDATION_SCHEMAS = ("HTTPValidationError", "ResponseValidationError", "ValidationError")
+
+
+def _normalise(document: dict[str, Any]) -> dict[str, Any]:
+    """Say what the API really does: bad input is 400 (``ErrorBody``), never powertools'
+    422, and a route marked ``x-sewerbill-public`` needs no token (``security: []``)."""
+    for operations in document.get("paths", {}).values():
+        for operation in operations.values():
+            operation.get("responses", {}).pop("422", None)
+            if operation.pop(PUBLIC_EXTENSION, False):
+                operation["security"] = []
+    schemas = document.get("components", {}).get("schemas", {})
+    for name in _POWERTOOLS_VALIDATION_SCHEMAS:  # in dependency order
+        others = {k: v for k, v in schemas.items() if k != name}
+        if f"#/components/schemas/{name}" not in json.dumps([document.get("paths", {}), others]):
+            schemas.pop(name, None)
+    return document
+
+
+def public_paths(document: dict[str, Any]) -> set[tuple[str, str]]:
+    """(METHOD, path) of the operations that need no token."""
+    return {
+        (method.upper(), path)
+        for path, operations in document.get("paths", {}).items()
+        for method, operation in operations.items()
+        if operation.get("security") == []
+    }
+
+
+def render(document: dict[str, Any]) -> str:
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    target = Path(args[0] if args else "docs/openapi.json")
+    target.write_text(render(build_document(portal_resolvers())), encoding="utf-8")
+    print(f"wrote {target}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,116 @@
+"""The transactional outbox (DESIGN "Flow": an event is never lost once its cause committed).
+
+Writing: :func:`outbox_put` returns a TransactWriteItems action that appends the event to
+the service's own table, in the SAME transaction as the state change that caused it
+(item key ``pk = OUTBOX#<event_id>``, ``sk = OUTBOX``).
+
+Publishing: the table's stream (NEW_IMAGE) feeds that service's ``publish_outbox``
+function, which hands the records to :class:`OutboxPublisher`. It keeps only INSERTs of
+outbox items, sends them to the bus with PutEvents in batches of 10 and reports the
+records it could not send as batch item failures, so the stream redelivers them. A crash
+between commit and publish therefore only delays an event; a redelivery can publish an
+event twice, which consumers absorb because they are idempotent by business key.
+
+Outbox items expire through the table's TTL attribute ``expires_at``; the resulting
+REMOVE stream records are ignored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from common.dynamo import from_item, put_if_absent
+from common.events import Event, entry
+
+OUTBOX_PREFIX = "OUTBOX#"
+OUTBOX_SK = "OUTBOX"
+PUT_EVENTS_MAX = 10
+KEEP_FOR = timedelta(days=7)
+
+
+def outbox_item(event: Event, *, now: datetime) -> dict[str, Any]:
+    return {
+        "pk": f"{OUTBOX_PREFIX}{event.event_id}",
+        "sk": OUTBOX_SK,
+        "source": event.SOURCE,
+        "detail_type": event.detail_type(),
+        "detail": event.detail_json(),
+        "business_key": event.business_key(),
+        "created_at": now.isoformat(),
+        "expires_at": int((now + KEEP_FOR).timestamp()),
+    }
+
+
+def outbox_put(table: str, event: Event, *, now: datetime) -> dict[str, Any]:
+    """The TransactWriteItems action appending ``event`` to ``table``'s outbox."""
+    return put_if_absent(table, outbox_item(event, now=now))
+
+
+@dataclass(frozen=True)
+class OutboxRecord:
+    sequence_number: str
+    source: str
+    detail_type: str
+    detail: str
+
+
+def outbox_records(stream_records: Iterable[Mapping[str, Any]]) -> list[OutboxRecord]:
+    """The outbox INSERTs among Lambda DynamoDB stream records, in stream order."""
+    found: list[OutboxRecord] = []
+    for record in stream_records:
+        if record.get("eventName") != "INSERT":
+            continue
+        change = record.get("dynamodb") or {}
+        image = change.get("NewImage") or {}
+        pk = image.get("pk", {}).get("S", "")
+        if not pk.startswith(OUTBOX_PREFIX):
+            continue
+        item = from_item(image)
+        found.append(
+            OutboxRecord(
+                sequence_number=str(change.get("SequenceNumber", "")),
+                source=item["source"],
+                detail_type=item["detail_type"],
+                detail=item["detail"],
+            )
+        )
+    return found
+
+
+class OutboxPublisher:
+    """Sends outbox records to the bus, 10 per PutEvents call."""
+
+    def __init__(self, events_client: Any, bus_name: str) -> None:
+        self._events = events_client
+        self._bus = bus_name
+
+    def publish(self, records: list[OutboxRecord]) -> list[str]:
+        """Publish ``records``; return the sequence numbers of those not accepted."""
+        failed: list[str] = []
+        for start in range(0, len(records), PUT_EVENTS_MAX):
+            chunk = records[start : start + PUT_EVENTS_MAX]
+            entries = [
+                entry(source=r.source, detail_type=r.detail_type, detail=r.detail, bus_name=self._bus)
+                for r in chunk
+            ]
+            try:
+                resp = self._events.put_events(Entries=entries)
+            except ClientError:
+                failed.extend(r.sequence_number for r in chunk)
+                continue
+            for record, result in zip(chunk, resp.get("Entries", []), strict=False):
+                if result.get("ErrorCode"):
+                    failed.append(record.sequence_number)
+            # Fewer results than entries would be a broken response: treat the rest as failed.
+            failed.extend(r.sequence_number for r in chunk[len(resp.get("Entries", [])) :])
+        return failed
+
+    def handle_stream_event(self, event: Mapping[str, Any]) -> dict[str, list[dict[str, str]]]:
+        """A Lambda DynamoDB-stream handler body with partial batch failure reporting."""
+        failed = self.publish(outbox_records(event.get("Records", [])))
+        return {"batchItemFailures": [{"itemIdentifier": seq} for seq in failed]}

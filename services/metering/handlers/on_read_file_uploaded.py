@@ -1,0 +1,36 @@
+"""A read file was uploaded under ``reads/`` in the uploads bucket.
+
+Trigger: S3 ``Object Created`` (EventBridge, default bus) -> rule -> SQS queue -> here.
+Each message is taken in on its own; a failed one is reported and redelivered alone.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from common.messages import MalformedMessage, parse_object_created
+from metering import composition
+from metering.domain.read_files import ReadFile
+
+logger = Logger()
+# Always answer with batchItemFailures, even when every record failed.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+
+
+def record_handler(record: SQSRecord) -> None:
+    upload = parse_object_created(record.body)
+    if upload.bucket != composition.read_file_config().uploads_bucket:
+        raise MalformedMessage(f"upload from unexpected bucket {upload.bucket!r}")
+    result = composition.ingest()(ReadFile(bucket=upload.bucket, key=upload.key, etag=upload.etag))
+    logger.info("read file taken in", extra={"key": upload.key, "result": result.__dict__})
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+    return process_partial_response(
+        event=event, record_handler=record_handler, processor=processor, context=context
+    )

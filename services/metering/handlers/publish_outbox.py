@@ -1,0 +1,11 @@
+"""Publishes metering's outbox to the bus. Trigger: the metering table's DynamoDB stream."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from metering import composition
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return composition.outbox_publisher().handle_stream_event(event)

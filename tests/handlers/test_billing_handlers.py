@@ -1,0 +1,105 @@
+"""billing's queue consumers: consumption kept, cycles and assessments recorded, once."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime
+
+from handler_support import Stack, eventbridge_body, sqs_event
+
+from billing.domain.cycles import local_date, period_ending
+from billing.handlers import on_consumption_determined, run_billing_cycle, run_daily_assessment
+from metering.events import ConsumptionDetermined
+
+
+def consumption(account: str = "GR-1", volume: int = 23000) -> ConsumptionDetermined:
+    return ConsumptionDetermined(
+        occurred_at=datetime(2026, 10, 1, 12, tzinfo=UTC),
+        tenant="grafton-sewer",
+        account_id=account,
+        period_start=date(2026, 7, 1),
+        period_end=date(2026, 10, 1),
+        volume_gal=volume,
+        source_file="reads/q3.csv",
+    )
+
+
+def cycle(tenant: str, at: str) -> str:
+    return json.dumps({"tenant": tenant, "scheduled_time": at})
+
+
+def test_consumption_is_kept_by_business_key(billing: Stack) -> None:
+    result = on_consumption_determined.lambda_handler(sqs_event(eventbridge_body(consumption())), None)
+    assert result == {"batchItemFailures": []}
+    [item] = billing.state("billing")
+    assert (item["pk"], item["sk"]) == ("USAGE#grafton-sewer#GR-1", "PERIOD#2026-07-01#2026-10-01")
+    assert item["volume_gal"] == 23000
+
+
+def test_the_same_consumption_event_twice_changes_nothing(billing: Stack) -> None:
+    body = eventbridge_body(consumption())
+    on_consumption_determined.lambda_handler(sqs_event(body), None)
+    before = billing.items("billing")
+    # A second delivery of the same event, and a duplicate publish of it (new envelope id).
+    on_consumption_determined.lambda_handler(sqs_event(body, eventbridge_body(consumption())), None)
+    assert billing.items("billing") == before
+
+
+def test_a_malformed_event_fails_alone(billing: Stack) -> None:
+    wrong_type = json.loads(eventbridge_body(consumption("GR-2")))
+    wrong_type["detail-type"] = "SomethingElse"
+    event = sqs_event(eventbridge_body(consumption("GR-1")), json.dumps(wrong_type), "{}")
+    result = on_consumption_determined.lambda_handler(event, None)
+    assert result == {"batchItemFailures": [{"itemIdentifier": "m1"}, {"itemIdentifier": "m2"}]}
+    assert len(billing.state("billing")) == 1
+
+
+def test_a_quarterly_cycle_records_the_quarter_just_ended_with_its_event(billing: Stack) -> None:
+    result = run_billing_cycle.lambda_handler(sqs_event(cycle("grafton-sewer", "2026-10-01T11:00:00Z")), None)
+
+    assert result == {"batchItemFailures": []}
+    [run] = billing.state("billing")
+    assert (run["pk"], run["sk"]) == ("CYCLE#grafton-sewer", "PERIOD#2026-07-01#2026-10-01")
+    [outbox] = billing.outbox("billing")
+    assert outbox["detail_type"] == "BillingCycleStarted"
+    detail = json.loads(outbox["detail"])
+    assert (detail["period_start"], detail["period_end"], detail["period_months"]) == (
+        "2026-07-01",
+        "2026-10-01",
+        3,
+    )
+
+
+def test_a_monthly_cycle_records_the_month_just_ended(billing: Stack) -> None:
+    run_billing_cycle.lambda_handler(sqs_event(cycle("pleasant-prairie-sewer", "2026-03-01T12:00:00Z")), None)
+    [run] = billing.state("billing")
+    assert run["sk"] == "PERIOD#2026-02-01#2026-03-01"
+
+
+def test_a_replayed_cycle_schedule_changes_nothing(billing: Stack) -> None:
+    body = cycle("grafton-sewer", "2026-10-01T11:00:00Z")
+    run_billing_cycle.lambda_handler(sqs_event(body), None)
+    before = billing.items("billing")
+    run_billing_cycle.lambda_handler(sqs_event(body, body), None)
+    assert billing.items("billing") == before
+
+
+def test_a_cycle_for_an_unknown_tenant_fails_without_touching_state(billing: Stack) -> None:
+    result = run_billing_cycle.lambda_handler(sqs_event(cycle("nowhere-sewer", "2026-10-01T11:00:00Z")), None)
+    assert result == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
+    assert billing.items("billing") == []
+
+
+def test_the_daily_assessment_is_recorded_once_per_local_day(billing: Stack) -> None:
+    first = json.dumps({"scheduled_time": "2026-10-02T12:00:00Z"})
+    again = json.dumps({"scheduled_time": "2026-10-02T12:00:00Z"})
+    result = run_daily_assessment.lambda_handler(sqs_event(first, again), None)
+    assert result == {"batchItemFailures": []}
+    [item] = billing.state("billing")
+    assert item["sk"] == "DATE#2026-10-02"
+
+
+def test_schedule_times_are_read_in_the_utilities_time_zone() -> None:
+    # 02:00 UTC on March 2 is still March 1 in Wisconsin.
+    assert local_date(datetime(2026, 3, 2, 2, tzinfo=UTC)) == date(2026, 3, 1)
+    assert period_ending(datetime(2026, 1, 1, 12, tzinfo=UTC), 3) == (date(2025, 10, 1), date(2026, 1, 1))
