@@ -1,0 +1,270 @@
+"""`sewerbill local ...`: the embedded local stack (moto server + in-process handlers).
+
+`up` starts the stack from template.yaml and keeps it running; `clock advance`, `upload`,
+`token`, `dlq` and `status` talk to that running stack through the gateway's loopback-only
+control endpoints (`/_local/...`), found through a state file written by `up` (or
+`--gateway` / `SEWERBILL_LOCAL_GATEWAY`). `demo` runs the main job end to end and exits.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+local_app = typer.Typer(no_args_is_help=True, help="Run the whole stack locally (no AWS account, no Docker).")
+clock_app = typer.Typer(no_args_is_help=True, help="The simulated clock that fires the template's schedules.")
+local_app.add_typer(clock_app, name="clock")
+
+STATE_FILE = Path(tempfile.gettempdir()) / f"sewerbill-local-{os.getuid() if hasattr(os, 'getuid') else 'user'}.json"
+
+TemplateOpt = Annotated[Path, typer.Option("--template", "-t", help="The SAM template (single source of truth).")]
+ParamOpt = Annotated[list[str] | None, typer.Option("--param", "-p", help="Parameter override KEY=VALUE (repeatable).")]
+StartOpt = Annotated[str | None, typer.Option("--start", help="Simulated clock start, ISO 8601 (default: now, UTC).")]
+GatewayOpt = Annotated[str | None, typer.Option("--gateway", envvar="SEWERBILL_LOCAL_GATEWAY",
+                                               help="Gateway URL of a running `sewerbill local up`.")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(local_app, name="local")
+
+
+# --- helpers --------------------------------------------------------------------------------
+def _say(text: str) -> None:
+    typer.echo(text)
+
+
+def _parse_time(text: str) -> datetime:
+    value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)\s*([wdhms])")
+_UNITS = {"w": "weeks", "d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+
+
+def parse_duration(text: str) -> timedelta:
+    """`90s`, `15m`, `6h`, `1d`, `2w` or combinations such as `1d6h`."""
+    parts = _DURATION.findall(text.strip().lower())
+    if not parts or "".join(f"{n}{u}" for n, u in parts) != re.sub(r"\s+", "", text.strip().lower()):
+        raise typer.BadParameter(f"not a duration: {text!r} (use e.g. 90s, 15m, 6h, 1d, 2w, 1d6h)")
+    return sum((timedelta(**{_UNITS[u]: float(n)}) for n, u in parts), timedelta())
+
+
+def _parameters(template: Path, pairs: list[str] | None) -> dict[str, Any]:
+    """Overrides from --param, plus local defaults for parameters that point into a Lambda
+    package (TariffsDir: /var/task/tariffs in AWS, the repository's infra/tariffs here)."""
+    params: dict[str, Any] = {}
+    text = template.read_text(encoding="utf-8") if template.exists() else ""
+    tariffs = template.resolve().parent / "infra" / "tariffs"
+    if re.search(r"^\s{2}TariffsDir:", text, re.MULTILINE) and tariffs.is_dir():
+        params["TariffsDir"] = str(tariffs)
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"--param needs KEY=VALUE, got {pair!r}")
+        params[key] = value
+    return params
+
+
+def _gateway(explicit: str | None) -> str:
+    if explicit:
+        return explicit.rstrip("/")
+    if STATE_FILE.exists():
+        return str(json.loads(STATE_FILE.read_text())["gateway_url"])
+    _say("no running local stack found: start one with `sewerbill local up` (or pass --gateway)")
+    raise typer.Exit(1)
+
+
+def _call(gateway: str, method: str, path: str, body: bytes | None = None, timeout: float = 600) -> Any:
+    req = urllib.request.Request(gateway + path, data=body, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=timeout) as resp:  # noqa: S310 - loopback gateway
+            return json.loads(resp.read())
+    except urllib.error.URLError as exc:
+        _say(f"cannot reach the local stack at {gateway}: {exc}")
+        raise typer.Exit(1) from exc
+
+
+def _start(template: Path, start: str | None, params: list[str] | None, port: int = 0):  # noqa: ANN202
+    from sewerbill.local import LocalRuntime
+
+    _say(f"starting the local stack from {template} ...")
+    rt = LocalRuntime.start(
+        template,
+        start_time=_parse_time(start) if start else None,
+        parameters=_parameters(template, params),
+        gateway_port=port,
+    )
+    _say(f"local stack {rt.stack.name} up in {rt.startup_seconds:.2f} s")
+    _say(f"  emulator  {rt.endpoint_url}   (AWS_ENDPOINT_URL for boto3 / aws --endpoint-url)")
+    _say(f"  gateway   {rt.gateway_url}   (OpenAPI: {rt.gateway_url}/openapi.json)")
+    _say(f"  clock     {rt.clock.now.isoformat()}")
+    _say(f"  functions {len(rt.stack.functions)}, queues/streams polled {len(rt.stack.queue_sources) + len(rt.stack.stream_sources)}, "
+         f"routes {len(rt.stack.routes)}, schedules {len(rt.stack.schedules)}")
+    for lid, why in rt.stack.skipped.items():
+        _say(f"  skipped   {lid}: {why}")
+    return rt
+
+
+# --- commands ---------------------------------------------------------------------------------
+@local_app.command("up")
+def up(
+    template: TemplateOpt = Path("template.yaml"),
+    start: StartOpt = None,
+    param: ParamOpt = None,
+    port: Annotated[int, typer.Option(help="Gateway port (0: any free port).")] = 0,
+    demo: Annotated[bool, typer.Option("--demo", help="Run the demo once the stack is up, then keep running.")] = False,
+) -> None:
+    """Start the emulator and the runtime, print the endpoints and a dev token, poll until Ctrl-C."""
+    rt = _start(template, start, param, port)
+    try:
+        token = rt.mint_token(sub="dev", ttl=12 * 3600)
+        _say(f"  dev token (12 h): {token}")
+        STATE_FILE.write_text(json.dumps({"gateway_url": rt.gateway_url, "endpoint_url": rt.endpoint_url,
+                                          "pid": os.getpid()}))
+        if demo:
+            _run_demo(rt)
+        _say("polling queues and streams; Ctrl-C to stop")
+        rt.run_forever(on_pass=lambda n: _say(f"  handled {n} message(s); {len(rt.invocations)} invocations so far"))
+    except KeyboardInterrupt:
+        _say("stopping")
+    finally:
+        if STATE_FILE.exists() and json.loads(STATE_FILE.read_text()).get("pid") == os.getpid():
+            STATE_FILE.unlink()
+        rt.stop()
+
+
+@local_app.command("demo")
+def demo(template: TemplateOpt = Path("template.yaml"), param: ParamOpt = None) -> None:
+    """Run the main job end to end on a fresh local stack, print what happened, and exit."""
+    rt = _start(template, "2025-01-31T12:00:00Z", param)
+    try:
+        ok = _run_demo(rt)
+    finally:
+        rt.stop()
+    raise typer.Exit(0 if ok else 1)
+
+
+def _run_demo(rt: Any) -> bool:
+    ok = True
+    bucket = "UploadsBucket" if "UploadsBucket" in rt.stack.resources else None
+    if bucket:
+        reads = ("tenant,account_id,period_start,period_end,volume_gal\n"
+                 "pleasant-prairie-sewer,PP-0001,2025-01-01,2025-02-01,12000\n"
+                 "pleasant-prairie-sewer,PP-0002,2025-01-01,2025-02-01,4500\n")
+        _say(f"[1/4] uploading reads/demo-2025-01.csv to {rt.resource(bucket)} ...")
+        before = len(rt.invocations)
+        began = time.perf_counter()
+        rt.upload(bucket, "reads/demo-2025-01.csv", reads)
+        for inv in rt.invocations[before:]:
+            _say(f"      {inv.function:<45} {inv.trigger:<9} {inv.records} record(s)"
+                 f"{'' if not inv.failures else f', {inv.failures} failed'}{'' if not inv.error else ' ERROR ' + inv.error}")
+        reached = {i.function for i in rt.invocations[before:]}
+        _say(f"      drained in {time.perf_counter() - began:.2f} s")
+        for fn in ("MeteringOnReadFileUploadedFunction", "BillingOnConsumptionDeterminedFunction"):
+            if fn in rt.stack.functions:
+                mark = "ok" if fn in reached else "MISSING"
+                ok &= fn in reached
+                _say(f"      {mark}: reached {fn}")
+    target = rt.clock.now.replace(day=1, hour=0, minute=0, second=0) + timedelta(days=32)
+    target = target.replace(day=1, hour=14)
+    _say(f"[2/4] advancing the clock from {rt.clock.now:%Y-%m-%d %H:%M} to {target:%Y-%m-%d %H:%M} UTC ...")
+    before = len(rt.invocations)
+    fired = rt.clock.advance(to=target, progress=lambda f, n, total: _say(
+        f"      ({n}/{total}) {f.schedule} at {f.scheduled_time:%Y-%m-%d %H:%M}Z"))
+    _say(f"      {len(fired)} schedule firing(s), {len(rt.invocations) - before} invocation(s)")
+    _say("[3/4] calling the HTTP API with a minted token ...")
+    token = rt.mint_token(sub="demo-clerk")
+    for route in rt.stack.routes[:4]:
+        if route.method not in ("GET", "ANY") or route.path == "$default":
+            continue
+        path = re.sub(r"\{[^}]+\}", "pleasant-prairie-sewer", route.path)
+        if "{" not in route.path:
+            path = route.path
+        url = f"{rt.gateway_url}{path}?on=2025-01-15"
+        req = urllib.request.Request(url, headers={"authorization": f"Bearer {token}"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - loopback gateway
+                status, text = resp.status, resp.read()[:120].decode(errors="replace")
+        except urllib.error.HTTPError as err:
+            status, text = err.code, err.read()[:120].decode(errors="replace")
+        _say(f"      GET {path} -> {status} {text}")
+    _say("[4/4] dead letters: " + (", ".join(f"{d.queue}:{d.message_id}" for d in rt.dead_letters) or "none"))
+    ok &= not rt.dead_letters
+    _say(f"demo {'passed' if ok else 'FAILED'}: {len(rt.invocations)} invocations")
+    return ok
+
+
+@clock_app.command("advance")
+def clock_advance(
+    to: Annotated[str | None, typer.Option("--to", help="Advance to this ISO 8601 time (UTC if no offset).")] = None,
+    by: Annotated[str | None, typer.Option("--by", help="Advance by a duration: 90s, 15m, 6h, 1d, 2w, 1d6h.")] = None,
+    gateway: GatewayOpt = None,
+) -> None:
+    """Advance the running stack's clock, firing every schedule in between (and draining)."""
+    if (to is None) == (by is None):
+        raise typer.BadParameter("give exactly one of --to or --by")
+    body = {"to": _parse_time(to).isoformat()} if to else {"by_seconds": parse_duration(by or "").total_seconds()}
+    url = _gateway(gateway)
+    _say(f"advancing the clock {'to ' + to if to else 'by ' + str(by)} (each schedule firing is drained) ...")
+    result = _call(url, "POST", "/_local/clock", json.dumps(body).encode())
+    for fired in result["fired"]:
+        _say(f"  fired {fired['schedule']} at {fired['at']}")
+    _say(f"clock now {result['now']}; {len(result['fired'])} firing(s), {result['invocations']} invocation(s)")
+
+
+@local_app.command("upload")
+def upload(
+    bucket: Annotated[str, typer.Argument(help="Bucket logical id (e.g. UploadsBucket) or name.")],
+    file: Annotated[Path, typer.Argument(exists=True, dir_okay=False, help="The file to upload.")],
+    key: Annotated[str | None, typer.Option(help="Object key (default: reads/<file name>).")] = None,
+    gateway: GatewayOpt = None,
+) -> None:
+    """Upload a file to a bucket of the running stack and wait until its effects are drained."""
+    key = key or f"reads/{file.name}"
+    query = urllib.parse.urlencode({"bucket": bucket, "key": key})
+    _say(f"uploading {file} ({file.stat().st_size} bytes) to {bucket}/{key} ...")
+    result = _call(_gateway(gateway), "POST", f"/_local/upload?{query}", file.read_bytes())
+    for inv in result["invocations"]:
+        _say(f"  {inv['function']:<45} {inv['trigger']:<9} {inv['records']} record(s), {inv['failures']} failed"
+             + (f" ERROR {inv['error']}" if inv["error"] else ""))
+    _say(f"done: {len(result['invocations'])} invocation(s)")
+
+
+@local_app.command("token")
+def token(
+    sub: Annotated[str, typer.Option(help="Subject claim.")] = "dev",
+    scope: Annotated[list[str] | None, typer.Option("--scope", help="Scope (repeatable).")] = None,
+    ttl: Annotated[str, typer.Option(help="Lifetime: 1h, 12h, 7d ...")] = "1h",
+    gateway: GatewayOpt = None,
+) -> None:
+    """Mint a JWT the running stack's authorizer accepts (signed by its local key)."""
+    body = {"sub": sub, "scopes": scope or [], "ttl": parse_duration(ttl).total_seconds()}
+    typer.echo(_call(_gateway(gateway), "POST", "/_local/token", json.dumps(body).encode())["token"])
+
+
+@local_app.command("dlq")
+def dlq(gateway: GatewayOpt = None) -> None:
+    """List the dead letters of the running stack (messages that exhausted their retries)."""
+    letters = _call(_gateway(gateway), "GET", "/_local/dlq")
+    if not letters:
+        _say("no dead letters")
+    for letter in letters:
+        _say(f"{letter['queue']}  {letter['message_id']}  {letter['body'][:200]}")
+
+
+@local_app.command("status")
+def status(gateway: GatewayOpt = None) -> None:
+    """Show the running stack: endpoints, clock, functions, routes, schedules."""
+    typer.echo(json.dumps(_call(_gateway(gateway), "GET", "/_local/status"), indent=2))

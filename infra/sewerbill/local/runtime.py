@@ -1,0 +1,362 @@
+"""The local runtime: the template's stack on an emulator, with its functions run in-process.
+
+    with LocalRuntime.start(template="template.yaml", start_time=datetime(2025, 1, 1, tzinfo=UTC)) as rt:
+        rt.upload("UploadsBucket", "reads/2025-01.csv", data)
+        rt.drain()
+        rt.clock.advance(by=timedelta(days=31))
+        requests.get(rt.gateway_url + "/bills/...", headers={"authorization": "Bearer " + rt.mint_token()})
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from sewerbill.local import template as templates
+from sewerbill.local.auth import LocalIssuer
+from sewerbill.local.clock import Firing, SimulatedClock
+from sewerbill.local.emulator import Emulator
+from sewerbill.local.gateway import Gateway
+from sewerbill.local.invoker import Invocation, Invoker
+from sewerbill.local.sources import DeadLetter, DeadLetterWatch, SqsPoller, StreamPoller
+from sewerbill.local.stack import Provisioner, ScheduledTarget, Stack
+
+log = logging.getLogger("sewerbill.local")
+
+
+class DrainIncomplete(RuntimeError):
+    """drain() hit its bound with work still pending (a handler keeps producing work?)."""
+
+
+class LocalRuntime:
+    """Use `LocalRuntime.start(...)`; it is a context manager that stops everything on exit."""
+
+    def __init__(
+        self,
+        emulator: Emulator,
+        stack: Stack,
+        template_path: Path,
+        cfn: dict[str, Any],
+        start_time: datetime,
+        isolate_modules: bool,
+    ) -> None:
+        self.emulator = emulator
+        self.stack = stack
+        self.template_path = template_path
+        self.cfn = cfn
+        self.issuer = LocalIssuer()
+        self.dead_letters: list[DeadLetter] = []
+        self.invoker = Invoker(
+            stack.functions, self._function_env, stack.region, stack.account, isolate_modules=isolate_modules
+        )
+        self._sqs = emulator.client("sqs")
+        self._pollers: list[SqsPoller | StreamPoller] = [
+            SqsPoller(source, self._sqs, self.invoker, stack.region, stack.account if emulator.started_here else None)
+            for source in stack.queue_sources
+        ]
+        streams = emulator.client("dynamodbstreams") if stack.stream_sources else None
+        self._stream_pollers = [
+            StreamPoller(source, streams, self.invoker, stack.region, self.dead_letters)
+            for source in stack.stream_sources
+        ]
+        self._pollers.extend(self._stream_pollers)
+        polled = {s.queue_url for s in stack.queue_sources}
+        self._dlq_watch = DeadLetterWatch(
+            {url: lid for url, lid in stack.dead_letter_queues.items() if url not in polled},
+            self._sqs,
+            self.dead_letters,
+        )
+        self.clock = SimulatedClock(start_time, stack, self._fire, self.drain)
+        self.gateway: Gateway | None = None
+        self.startup_seconds = 0.0
+        self._poll_lock = threading.RLock()
+        self._stop = threading.Event()
+        self._background: threading.Thread | None = None
+
+    # --- start / stop -------------------------------------------------------------------
+    @classmethod
+    def start(
+        cls,
+        template: str | Path = "template.yaml",
+        start_time: datetime | None = None,
+        parameters: dict[str, Any] | None = None,
+        stack_name: str | None = None,
+        emulator_mode: str | None = None,
+        isolate_modules: bool = True,
+        gateway: bool = True,
+        gateway_port: int = 0,
+    ) -> LocalRuntime:
+        """Start (or reach) the emulator, create the template's resources, start the gateway.
+
+        `parameters` override the template's Parameter defaults. `emulator_mode` is
+        "thread" (moto in this process, the default) or "process" (a moto_server child).
+        `stack_name` defaults to `sewerbill-<Stage>` (as `sewerbill.samtemplate` names it).
+        """
+        began = time.perf_counter()
+        path = Path(template).resolve()
+        sam = templates.load(path)
+        params = templates.parameter_defaults(sam)
+        params.update(parameters or {})
+        stack_name = stack_name or f"sewerbill-{params.get('Stage', 'local')}"
+        emulator = Emulator.start(emulator_mode)
+        try:
+            account = emulator.client("sts").get_caller_identity()["Account"]
+            cfn = templates.translate(path, dict(parameters or {}), emulator.region, account)
+            gw_port = gateway_port
+            if gateway:
+                # The gateway's URL is part of the stack (ApiEndpoint), so bind it first.
+                from http.server import ThreadingHTTPServer
+
+                probe = ThreadingHTTPServer(("127.0.0.1", gw_port), lambda *a: None)  # type: ignore[arg-type]
+                gw_port = probe.server_address[1]
+                probe.server_close()
+            stack = Provisioner(
+                cfn, emulator, stack_name, params, account, templates.code_dirs(sam, path.parent),
+                f"http://127.0.0.1:{gw_port}",
+            ).provision()
+            runtime = cls(
+                emulator, stack, path, cfn, start_time or datetime.now(UTC).replace(microsecond=0), isolate_modules
+            )
+            for poller in runtime._stream_pollers:
+                poller.start()
+            if gateway:
+                runtime.gateway = Gateway(runtime, gw_port)
+                runtime.gateway.start()
+        except BaseException:
+            emulator.stop()
+            raise
+        runtime.startup_seconds = time.perf_counter() - began
+        log.info("local stack %s up in %.2f s on %s", stack_name, runtime.startup_seconds, emulator.endpoint_url)
+        return runtime
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._background is not None:
+            self._background.join(timeout=10)
+        if self.gateway is not None:
+            self.gateway.stop()
+            self.gateway = None
+        self.emulator.stop()
+
+    def __enter__(self) -> LocalRuntime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # --- what tests look at -----------------------------------------------------------------
+    @property
+    def endpoint_url(self) -> str:
+        return self.emulator.endpoint_url
+
+    @property
+    def gateway_url(self) -> str:
+        if self.gateway is None:
+            raise RuntimeError("started with gateway=False")
+        return self.gateway.url
+
+    @property
+    def invocations(self) -> list[Invocation]:
+        return self.invoker.invocations
+
+    def invocations_of(self, function: str) -> list[Invocation]:
+        return [i for i in self.invoker.invocations if i.function == function]
+
+    def resource(self, logical_id: str) -> Any:
+        """The physical id (what `Ref` gives): table/bucket/bus/function name, queue URL."""
+        return self.stack.physical(logical_id)
+
+    def attribute(self, logical_id: str, attribute: str) -> Any:
+        return self.stack.resources[logical_id][attribute]
+
+    def client(self, service: str) -> Any:
+        """A boto3 client for the emulator (fake credentials, the stack's region)."""
+        return self.emulator.client(service)
+
+    def function_env(self, logical_id: str) -> dict[str, str]:
+        return self.invoker.environment(self.stack.functions[logical_id])
+
+    def _function_env(self) -> dict[str, str]:
+        env = self.emulator.function_env()
+        # Handlers that want local time travel may read it (their config model, not domain code).
+        env["SEWERBILL_SIMULATED_NOW"] = self.clock.now.isoformat() if hasattr(self, "clock") else ""
+        return env
+
+    # --- actions ----------------------------------------------------------------------------
+    def upload(self, bucket: str, key: str, data: bytes | str, drain: bool = True) -> None:
+        """Put an object in a bucket (logical id or name); S3 notifies EventBridge on its own."""
+        name = self.stack.physical(bucket) if bucket in self.stack.resources else bucket
+        body = data.encode() if isinstance(data, str) else data
+        self.client("s3").put_object(Bucket=name, Key=key, Body=body)
+        if drain:
+            self.drain()
+
+    def send(self, queue: str, body: str | dict[str, Any], drain: bool = False) -> str:
+        url = self.stack.physical(queue) if queue in self.stack.resources else queue
+        text = body if isinstance(body, str) else json.dumps(body)
+        message_id = self._sqs.send_message(QueueUrl=url, MessageBody=text)["MessageId"]
+        if drain:
+            self.drain()
+        return str(message_id)
+
+    def put_event(self, source: str, detail_type: str, detail: dict[str, Any], bus: str | None = None) -> None:
+        entry = {"Source": source, "DetailType": detail_type, "Detail": json.dumps(detail)}
+        if bus:
+            entry["EventBusName"] = self.stack.physical(bus) if bus in self.stack.resources else bus
+        result = self.client("events").put_events(Entries=[entry])
+        if result.get("FailedEntryCount"):
+            raise RuntimeError(f"put_events failed: {result['Entries']}")
+
+    def invoke(self, function: str, event: Any) -> Invocation:
+        """Invoke a function directly (as `aws lambda invoke` would)."""
+        return self.invoker.invoke(function, event, "direct")
+
+    def mint_token(
+        self,
+        sub: str = "dev",
+        scopes: Iterable[str] = (),
+        ttl: float | timedelta = 3600,
+        claims: dict[str, Any] | None = None,
+        authorizer: str | None = None,
+        audience: str | None = None,
+        issuer: str | None = None,
+    ) -> str:
+        """A token the template's JWT authorizer accepts (issuer and audience from it)."""
+        auths = self.stack.authorizers
+        auth = auths[authorizer] if authorizer else next(iter(auths.values()), None)
+        ttl_s = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
+        return self.issuer.mint(
+            issuer=issuer or (auth.issuer if auth else "https://sewerbill.local/"),
+            audience=audience or ((auth.audience[0] if auth.audience else "sewerbill") if auth else "sewerbill"),
+            sub=sub,
+            scopes=scopes,
+            ttl_s=ttl_s,
+            claims=claims,
+        )
+
+    # --- polling -----------------------------------------------------------------------------
+    def poll_once(self, check_dead_letters: bool = True) -> int:
+        """One pass over every event source; returns how many messages/records were handled."""
+        with self._poll_lock:
+            handled = sum(poller.poll_once() for poller in self._pollers)
+            if check_dead_letters:
+                self._dlq_watch.check()
+            return handled
+
+    def drain(self, max_seconds: float = 120.0, max_passes: int = 100_000) -> int:
+        """Poll until every queue and stream is empty and nothing is in flight."""
+        deadline = time.monotonic() + max_seconds
+        total = 0
+        with self._poll_lock:
+            for _ in range(max_passes):
+                handled = self.poll_once(check_dead_letters=False)
+                total += handled
+                if handled:
+                    continue
+                waiting = sum(p.in_flight() for p in self._pollers if isinstance(p, SqsPoller))
+                if not waiting:
+                    self._dlq_watch.check()
+                    return total
+                if time.monotonic() > deadline:
+                    break
+                time.sleep(0.05)  # delayed or invisible messages: wait for them
+            raise DrainIncomplete(f"work still pending after {total} messages handled")
+
+    def run_forever(self, interval: float = 0.25, on_pass: Callable[[int], None] | None = None) -> None:
+        """Poll until stop() (or Ctrl-C) — what `sewerbill local up` does."""
+        while not self._stop.is_set():
+            try:
+                handled = self.poll_once()
+            except Exception:  # noqa: BLE001 - keep the stack up; the log says what broke
+                log.exception("poll failed")
+                handled = 0
+            if on_pass is not None and handled:
+                on_pass(handled)
+            if not handled:
+                self._stop.wait(interval)
+
+    def start_background_polling(self, interval: float = 0.25) -> None:
+        self._background = threading.Thread(target=self.run_forever, args=(interval,), daemon=True)
+        self._background.start()
+
+    # --- schedules ---------------------------------------------------------------------------
+    def _fire(self, sched: ScheduledTarget, payload: str, at: datetime) -> None:
+        target = sched.target_arn
+        if target in self.stack.queue_urls_by_arn:
+            url = self.stack.queue_urls_by_arn[target]
+            args: dict[str, Any] = {"QueueUrl": url, "MessageBody": payload}
+            if url.endswith(".fifo"):
+                args["MessageGroupId"] = sched.message_group_id or sched.name
+                args["MessageDeduplicationId"] = uuid.uuid4().hex
+            self._sqs.send_message(**args)
+            return
+        fn = self.stack.function_by_arn(target)
+        if fn is not None:
+            self.invoker.invoke(fn.logical_id, json.loads(payload), "schedule")
+            return
+        log.warning("schedule %s: target %s is not emulated locally", sched.logical_id, target)
+
+    # --- control endpoints (for the CLI against a running `sewerbill local up`) ----------------
+    def status(self) -> dict[str, Any]:
+        return {
+            "stack": self.stack.name,
+            "template": str(self.template_path),
+            "endpoint_url": self.endpoint_url,
+            "gateway_url": self.gateway.url if self.gateway else None,
+            "startup_seconds": round(self.startup_seconds, 3),
+            "clock": self.clock.now.isoformat(),
+            "functions": sorted(self.stack.functions),
+            "routes": [f"{r.route_key} -> {r.function}" for r in self.stack.routes],
+            "schedules": [f"{s.logical_id}: {s.schedule.expression} {s.schedule.timezone}" for s in self.stack.schedules],
+            "resources": {lid: a.get("Ref") for lid, a in self.stack.resources.items() if a.get("Ref")},
+            "invocations": len(self.invocations),
+            "dead_letters": len(self.dead_letters),
+            "skipped": self.stack.skipped,
+        }
+
+    def control(self, method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, Any]:
+        data = json.loads(body or b"{}") if path != "/_local/upload" else {}
+        if path == "/_local/status" and method == "GET":
+            return 200, self.status()
+        if path == "/_local/dlq" and method == "GET":
+            with self._poll_lock:
+                self._dlq_watch.check()
+            return 200, [asdict(d) for d in self.dead_letters]
+        if path == "/_local/drain" and method == "POST":
+            return 200, {"handled": self.drain()}
+        if path == "/_local/clock" and method == "POST":
+            before = len(self.invocations)
+            if data.get("to"):
+                fired = self.clock.advance(to=datetime.fromisoformat(data["to"].replace("Z", "+00:00")))
+            else:
+                fired = self.clock.advance(by=timedelta(seconds=float(data.get("by_seconds", 0))))
+            return 200, {"now": self.clock.now.isoformat(), "fired": [_firing(f) for f in fired],
+                         "invocations": len(self.invocations) - before}
+        if path == "/_local/upload" and method == "POST":
+            before = len(self.invocations)
+            self.upload(query["bucket"], query["key"], body)
+            return 200, {"bucket": query["bucket"], "key": query["key"], "bytes": len(body),
+                         "invocations": [_invocation(i) for i in self.invocations[before:]]}
+        if path == "/_local/token" and method == "POST":
+            return 200, {"token": self.mint_token(
+                sub=data.get("sub", "dev"), scopes=data.get("scopes", []), ttl=float(data.get("ttl", 3600)),
+                claims=data.get("claims"),
+            )}
+        return 404, {"message": f"no control endpoint {method} {path}"}
+
+
+def _firing(f: Firing) -> dict[str, Any]:
+    return {"schedule": f.schedule, "at": f.scheduled_time.isoformat(), "target": f.target_arn}
+
+
+def _invocation(i: Invocation) -> dict[str, Any]:
+    return {"function": i.function, "trigger": i.trigger, "records": i.records, "failures": i.failures,
+            "error": i.error, "duration_ms": round(i.duration_ms, 1)}

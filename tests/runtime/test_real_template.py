@@ -1,0 +1,66 @@
+"""The real template.yaml on the local runtime: a read file flows through to billing."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from sewerbill.local import LocalRuntime
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+READS = (
+    "tenant,account_id,period_start,period_end,volume_gal\n"
+    "pleasant-prairie-sewer,PP-0001,2025-01-01,2025-02-01,12000\n"
+)
+
+
+@pytest.fixture(scope="module")
+def real() -> Iterator[LocalRuntime]:
+    with LocalRuntime.start(
+        REPO / "template.yaml",
+        start_time=datetime(2025, 2, 1, tzinfo=UTC),
+        parameters={"TariffsDir": str(REPO / "infra" / "tariffs")},
+    ) as rt:
+        yield rt
+
+
+def test_the_real_stack_comes_up_from_the_template(real: LocalRuntime) -> None:
+    assert real.resource("UploadsBucket").startswith("sewerbill-local-uploads-")
+    assert "MeteringOnReadFileUploadedFunction" in real.stack.functions
+    assert any(r.route_key == "GET /tariffs/{tenant}" for r in real.stack.routes)
+    assert real.stack.skipped == {}
+    assert real.startup_seconds < 30
+
+
+def test_a_read_file_reaches_metering_and_its_event_reaches_billing(real: LocalRuntime) -> None:
+    real.upload("UploadsBucket", "reads/2025-01.csv", READS)
+
+    flow = [(i.function, i.trigger, i.records, i.failures, i.error) for i in real.invocations]
+    assert flow == [
+        ("MeteringOnReadFileUploadedFunction", "sqs", 1, 0, None),
+        # the metering table's stream -> outbox publisher -> custom bus -> billing's queue
+        ("MeteringPublishOutboxFunction", "dynamodb", 1, 0, None),
+        ("BillingOnConsumptionDeterminedFunction", "sqs", 1, 0, None),
+    ]
+    assert real.dead_letters == []
+    kept = real.client("dynamodb").scan(TableName=real.resource("BillingTable"))["Items"]
+    assert any("PP-0001" in json.dumps(item) for item in kept)
+
+
+def test_health_route_and_openapi_on_the_gateway(real: LocalRuntime) -> None:
+    with urllib.request.urlopen(real.gateway_url + "/health", timeout=10) as resp:  # noqa: S310
+        assert resp.status == 200
+    with urllib.request.urlopen(real.gateway_url + "/openapi.json", timeout=10) as resp:  # noqa: S310
+        assert "/tariffs/{tenant}" in json.loads(resp.read())["paths"]
+    req = urllib.request.Request(real.gateway_url + "/tariffs/pleasant-prairie-sewer")
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=10)  # noqa: S310
+    assert err.value.code == 401
