@@ -13,9 +13,10 @@ def round_line(amount: Decimal) -> Decimal:
 
     A credit is rounded as a positive amount and then negated, so -0.005 becomes -0.01.
     """
-    if amount < 0:
-        return -((-amount).quantize(CENT, rounding=ROUND_HALF_UP))
-    return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+    # Positional rounding and a Decimal zero: this is the hottest call of the rating engine.
+    if amount < ZERO:
+        return -((-amount).quantize(CENT, ROUND_HALF_UP))
+    return amount.quantize(CENT, ROUND_HALF_UP)
 
 
 def round_half_up(value: Decimal, places: int) -> Decimal:

@@ -1,0 +1,115 @@
+"""What the rating engine takes in and gives back (X-MONEY, STYLE.md 9).
+
+The input model is a set of frozen dataclasses, independent of JSON: ``scenario.py``
+builds it from the CONTRACTS.md preview document, the billing service from its own
+records. The output is a ``RatedBill`` of ``BillLine`` s, each rounded once; the total is
+the sum of the rounded lines.
+
+Line and bill are ``NamedTuple`` s on purpose: they are immutable and are the cheapest
+records Python builds, which matters on the rating hot path (>= 50,000 bills/s).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from typing import Any, Literal, NamedTuple
+
+ZERO = Decimal(0)
+
+AccountClass = Literal["residential", "nonresidential"]
+ParcelUse = Literal["residential", "nonresidential", "agricultural", "right_of_way"]
+
+
+@dataclass(frozen=True, slots=True)
+class Account:
+    """A sewer account as rating sees it.
+
+    ``meter_size`` None means unmetered (GR-UNMETERED, Grafton only). ``zone`` is the
+    Pleasant Prairie rate zone (``PP`` or ``LM``). ``rec_units`` None means the tariff
+    default (SU-REC: dwelling units x 1.0 for residential, 1.0 for nonresidential).
+    """
+
+    account_class: AccountClass
+    zone: str | None = None
+    meter_size: str | None = None
+    dwelling_units: int = 1
+    rec_units: Decimal | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ParcelCharge:
+    """A stormwater parcel with its ERU already determined by the stormwater service.
+
+    Billing never computes ERUs: ``eru`` (rounded per PP-CWU-ERU) and ``eru_details`` (the
+    determination's derivation, shown on the ERU line) come from the stormwater domain's
+    contract. ``credit_percent`` is an approved PP-CWU-CREDIT percent.
+    """
+
+    use: ParcelUse
+    eru: Decimal
+    credit_percent: Decimal = ZERO
+    eru_details: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def exempt(self) -> bool:
+        """PP-CWU-EXEMPT: agricultural land and public right-of-way."""
+        return self.use in ("agricultural", "right_of_way")
+
+
+@dataclass(frozen=True, slots=True)
+class RatingInput:
+    """One account (or parcel) for one billing period ``[period_start, period_end)``.
+
+    ``strength`` maps parameter (``bod``, ``tss``, ``phosphorus``, ``tkn``, ``fog``) to the
+    concentration in mg/l for the period; absent parameters are normal strength.
+    ``winter_average_gallons`` None means no winter history (PP-SEW-WINTER bills metered use).
+    """
+
+    tenant: str
+    period_start: date
+    period_end: date
+    account: Account | None = None
+    water_gallons: Decimal | None = None
+    winter_average_gallons: Decimal | None = None
+    estimated_gallons: Decimal = ZERO
+    strength: Mapping[str, Decimal] = field(default_factory=dict)
+    bod900_violation_days: int = 0
+    samples_collected: int = 0
+    total_recs: Decimal | None = None
+    parcel: ParcelCharge | None = None
+
+
+class BillLine(NamedTuple):
+    """One charge of a bill, traced to its rule (STYLE.md 9).
+
+    ``amount`` is rounded half-up to the cent once (``common.money.round_line``); for a
+    prorated share (X-EFFECTIVE) it is ``quantity x rate x days / period_days``, with
+    ``days`` and ``period_days`` in ``details``. ``details`` holds plain Decimals, ints,
+    strings, tuples and dicts: stringified only at output.
+    """
+
+    rule_id: str
+    description: str
+    quantity: Decimal
+    unit: str
+    rate: Decimal
+    amount: Decimal
+    details: Mapping[str, Any]
+
+
+class RatedBill(NamedTuple):
+    """A rated bill: its lines and their total (the sum of the rounded line amounts)."""
+
+    tenant: str
+    period_start: date
+    period_end: date
+    tariff_versions: tuple[str, ...]
+    lines: tuple[BillLine, ...]
+    total: Decimal
+
+    @property
+    def period(self) -> tuple[date, date]:
+        return (self.period_start, self.period_end)

@@ -1,0 +1,180 @@
+"""Pleasant Prairie Clean Water Utility (``pleasant-prairie-stormwater``): monthly bills.
+
+Charge models (RULES.md): PP-CWU-BASE, PP-CWU-ERU, PP-CWU-CREDIT, PP-CWU-EXEMPT, and the
+one-time PP-CWU-PEF. The ERU itself is determined by the stormwater service (TR-55,
+PP-CWU-CN/-TR55/-ERU-STD) and arrives already rounded in ``ParcelCharge.eru``.
+
+PP-CWU-CREDIT is expressed per ERU so that quantity x rate = amount, like every other line:
+quantity = the parcel's ERUs, rate = -(ERU rate x applied percent / 100). The credit is
+computed as a positive amount, rounded half-up, then negated (``round_line`` rounds on the
+magnitude); it never touches the base charge.
+"""
+
+from __future__ import annotations
+
+from decimal import ROUND_DOWN, Decimal
+from typing import Any
+
+from billing.domain.rating.errors import InvalidScenario
+from billing.domain.rating.model import BillLine, ParcelCharge, RatingInput
+from billing.domain.rating.proration import Charge, Plan, Segment, Share, line
+from common.money import CENT
+from common.tariffs import PPStormwaterTariff
+
+TENANT = "pleasant-prairie-stormwater"
+ONE = Decimal(1)
+HUNDRED = Decimal(100)
+
+
+class StormwaterRates:
+    """One Clean Water Utility tariff version, compiled to plain Decimals."""
+
+    __slots__ = ("version_id", "base", "eru_rate", "cap_percent", "project_fee", "credit_per_eru")
+
+    def __init__(self, tariff: PPStormwaterTariff) -> None:
+        self.version_id = tariff.version_id
+        self.base: Decimal = tariff.base_charge.value
+        self.eru_rate: Decimal = tariff.eru_rate.value
+        self.cap_percent: Decimal = tariff.credit.cap_percent.value
+        self.project_fee: Decimal = tariff.project_evaluation_fee.value
+        self.credit_per_eru = CreditPerEru(self.eru_rate, self.cap_percent)
+
+
+class CreditPerEru:
+    """PP-CWU-CREDIT per ERU for an approved percent: -(ERU rate x min(percent, cap) / 100)."""
+
+    __slots__ = ("eru_rate", "cap_percent")
+
+    def __init__(self, eru_rate: Decimal, cap_percent: Decimal) -> None:
+        self.eru_rate = eru_rate
+        self.cap_percent = cap_percent
+
+    def get(self, percent: Decimal) -> Decimal:
+        applied = percent if percent < self.cap_percent else self.cap_percent
+        return -(self.eru_rate * applied / HUNDRED)
+
+
+class StormwaterBaseCharge(Charge):
+    """PP-CWU-BASE: per parcel per month, every parcel except exempt ones; never credited."""
+
+    RULE_ID = "PP-CWU-BASE"
+    UNIT = "month"
+    RATE = "base"
+
+    def describe(self, plan: Plan, key: str) -> tuple[str, dict[str, Any]]:
+        return "Clean Water Utility base charge", {"use": key}
+
+    def lines(self, plan: Plan, use: str, out: list[BillLine]) -> None:
+        self.emit_periodic(out, plan, use, None)
+
+
+class StormwaterEruCharge(Charge):
+    """PP-CWU-ERU: the parcel's ERUs (rounded by the stormwater service) x the rate per ERU."""
+
+    RULE_ID = "PP-CWU-ERU"
+    UNIT = "ERU"
+    RATE = "eru_rate"
+
+    def lines(self, plan: Plan, parcel: ParcelCharge, out: list[BillLine]) -> None:
+        details: dict[str, Any] = {"eru": parcel.eru, "determination": parcel.eru_details}
+        self.emit(out, plan, "Clean Water Utility ERU charge", parcel.eru, None, details)
+
+
+class StormwaterCredit(Charge):
+    """PP-CWU-CREDIT: nonresidential only; the approved percent of the ERU charge, capped at
+    the tariff cap (30%); a negative line computed positive, rounded, negated."""
+
+    RULE_ID = "PP-CWU-CREDIT"
+    UNIT = "ERU"
+    RATE = "credit_per_eru"
+
+    def lines(self, plan: Plan, parcel: ParcelCharge, out: list[BillLine]) -> None:
+        percent = parcel.credit_percent
+        first: StormwaterRates = plan.segments[0].rates
+        applied = percent if percent < first.cap_percent else first.cap_percent
+        details: dict[str, Any] = {
+            "credit_percent": percent,
+            "cap_percent": first.cap_percent,
+            "applied_percent": applied,
+            "eru": parcel.eru,
+            "eru_rate": first.eru_rate,
+        }
+        description = f"Clean Water Utility credit, {applied}% of the ERU charge"
+        self.emit(out, plan, description, parcel.eru, percent, details)
+
+
+class StormwaterExempt:
+    """PP-CWU-EXEMPT: agricultural land and public right-of-way pay nothing (no lines)."""
+
+    RULE_ID = "PP-CWU-EXEMPT"
+
+
+class StormwaterRater:
+    """Rates one parcel-month."""
+
+    tenant = TENANT
+    compile = StormwaterRates
+    base = StormwaterBaseCharge()
+    eru = StormwaterEruCharge()
+    credit = StormwaterCredit()
+
+    def rate(self, inp: RatingInput, plan: Plan) -> list[BillLine]:
+        parcel = inp.parcel
+        if parcel is None:
+            raise InvalidScenario("parcel", f"is required for tenant {TENANT}")
+        out: list[BillLine] = []
+        if parcel.exempt:
+            return out
+        self.base.lines(plan, parcel.use, out)
+        self.eru.lines(plan, parcel, out)
+        if parcel.use == "nonresidential" and parcel.credit_percent > 0:
+            self.credit.lines(plan, parcel, out)
+            _hold_credit_within_cap(out, plan.segments[0].rates.cap_percent)
+        return out
+
+
+def _hold_credit_within_cap(out: list[BillLine], cap_percent: Decimal) -> None:
+    """PP-CWU-CREDIT is capped at 30% of the ERU charge: a hard limit on the bill.
+
+    Rounding the credit half-up can take it a fraction of a cent past the cap (30% of a
+    0.06 ERU charge is 0.018, which rounds to 0.02). The cap is the ordinance's, so the
+    credit is held to the cap rounded down to the cent, and the line says so.
+    """
+    eru_charge = sum((ln.amount for ln in out if ln.rule_id == StormwaterEruCharge.RULE_ID), Decimal(0))
+    cap = (eru_charge * cap_percent / HUNDRED).quantize(CENT, rounding=ROUND_DOWN)
+    credits = [i for i, ln in enumerate(out) if ln.rule_id == StormwaterCredit.RULE_ID]
+    excess = -sum(out[i].amount for i in credits) - cap
+    if excess <= 0:
+        return
+    last = out[credits[-1]]
+    held = last.amount + excess
+    details = {**last.details, "held_to_cap": cap, "before_cap": last.amount}
+    if held == 0:
+        del out[credits[-1]]
+    else:
+        out[credits[-1]] = last._replace(amount=held, details=details)
+
+
+class ProjectEvaluationFee:
+    """PP-CWU-PEF: one-time fee when a parcel converts from undeveloped to developed or is
+    part of a lot split (assessed by the stormwater service's event)."""
+
+    RULE_ID = "PP-CWU-PEF"
+
+
+def project_evaluation_fee(tariff: PPStormwaterTariff, parcel_id: str) -> BillLine:
+    """The one-time PP-CWU-PEF line for a parcel."""
+    rates = StormwaterRates(tariff)
+    share = Share(ONE, rates.project_fee, 1, (rates.version_id,), rates)
+    plan = Plan((Segment(rates, 1, rates.version_id),), 1, (rates.version_id,))
+    bl = line(
+        ProjectEvaluationFee.RULE_ID,
+        "Project evaluation fee",
+        "parcel",
+        share,
+        plan.period_days,
+        {"parcel_id": parcel_id},
+    )
+    if bl is None:
+        raise InvalidScenario("project_evaluation_fee", f"tariff version {rates.version_id} sets no fee")
+    return bl
