@@ -21,4 +21,3 @@ START = datetime(2025, 1, 6, 9, 0, tzinfo=UTC)  # a Monday, 03:00 in Chicago
 def rt() -> Iterator[LocalRuntime]:
     with LocalRuntime.start(FIXTURES / "template.yaml", start_time=START, stack_name="fixture") as runtime:
         yield runtime
-

@@ -7,9 +7,15 @@ import json
 from sewerbill.local.filters import parse_filters, record_passes
 from sewerbill.local.sources import fill_eventbridge_account
 
-OUTBOX_ONLY = parse_filters({"Filters": [
-    {"Pattern": '{"eventName": ["INSERT"], "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "OUTBOX#"}]}}}}'}
-]})
+OUTBOX_ONLY = parse_filters(
+    {
+        "Filters": [
+            {
+                "Pattern": '{"eventName": ["INSERT"], "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "OUTBOX#"}]}}}}'
+            }
+        ]
+    }
+)
 
 
 def stream_record(event_name: str, pk: str) -> dict:
@@ -23,7 +29,9 @@ def test_outbox_filter_passes_only_inserted_outbox_items() -> None:
 
 
 def test_sqs_body_is_matched_as_json_and_no_filters_pass_everything() -> None:
-    filters = parse_filters({"Filters": [{"Pattern": '{"body": {"tenant": [{"anything-but": "sullivan-sewer"}]}}'}]})
+    filters = parse_filters(
+        {"Filters": [{"Pattern": '{"body": {"tenant": [{"anything-but": "sullivan-sewer"}]}}'}]}
+    )
     sqs = {"eventSource": "aws:sqs", "body": json.dumps({"tenant": "grafton-sewer"})}
     assert record_passes(filters, sqs)
     assert not record_passes(filters, {**sqs, "body": json.dumps({"tenant": "sullivan-sewer"})})

@@ -49,7 +49,9 @@ def test_upload_reaches_its_handler_and_its_event_reaches_the_consumer(rt: Local
     rt.upload("UploadsBucket", "reads/2025-01.csv", b"meter,gal\nm1,100\nm2,200\n")
     rt.upload("UploadsBucket", "other/ignored.csv", b"x\n")
 
-    assert observations(rt, "ingest#") == {"ingest#reads/2025-01.csv": {"lines": 3, "function": "fixture-IngestFunction"}}
+    assert observations(rt, "ingest#") == {
+        "ingest#reads/2025-01.csv": {"lines": 3, "function": "fixture-IngestFunction"}
+    }
     assert observations(rt, "consumer#") == {"consumer#reads/2025-01.csv": {"lines": 3}}
     ingest = rt.invocations_of("IngestFunction")[-1]
     assert (ingest.trigger, ingest.records, ingest.failures) == ("sqs", 1, 0)
@@ -62,7 +64,13 @@ def test_a_failed_record_alone_is_redelivered_and_a_poison_one_reaches_the_dlq(r
     rt.drain()
 
     seen = observations(rt, "flaky#")
-    assert set(seen) == {"flaky#ok#1", "flaky#fail-once#1", "flaky#fail-once#2", "flaky#poison#1", "flaky#poison#2"}
+    assert set(seen) == {
+        "flaky#ok#1",
+        "flaky#fail-once#1",
+        "flaky#fail-once#2",
+        "flaky#poison#1",
+        "flaky#poison#2",
+    }
     assert seen["flaky#fail-once#2"]["receive_count"] == "2"  # a real ApproximateReceiveCount
     batches = [(i.records, i.failures) for i in rt.invocations_of("FlakyFunction")[before:]]
     assert batches == [(3, 2), (2, 1)]  # only the failed records came back
@@ -102,7 +110,11 @@ def test_a_dynamodb_stream_record_reaches_its_function_and_a_failed_one_is_retri
     # what follows it) until the retries run out, then discards that batch: reported.
     outbox = rt.invocations_of("OutboxFunction")
     assert [(i.records, i.failures) for i in outbox[:2]] == [(3, 2), (2, 2)]
-    gave_up = [json.loads(d.body)["dynamodb"]["Keys"]["pk"]["S"] for d in rt.dead_letters if d.queue.startswith("stream:")]
+    gave_up = [
+        json.loads(d.body)["dynamodb"]["Keys"]["pk"]["S"]
+        for d in rt.dead_letters
+        if d.queue.startswith("stream:")
+    ]
     assert gave_up == ["bad-1", "evt-2"]
 
 
@@ -110,8 +122,13 @@ def test_http_route_with_a_valid_token_reaches_its_handler(rt: LocalRuntime) -> 
     token = rt.mint_token(sub="clerk-7", scopes=["bills:read"])
     status, body = http(rt, "GET", "/things/pleasant-prairie?year=2025", token)
     assert status == 200
-    assert body == {"tenant": "pleasant-prairie", "sub": "clerk-7", "scopes": ["bills:read"], "stage": "test",
-                    "q": {"year": "2025"}}
+    assert body == {
+        "tenant": "pleasant-prairie",
+        "sub": "clerk-7",
+        "scopes": ["bills:read"],
+        "stage": "test",
+        "q": {"year": "2025"},
+    }
     status, body = http(rt, "POST", "/things/x", token, {"name": "pump", "size": 3})
     assert (status, body) == (200, {"tenant": "x", "name": "pump", "size": 3})
 

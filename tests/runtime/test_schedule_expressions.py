@@ -30,13 +30,18 @@ def test_steps_and_lists_in_minutes_and_hours() -> None:
     got = fires("cron(0/15 9-10 * * ? *)", utc(2025, 1, 1), utc(2025, 1, 1, 23))
     assert len(got) == 8 and got[0] == utc(2025, 1, 1, 9) and got[-1] == utc(2025, 1, 1, 10, 45)
     assert fires("cron(5,35 */12 1 1 ? 2025)", utc(2024, 12, 31), utc(2026, 1, 2)) == [
-        utc(2025, 1, 1, 0, 5), utc(2025, 1, 1, 0, 35), utc(2025, 1, 1, 12, 5), utc(2025, 1, 1, 12, 35)
+        utc(2025, 1, 1, 0, 5),
+        utc(2025, 1, 1, 0, 35),
+        utc(2025, 1, 1, 12, 5),
+        utc(2025, 1, 1, 12, 35),
     ]
 
 
 def test_last_day_nearest_weekday_and_nth_weekday() -> None:
     assert [d.date().isoformat() for d in fires("cron(0 0 L * ? *)", utc(2024, 1, 1), utc(2024, 4, 1))] == [
-        "2024-01-31", "2024-02-29", "2024-03-31"
+        "2024-01-31",
+        "2024-02-29",
+        "2024-03-31",
     ]
     # 15 June 2025 is a Sunday -> Monday 16; 1 Feb 2025 is a Saturday -> Monday 3 (stays in month).
     assert fires("cron(0 0 15W * ? *)", utc(2025, 6, 1), utc(2025, 6, 30))[0].day == 16
@@ -62,13 +67,23 @@ def test_rate_and_at_and_start_end_dates() -> None:
     assert fires("at(2025-03-01T09:00:00)", utc(2025, 1, 1), utc(2025, 12, 31), tz="America/Chicago") == [
         utc(2025, 3, 1, 15)
     ]
-    bounded = fires("cron(0 0 * * ? *)", utc(2025, 1, 1), utc(2025, 1, 31),
-                    start=utc(2025, 1, 10), end=utc(2025, 1, 12))
+    bounded = fires(
+        "cron(0 0 * * ? *)", utc(2025, 1, 1), utc(2025, 1, 31), start=utc(2025, 1, 10), end=utc(2025, 1, 12)
+    )
     assert bounded == [utc(2025, 1, 10), utc(2025, 1, 11), utc(2025, 1, 12)]
 
 
-@pytest.mark.parametrize("bad", ["cron(0 0 * * * *)", "cron(0 0 ? * ? *)", "cron(0 0 * *)",
-                                  "cron(61 0 * * ? *)", "rate(0 days)", "every day"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "cron(0 0 * * * *)",
+        "cron(0 0 ? * ? *)",
+        "cron(0 0 * *)",
+        "cron(61 0 * * ? *)",
+        "rate(0 days)",
+        "every day",
+    ],
+)
 def test_invalid_expressions_are_rejected(bad: str) -> None:
     with pytest.raises(ScheduleExpressionError):
         fires(bad, utc(2025, 1, 1), utc(2025, 1, 2))

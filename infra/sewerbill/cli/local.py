@@ -26,13 +26,25 @@ local_app = typer.Typer(no_args_is_help=True, help="Run the whole stack locally 
 clock_app = typer.Typer(no_args_is_help=True, help="The simulated clock that fires the template's schedules.")
 local_app.add_typer(clock_app, name="clock")
 
-STATE_FILE = Path(tempfile.gettempdir()) / f"sewerbill-local-{os.getuid() if hasattr(os, 'getuid') else 'user'}.json"
+STATE_FILE = (
+    Path(tempfile.gettempdir()) / f"sewerbill-local-{os.getuid() if hasattr(os, 'getuid') else 'user'}.json"
+)
 
-TemplateOpt = Annotated[Path, typer.Option("--template", "-t", help="The SAM template (single source of truth).")]
-ParamOpt = Annotated[list[str] | None, typer.Option("--param", "-p", help="Parameter override KEY=VALUE (repeatable).")]
-StartOpt = Annotated[str | None, typer.Option("--start", help="Simulated clock start, ISO 8601 (default: now, UTC).")]
-GatewayOpt = Annotated[str | None, typer.Option("--gateway", envvar="SEWERBILL_LOCAL_GATEWAY",
-                                               help="Gateway URL of a running `sewerbill local up`.")]
+TemplateOpt = Annotated[
+    Path, typer.Option("--template", "-t", help="The SAM template (single source of truth).")
+]
+ParamOpt = Annotated[
+    list[str] | None, typer.Option("--param", "-p", help="Parameter override KEY=VALUE (repeatable).")
+]
+StartOpt = Annotated[
+    str | None, typer.Option("--start", help="Simulated clock start, ISO 8601 (default: now, UTC).")
+]
+GatewayOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--gateway", envvar="SEWERBILL_LOCAL_GATEWAY", help="Gateway URL of a running `sewerbill local up`."
+    ),
+]
 
 
 def register(app: typer.Typer) -> None:
@@ -110,8 +122,10 @@ def _start(template: Path, start: str | None, params: list[str] | None, port: in
     _say(f"  emulator  {rt.endpoint_url}   (AWS_ENDPOINT_URL for boto3 / aws --endpoint-url)")
     _say(f"  gateway   {rt.gateway_url}   (OpenAPI: {rt.gateway_url}/openapi.json)")
     _say(f"  clock     {rt.clock.now.isoformat()}")
-    _say(f"  functions {len(rt.stack.functions)}, queues/streams polled {len(rt.stack.queue_sources) + len(rt.stack.stream_sources)}, "
-         f"routes {len(rt.stack.routes)}, schedules {len(rt.stack.schedules)}")
+    _say(
+        f"  functions {len(rt.stack.functions)}, queues/streams polled {len(rt.stack.queue_sources) + len(rt.stack.stream_sources)}, "
+        f"routes {len(rt.stack.routes)}, schedules {len(rt.stack.schedules)}"
+    )
     for lid, why in rt.stack.skipped.items():
         _say(f"  skipped   {lid}: {why}")
     return rt
@@ -124,19 +138,24 @@ def up(
     start: StartOpt = None,
     param: ParamOpt = None,
     port: Annotated[int, typer.Option(help="Gateway port (0: any free port).")] = 0,
-    demo: Annotated[bool, typer.Option("--demo", help="Run the demo once the stack is up, then keep running.")] = False,
+    demo: Annotated[
+        bool, typer.Option("--demo", help="Run the demo once the stack is up, then keep running.")
+    ] = False,
 ) -> None:
     """Start the emulator and the runtime, print the endpoints and a dev token, poll until Ctrl-C."""
     rt = _start(template, start, param, port)
     try:
         token = rt.mint_token(sub="dev", ttl=12 * 3600)
         _say(f"  dev token (12 h): {token}")
-        STATE_FILE.write_text(json.dumps({"gateway_url": rt.gateway_url, "endpoint_url": rt.endpoint_url,
-                                          "pid": os.getpid()}))
+        STATE_FILE.write_text(
+            json.dumps({"gateway_url": rt.gateway_url, "endpoint_url": rt.endpoint_url, "pid": os.getpid()})
+        )
         if demo:
             _run_demo(rt)
         _say("polling queues and streams; Ctrl-C to stop")
-        rt.run_forever(on_pass=lambda n: _say(f"  handled {n} message(s); {len(rt.invocations)} invocations so far"))
+        rt.run_forever(
+            on_pass=lambda n: _say(f"  handled {n} message(s); {len(rt.invocations)} invocations so far")
+        )
     except KeyboardInterrupt:
         _say("stopping")
     finally:
@@ -160,16 +179,20 @@ def _run_demo(rt: Any) -> bool:
     ok = True
     bucket = "UploadsBucket" if "UploadsBucket" in rt.stack.resources else None
     if bucket:
-        reads = ("tenant,account_id,period_start,period_end,volume_gal\n"
-                 "pleasant-prairie-sewer,PP-0001,2025-01-01,2025-02-01,12000\n"
-                 "pleasant-prairie-sewer,PP-0002,2025-01-01,2025-02-01,4500\n")
+        reads = (
+            "tenant,account_id,period_start,period_end,volume_gal\n"
+            "pleasant-prairie-sewer,PP-0001,2025-01-01,2025-02-01,12000\n"
+            "pleasant-prairie-sewer,PP-0002,2025-01-01,2025-02-01,4500\n"
+        )
         _say(f"[1/4] uploading reads/demo-2025-01.csv to {rt.resource(bucket)} ...")
         before = len(rt.invocations)
         began = time.perf_counter()
         rt.upload(bucket, "reads/demo-2025-01.csv", reads)
         for inv in rt.invocations[before:]:
-            _say(f"      {inv.function:<45} {inv.trigger:<9} {inv.records} record(s)"
-                 f"{'' if not inv.failures else f', {inv.failures} failed'}{'' if not inv.error else ' ERROR ' + inv.error}")
+            _say(
+                f"      {inv.function:<45} {inv.trigger:<9} {inv.records} record(s)"
+                f"{'' if not inv.failures else f', {inv.failures} failed'}{'' if not inv.error else ' ERROR ' + inv.error}"
+            )
         reached = {i.function for i in rt.invocations[before:]}
         _say(f"      drained in {time.perf_counter() - began:.2f} s")
         for fn in ("MeteringOnReadFileUploadedFunction", "BillingOnConsumptionDeterminedFunction"):
@@ -181,8 +204,12 @@ def _run_demo(rt: Any) -> bool:
     target = target.replace(day=1, hour=14)
     _say(f"[2/4] advancing the clock from {rt.clock.now:%Y-%m-%d %H:%M} to {target:%Y-%m-%d %H:%M} UTC ...")
     before = len(rt.invocations)
-    fired = rt.clock.advance(to=target, progress=lambda f, n, total: _say(
-        f"      ({n}/{total}) {f.schedule} at {f.scheduled_time:%Y-%m-%d %H:%M}Z"))
+    fired = rt.clock.advance(
+        to=target,
+        progress=lambda f, n, total: _say(
+            f"      ({n}/{total}) {f.schedule} at {f.scheduled_time:%Y-%m-%d %H:%M}Z"
+        ),
+    )
     _say(f"      {len(fired)} schedule firing(s), {len(rt.invocations) - before} invocation(s)")
     _say("[3/4] calling the HTTP API with a minted token ...")
     token = rt.mint_token(sub="demo-clerk")
@@ -208,20 +235,30 @@ def _run_demo(rt: Any) -> bool:
 
 @clock_app.command("advance")
 def clock_advance(
-    to: Annotated[str | None, typer.Option("--to", help="Advance to this ISO 8601 time (UTC if no offset).")] = None,
-    by: Annotated[str | None, typer.Option("--by", help="Advance by a duration: 90s, 15m, 6h, 1d, 2w, 1d6h.")] = None,
+    to: Annotated[
+        str | None, typer.Option("--to", help="Advance to this ISO 8601 time (UTC if no offset).")
+    ] = None,
+    by: Annotated[
+        str | None, typer.Option("--by", help="Advance by a duration: 90s, 15m, 6h, 1d, 2w, 1d6h.")
+    ] = None,
     gateway: GatewayOpt = None,
 ) -> None:
     """Advance the running stack's clock, firing every schedule in between (and draining)."""
     if (to is None) == (by is None):
         raise typer.BadParameter("give exactly one of --to or --by")
-    body = {"to": _parse_time(to).isoformat()} if to else {"by_seconds": parse_duration(by or "").total_seconds()}
+    body = (
+        {"to": _parse_time(to).isoformat()}
+        if to
+        else {"by_seconds": parse_duration(by or "").total_seconds()}
+    )
     url = _gateway(gateway)
     _say(f"advancing the clock {'to ' + to if to else 'by ' + str(by)} (each schedule firing is drained) ...")
     result = _call(url, "POST", "/_local/clock", json.dumps(body).encode())
     for fired in result["fired"]:
         _say(f"  fired {fired['schedule']} at {fired['at']}")
-    _say(f"clock now {result['now']}; {len(result['fired'])} firing(s), {result['invocations']} invocation(s)")
+    _say(
+        f"clock now {result['now']}; {len(result['fired'])} firing(s), {result['invocations']} invocation(s)"
+    )
 
 
 @local_app.command("upload")
@@ -237,8 +274,10 @@ def upload(
     _say(f"uploading {file} ({file.stat().st_size} bytes) to {bucket}/{key} ...")
     result = _call(_gateway(gateway), "POST", f"/_local/upload?{query}", file.read_bytes())
     for inv in result["invocations"]:
-        _say(f"  {inv['function']:<45} {inv['trigger']:<9} {inv['records']} record(s), {inv['failures']} failed"
-             + (f" ERROR {inv['error']}" if inv["error"] else ""))
+        _say(
+            f"  {inv['function']:<45} {inv['trigger']:<9} {inv['records']} record(s), {inv['failures']} failed"
+            + (f" ERROR {inv['error']}" if inv["error"] else "")
+        )
     _say(f"done: {len(result['invocations'])} invocation(s)")
 
 

@@ -61,7 +61,9 @@ class LocalIssuer:
         jwk.update({"kid": self.kid, "use": "sig", "alg": "RS256"})
         return {"keys": [jwk]}
 
-    def verify(self, header_value: str | None, authorizer: JwtAuthorizer, scopes: list[str]) -> dict[str, Any]:
+    def verify(
+        self, header_value: str | None, authorizer: JwtAuthorizer, scopes: list[str]
+    ) -> dict[str, Any]:
         if not header_value:
             raise Unauthorized("no token")
         token = header_value.strip()

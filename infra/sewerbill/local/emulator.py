@@ -22,7 +22,11 @@ import boto3
 from botocore.config import Config
 
 REGION = "us-east-1"
-FAKE_CREDENTIALS = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing", "AWS_SESSION_TOKEN": "testing"}
+FAKE_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+}
 
 _SERVICE_ENV = {"dynamodbstreams": "DYNAMODB_STREAMS"}
 
@@ -49,7 +53,9 @@ class Emulator:
         """Use AWS_ENDPOINT_URL if set; otherwise start moto ("thread" or "process" mode)."""
         external = os.environ.get("AWS_ENDPOINT_URL")
         if external:
-            creds = {k: os.environ[k] for k in FAKE_CREDENTIALS if os.environ.get(k)} or dict(FAKE_CREDENTIALS)
+            creds = {k: os.environ[k] for k in FAKE_CREDENTIALS if os.environ.get(k)} or dict(
+                FAKE_CREDENTIALS
+            )
             return cls(endpoint_url=external.rstrip("/"), region=region, credentials=creds)
         mode = mode or os.environ.get("SEWERBILL_LOCAL_EMULATOR", "thread")
         if mode == "process":

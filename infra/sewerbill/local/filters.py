@@ -40,7 +40,7 @@ def _any_value(rules: list[Any], value: Any, present: bool) -> bool:
 
 
 def _special(rule: dict[str, Any], value: Any, present: bool) -> bool:
-    (op, arg), = rule.items()
+    ((op, arg),) = rule.items()
     if op == "exists":
         return present == bool(arg)
     if not present:
@@ -59,7 +59,13 @@ def _special(rule: dict[str, Any], value: Any, present: bool) -> bool:
     if op == "numeric":
         if not isinstance(value, (int, float)) or isinstance(value, bool):
             return False
-        ops = {"<": value.__lt__, "<=": value.__le__, ">": value.__gt__, ">=": value.__ge__, "=": value.__eq__}
+        ops = {
+            "<": value.__lt__,
+            "<=": value.__le__,
+            ">": value.__gt__,
+            ">=": value.__ge__,
+            "=": value.__eq__,
+        }
         return all(ops[arg[i]](arg[i + 1]) for i in range(0, len(arg), 2))
     return False
 

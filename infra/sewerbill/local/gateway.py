@@ -26,8 +26,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("sewerbill.local")
 
-_TEXT_TYPES = ("text/", "application/json", "application/xml", "application/x-www-form-urlencoded",
-               "application/javascript", "application/problem+json", "+json", "+xml")
+_TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/xml",
+    "application/x-www-form-urlencoded",
+    "application/javascript",
+    "application/problem+json",
+    "+json",
+    "+xml",
+)
 
 
 def match_route(routes: list[Route], method: str, path: str) -> tuple[Route, dict[str, str]] | None:
@@ -57,7 +65,9 @@ class Gateway:
         self.server = ThreadingHTTPServer(("127.0.0.1", port), handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, name="sewerbill-gateway", daemon=True)
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, name="sewerbill-gateway", daemon=True
+        )
 
     def start(self) -> None:
         self._thread.start()
@@ -68,8 +78,17 @@ class Gateway:
 
     # --- API Gateway ------------------------------------------------------------------
     def build_event(
-        self, route: Route, params: dict[str, str], method: str, raw_path: str, raw_query: str,
-        headers: dict[str, str], cookies: list[str], body: bytes, claims: dict[str, Any] | None, source_ip: str,
+        self,
+        route: Route,
+        params: dict[str, str],
+        method: str,
+        raw_path: str,
+        raw_query: str,
+        headers: dict[str, str],
+        cookies: list[str],
+        body: bytes,
+        claims: dict[str, Any] | None,
+        source_ip: str,
     ) -> dict[str, Any]:
         content_type = headers.get("content-type", "")
         is_text = not body or any(t in content_type for t in _TEXT_TYPES)
@@ -182,8 +201,13 @@ class _Handler(BaseHTTPRequestHandler):
         self._dispatch("HEAD")
 
     # --- plumbing -----------------------------------------------------------------------
-    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None,
-              cookies: list[str] | None = None) -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes,
+        headers: dict[str, str] | None = None,
+        cookies: list[str] | None = None,
+    ) -> None:
         self.send_response(status)
         headers = dict(headers or {})
         headers.setdefault("content-type", "application/json")
@@ -233,9 +257,15 @@ class _Handler(BaseHTTPRequestHandler):
         claims = None
         if route.authorizer is not None:
             source = route.authorizer.identity_source
-            header_name = source.rsplit(".", 1)[-1].lower() if source.startswith("$request.header.") else "authorization"
+            header_name = (
+                source.rsplit(".", 1)[-1].lower()
+                if source.startswith("$request.header.")
+                else "authorization"
+            )
             try:
-                claims = self.gateway.runtime.issuer.verify(headers.get(header_name), route.authorizer, route.scopes)
+                claims = self.gateway.runtime.issuer.verify(
+                    headers.get(header_name), route.authorizer, route.scopes
+                )
             except Unauthorized:
                 return self._send(401, b'{"message":"Unauthorized"}', {"www-authenticate": "Bearer"})
             except Forbidden:
@@ -245,7 +275,9 @@ class _Handler(BaseHTTPRequestHandler):
         )
         started = time.perf_counter()
         inv = self.gateway.runtime.invoker.invoke(route.function, event, "http")
-        log.info("%s %s -> %s (%.0f ms)", method, raw_path, route.function, (time.perf_counter() - started) * 1000)
+        log.info(
+            "%s %s -> %s (%.0f ms)", method, raw_path, route.function, (time.perf_counter() - started) * 1000
+        )
         if inv.error:
             return self._json(500, {"message": "Internal Server Error"})
         self._respond(inv.result)

@@ -52,7 +52,7 @@ class Resolver:
 
     def _eval_condition(self, node: Any) -> Any:
         if isinstance(node, dict) and len(node) == 1:
-            (key, arg), = node.items()
+            ((key, arg),) = node.items()
             if key == "Fn::Equals":
                 a, b = (self.resolve(x) for x in arg)
                 return str(a) == str(b)
@@ -81,7 +81,7 @@ class Resolver:
         if not isinstance(node, dict):
             return node
         if len(node) == 1:
-            (key, arg), = node.items()
+            ((key, arg),) = node.items()
             handler = _FUNCTIONS.get(key)
             if handler is not None:
                 return handler(self, arg)

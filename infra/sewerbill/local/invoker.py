@@ -85,14 +85,16 @@ class Invoker:
     # --- environment ------------------------------------------------------------------
     def environment(self, fn: Function) -> dict[str, str]:
         env = dict(self.base_env())
-        env.update({
-            "AWS_LAMBDA_FUNCTION_NAME": fn.name,
-            "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
-            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(fn.memory_mb),
-            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{fn.name}",
-            "AWS_EXECUTION_ENV": "AWS_Lambda_python3.11_local",
-            "_HANDLER": fn.handler,
-        })
+        env.update(
+            {
+                "AWS_LAMBDA_FUNCTION_NAME": fn.name,
+                "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(fn.memory_mb),
+                "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{fn.name}",
+                "AWS_EXECUTION_ENV": "AWS_Lambda_python3.11_local",
+                "_HANDLER": fn.handler,
+            }
+        )
         env.update(fn.environment)
         return env
 
@@ -128,7 +130,8 @@ class Invoker:
             return
         mine = self._modules.setdefault(fn.logical_id, {})
         hidden = {
-            name: mod for name, mod in list(sys.modules.items())
+            name: mod
+            for name, mod in list(sys.modules.items())
             if mod is not None and name not in mine and self._is_private(mod, code_dir)
         }
         for name in hidden:

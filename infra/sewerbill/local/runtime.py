@@ -1,10 +1,10 @@
 """The local runtime: the template's stack on an emulator, with its functions run in-process.
 
-    with LocalRuntime.start(template="template.yaml", start_time=datetime(2025, 1, 1, tzinfo=UTC)) as rt:
-        rt.upload("UploadsBucket", "reads/2025-01.csv", data)
-        rt.drain()
-        rt.clock.advance(by=timedelta(days=31))
-        requests.get(rt.gateway_url + "/bills/...", headers={"authorization": "Bearer " + rt.mint_token()})
+with LocalRuntime.start(template="template.yaml", start_time=datetime(2025, 1, 1, tzinfo=UTC)) as rt:
+    rt.upload("UploadsBucket", "reads/2025-01.csv", data)
+    rt.drain()
+    rt.clock.advance(by=timedelta(days=31))
+    requests.get(rt.gateway_url + "/bills/...", headers={"authorization": "Bearer " + rt.mint_token()})
 """
 
 from __future__ import annotations
@@ -59,7 +59,13 @@ class LocalRuntime:
         )
         self._sqs = emulator.client("sqs")
         self._pollers: list[SqsPoller | StreamPoller] = [
-            SqsPoller(source, self._sqs, self.invoker, stack.region, stack.account if emulator.started_here else None)
+            SqsPoller(
+                source,
+                self._sqs,
+                self.invoker,
+                stack.region,
+                stack.account if emulator.started_here else None,
+            )
             for source in stack.queue_sources
         ]
         streams = emulator.client("dynamodbstreams") if stack.stream_sources else None
@@ -119,11 +125,21 @@ class LocalRuntime:
                 gw_port = probe.server_address[1]
                 probe.server_close()
             stack = Provisioner(
-                cfn, emulator, stack_name, params, account, templates.code_dirs(sam, path.parent),
+                cfn,
+                emulator,
+                stack_name,
+                params,
+                account,
+                templates.code_dirs(sam, path.parent),
                 f"http://127.0.0.1:{gw_port}",
             ).provision()
             runtime = cls(
-                emulator, stack, path, cfn, start_time or datetime.now(UTC).replace(microsecond=0), isolate_modules
+                emulator,
+                stack,
+                path,
+                cfn,
+                start_time or datetime.now(UTC).replace(microsecond=0),
+                isolate_modules,
             )
             for poller in runtime._stream_pollers:
                 poller.start()
@@ -134,7 +150,9 @@ class LocalRuntime:
             emulator.stop()
             raise
         runtime.startup_seconds = time.perf_counter() - began
-        log.info("local stack %s up in %.2f s on %s", stack_name, runtime.startup_seconds, emulator.endpoint_url)
+        log.info(
+            "local stack %s up in %.2f s on %s", stack_name, runtime.startup_seconds, emulator.endpoint_url
+        )
         return runtime
 
     def stop(self) -> None:
@@ -207,7 +225,9 @@ class LocalRuntime:
             self.drain()
         return str(message_id)
 
-    def put_event(self, source: str, detail_type: str, detail: dict[str, Any], bus: str | None = None) -> None:
+    def put_event(
+        self, source: str, detail_type: str, detail: dict[str, Any], bus: str | None = None
+    ) -> None:
         entry = {"Source": source, "DetailType": detail_type, "Detail": json.dumps(detail)}
         if bus:
             entry["EventBusName"] = self.stack.physical(bus) if bus in self.stack.resources else bus
@@ -235,7 +255,8 @@ class LocalRuntime:
         ttl_s = ttl.total_seconds() if isinstance(ttl, timedelta) else float(ttl)
         return self.issuer.mint(
             issuer=issuer or (auth.issuer if auth else "https://sewerbill.local/"),
-            audience=audience or ((auth.audience[0] if auth.audience else "sewerbill") if auth else "sewerbill"),
+            audience=audience
+            or ((auth.audience[0] if auth.audience else "sewerbill") if auth else "sewerbill"),
             sub=sub,
             scopes=scopes,
             ttl_s=ttl_s,
@@ -315,7 +336,9 @@ class LocalRuntime:
             "clock": self.clock.now.isoformat(),
             "functions": sorted(self.stack.functions),
             "routes": [f"{r.route_key} -> {r.function}" for r in self.stack.routes],
-            "schedules": [f"{s.logical_id}: {s.schedule.expression} {s.schedule.timezone}" for s in self.stack.schedules],
+            "schedules": [
+                f"{s.logical_id}: {s.schedule.expression} {s.schedule.timezone}" for s in self.stack.schedules
+            ],
             "resources": {lid: a.get("Ref") for lid, a in self.stack.resources.items() if a.get("Ref")},
             "invocations": len(self.invocations),
             "dead_letters": len(self.dead_letters),
@@ -338,18 +361,29 @@ class LocalRuntime:
                 fired = self.clock.advance(to=datetime.fromisoformat(data["to"].replace("Z", "+00:00")))
             else:
                 fired = self.clock.advance(by=timedelta(seconds=float(data.get("by_seconds", 0))))
-            return 200, {"now": self.clock.now.isoformat(), "fired": [_firing(f) for f in fired],
-                         "invocations": len(self.invocations) - before}
+            return 200, {
+                "now": self.clock.now.isoformat(),
+                "fired": [_firing(f) for f in fired],
+                "invocations": len(self.invocations) - before,
+            }
         if path == "/_local/upload" and method == "POST":
             before = len(self.invocations)
             self.upload(query["bucket"], query["key"], body)
-            return 200, {"bucket": query["bucket"], "key": query["key"], "bytes": len(body),
-                         "invocations": [_invocation(i) for i in self.invocations[before:]]}
+            return 200, {
+                "bucket": query["bucket"],
+                "key": query["key"],
+                "bytes": len(body),
+                "invocations": [_invocation(i) for i in self.invocations[before:]],
+            }
         if path == "/_local/token" and method == "POST":
-            return 200, {"token": self.mint_token(
-                sub=data.get("sub", "dev"), scopes=data.get("scopes", []), ttl=float(data.get("ttl", 3600)),
-                claims=data.get("claims"),
-            )}
+            return 200, {
+                "token": self.mint_token(
+                    sub=data.get("sub", "dev"),
+                    scopes=data.get("scopes", []),
+                    ttl=float(data.get("ttl", 3600)),
+                    claims=data.get("claims"),
+                )
+            }
         return 404, {"message": f"no control endpoint {method} {path}"}
 
 
@@ -358,5 +392,11 @@ def _firing(f: Firing) -> dict[str, Any]:
 
 
 def _invocation(i: Invocation) -> dict[str, Any]:
-    return {"function": i.function, "trigger": i.trigger, "records": i.records, "failures": i.failures,
-            "error": i.error, "duration_ms": round(i.duration_ms, 1)}
+    return {
+        "function": i.function,
+        "trigger": i.trigger,
+        "records": i.records,
+        "failures": i.failures,
+        "error": i.error,
+        "duration_ms": round(i.duration_ms, 1),
+    }

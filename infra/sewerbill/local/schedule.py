@@ -17,8 +17,12 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-_MONTHS = {name: i for i, name in enumerate(
-    ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"], start=1)}
+_MONTHS = {
+    name: i
+    for i, name in enumerate(
+        ["JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC"], start=1
+    )
+}
 _DAYS = {name: i for i, name in enumerate(["SUN", "MON", "TUE", "WED", "THU", "FRI", "SAT"], start=1)}
 
 
@@ -167,7 +171,9 @@ class Schedule:
     start: datetime | None = None
     end: datetime | None = None
 
-    def occurrences(self, after: datetime, until: datetime, anchor: datetime | None = None) -> Iterator[datetime]:
+    def occurrences(
+        self, after: datetime, until: datetime, anchor: datetime | None = None
+    ) -> Iterator[datetime]:
         """UTC fire times t with after < t <= until (and within start/end)."""
         expr = self.expression.strip()
         lo, hi = after, until

@@ -50,7 +50,11 @@ def _batch_failures(result: Any, ids: list[str]) -> set[str] | None:
 def _lambda_message_attributes(attrs: dict[str, Any]) -> dict[str, Any]:
     out = {}
     for name, value in attrs.items():
-        entry: dict[str, Any] = {"stringListValues": [], "binaryListValues": [], "dataType": value["DataType"]}
+        entry: dict[str, Any] = {
+            "stringListValues": [],
+            "binaryListValues": [],
+            "dataType": value["DataType"],
+        }
         if "StringValue" in value:
             entry["stringValue"] = value["StringValue"]
         if "BinaryValue" in value:
@@ -75,7 +79,9 @@ def fill_eventbridge_account(body: str, account: str) -> str:
 
 
 class SqsPoller:
-    def __init__(self, source: QueueSource, sqs: Any, invoker: Invoker, region: str, account: str | None = None) -> None:
+    def __init__(
+        self, source: QueueSource, sqs: Any, invoker: Invoker, region: str, account: str | None = None
+    ) -> None:
         self.source = source
         self.sqs = sqs
         self.invoker = invoker
@@ -131,7 +137,9 @@ class SqsPoller:
         if self.source.raw_events:
             failed = set()
             for message in messages:
-                inv = self.invoker.invoke(self.source.function, json.loads(self.record(message)["body"]), "eventbridge")
+                inv = self.invoker.invoke(
+                    self.source.function, json.loads(self.record(message)["body"]), "eventbridge"
+                )
                 if inv.error:
                     failed.add(message["MessageId"])
         else:
@@ -173,8 +181,11 @@ class SqsPoller:
     def in_flight(self) -> int:
         attrs = self.sqs.get_queue_attributes(
             QueueUrl=self.source.queue_url,
-            AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-                            "ApproximateNumberOfMessagesDelayed"],
+            AttributeNames=[
+                "ApproximateNumberOfMessages",
+                "ApproximateNumberOfMessagesNotVisible",
+                "ApproximateNumberOfMessagesDelayed",
+            ],
         )["Attributes"]
         return sum(int(v) for v in attrs.values())
 
@@ -193,7 +204,12 @@ def _jsonable(value: Any) -> Any:
 
 class StreamPoller:
     def __init__(
-        self, source: StreamSource, streams: Any, invoker: Invoker, region: str, dead_letters: list[DeadLetter]
+        self,
+        source: StreamSource,
+        streams: Any,
+        invoker: Invoker,
+        region: str,
+        dead_letters: list[DeadLetter],
     ) -> None:
         self.source = source
         self.streams = streams
@@ -301,15 +317,20 @@ class StreamPoller:
             if self.attempts[shard_id] > self.source.max_retries:
                 # Retries exhausted: Lambda discards the batch (to an on-failure destination).
                 for raw in records:
-                    self.dead_letters.append(DeadLetter(
-                        queue=f"stream:{self.source.table_name}",
-                        message_id=raw["dynamodb"]["SequenceNumber"],
-                        body=json.dumps(self.record(raw), default=str),
-                        function=self.source.function,
-                    ))
-                    log.warning("gave up on stream record %s of %s after %d attempts",
-                                raw["dynamodb"]["SequenceNumber"], self.source.table_name,
-                                self.attempts[shard_id])
+                    self.dead_letters.append(
+                        DeadLetter(
+                            queue=f"stream:{self.source.table_name}",
+                            message_id=raw["dynamodb"]["SequenceNumber"],
+                            body=json.dumps(self.record(raw), default=str),
+                            function=self.source.function,
+                        )
+                    )
+                    log.warning(
+                        "gave up on stream record %s of %s after %d attempts",
+                        raw["dynamodb"]["SequenceNumber"],
+                        self.source.table_name,
+                        self.attempts[shard_id],
+                    )
                 self.checkpoints[shard_id] = seqs[-1]
                 self.attempts.pop(shard_id, None)
         return handled
@@ -327,9 +348,11 @@ class DeadLetterWatch:
     def check(self) -> int:
         new = 0
         for url, logical_id in self.dlqs.items():
-            count = int(self.sqs.get_queue_attributes(
-                QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"]
-            )["Attributes"]["ApproximateNumberOfMessages"])
+            count = int(
+                self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])[
+                    "Attributes"
+                ]["ApproximateNumberOfMessages"]
+            )
             if count <= len(self.seen[url]):
                 continue
             peeked: list[dict[str, Any]] = []
@@ -341,17 +364,24 @@ class DeadLetterWatch:
                     break
                 peeked.extend(got)
             for i in range(0, len(peeked), 10):
-                self.sqs.change_message_visibility_batch(QueueUrl=url, Entries=[
-                    {"Id": str(n), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
-                    for n, m in enumerate(peeked[i : i + 10])
-                ])
+                self.sqs.change_message_visibility_batch(
+                    QueueUrl=url,
+                    Entries=[
+                        {"Id": str(n), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0}
+                        for n, m in enumerate(peeked[i : i + 10])
+                    ],
+                )
             for message in peeked:
                 if message["MessageId"] in self.seen[url]:
                     continue
                 self.seen[url].add(message["MessageId"])
-                self.dead_letters.append(DeadLetter(
-                    queue=logical_id, message_id=message["MessageId"], body=message["Body"],
-                ))
+                self.dead_letters.append(
+                    DeadLetter(
+                        queue=logical_id,
+                        message_id=message["MessageId"],
+                        body=message["Body"],
+                    )
+                )
                 log.warning("dead letter in %s: %s", logical_id, message["MessageId"])
                 new += 1
         return new

@@ -261,10 +261,19 @@ class Provisioner:
         for lid in self._of_type("AWS::ApiGatewayV2::Api"):
             self._http_api(lid)
         handled = {
-            "AWS::DynamoDB::Table", "AWS::SQS::Queue", "AWS::Events::EventBus", "AWS::S3::Bucket",
-            "AWS::SES::EmailIdentity", "AWS::Lambda::Function", "AWS::Events::Rule",
-            "AWS::Scheduler::Schedule", "AWS::Lambda::EventSourceMapping", "AWS::ApiGatewayV2::Api",
-            "AWS::ApiGatewayV2::Route", "AWS::ApiGatewayV2::Integration", "AWS::ApiGatewayV2::Authorizer",
+            "AWS::DynamoDB::Table",
+            "AWS::SQS::Queue",
+            "AWS::Events::EventBus",
+            "AWS::S3::Bucket",
+            "AWS::SES::EmailIdentity",
+            "AWS::Lambda::Function",
+            "AWS::Events::Rule",
+            "AWS::Scheduler::Schedule",
+            "AWS::Lambda::EventSourceMapping",
+            "AWS::ApiGatewayV2::Api",
+            "AWS::ApiGatewayV2::Route",
+            "AWS::ApiGatewayV2::Integration",
+            "AWS::ApiGatewayV2::Authorizer",
         }
         for lid, res in self.resources.items():
             if res["Type"] not in handled and res["Type"] not in _IGNORED_TYPES:
@@ -308,7 +317,10 @@ class Provisioner:
             elif rtype == "AWS::Scheduler::Schedule":
                 name = self._name(lid, "Name", 64)
                 group = (res.get("Properties") or {}).get("GroupName", "default")
-                attrs = {"Ref": name, "Arn": self._arn("scheduler", f"schedule/{self.r.resolve(group)}/{name}")}
+                attrs = {
+                    "Ref": name,
+                    "Arn": self._arn("scheduler", f"schedule/{self.r.resolve(group)}/{name}"),
+                }
             elif rtype == "AWS::SES::EmailIdentity":
                 attrs = {"Ref": self._name(lid, "EmailIdentity")}
             elif rtype == "AWS::ApiGatewayV2::Api":
@@ -359,7 +371,8 @@ class Provisioner:
         ttl = p.get("TimeToLiveSpecification")
         if ttl and ttl.get("Enabled") in (True, "true"):
             ddb.update_time_to_live(
-                TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]}
+                TableName=name,
+                TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
             )
         self.r.attrs[lid]["Arn"] = desc["TableArn"]
         if desc.get("LatestStreamArn"):
@@ -369,9 +382,15 @@ class Provisioner:
         p = self._props(lid)
         attrs = self.r.attrs[lid]
         names = {
-            "VisibilityTimeout", "MessageRetentionPeriod", "DelaySeconds", "MaximumMessageSize",
-            "ReceiveMessageWaitTimeSeconds", "FifoQueue", "ContentBasedDeduplication",
-            "DeduplicationScope", "FifoThroughputLimit",
+            "VisibilityTimeout",
+            "MessageRetentionPeriod",
+            "DelaySeconds",
+            "MaximumMessageSize",
+            "ReceiveMessageWaitTimeSeconds",
+            "FifoQueue",
+            "ContentBasedDeduplication",
+            "DeduplicationScope",
+            "FifoThroughputLimit",
         }
         attributes = {k: _attr_text(v) for k, v in p.items() if k in names}
         sqs = self.emulator.client("sqs")
@@ -478,18 +497,36 @@ class Provisioner:
         for target in p.get("Targets") or []:
             target_arn = target["Arn"]
             if "ScheduleExpression" in p:
-                self.stack.schedules.append(ScheduledTarget(
-                    logical_id=lid, name=name, arn=arn, kind="rule",
-                    schedule=Schedule(p["ScheduleExpression"]), target_arn=target_arn,
-                    input=target.get("Input"), enabled=p.get("State", "ENABLED") == "ENABLED",
-                ))
+                self.stack.schedules.append(
+                    ScheduledTarget(
+                        logical_id=lid,
+                        name=name,
+                        arn=arn,
+                        kind="rule",
+                        schedule=Schedule(p["ScheduleExpression"]),
+                        target_arn=target_arn,
+                        input=target.get("Input"),
+                        enabled=p.get("State", "ENABLED") == "ENABLED",
+                    )
+                )
                 continue
             fn = self.stack.function_by_arn(target_arn)
             if fn is not None:
                 target_arn = self._shadow_queue(lid, target["Id"], fn.logical_id)
-            entry = {k: v for k, v in target.items() if k in (
-                "Id", "Input", "InputPath", "InputTransformer", "SqsParameters", "DeadLetterConfig", "RetryPolicy"
-            )}
+            entry = {
+                k: v
+                for k, v in target.items()
+                if k
+                in (
+                    "Id",
+                    "Input",
+                    "InputPath",
+                    "InputTransformer",
+                    "SqsParameters",
+                    "DeadLetterConfig",
+                    "RetryPolicy",
+                )
+            }
             entry["Arn"] = target_arn
             targets.append(entry)
         if targets:
@@ -507,7 +544,9 @@ class Provisioner:
         sqs = self.emulator.client("sqs")
         base = f"{self.stack.name}-{rule_lid}-{target_id}"[:70]
         dlq = sqs.create_queue(QueueName=f"{base}-ldlq")["QueueUrl"]
-        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
+            "QueueArn"
+        ]
         policy = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 3})
         url = sqs.create_queue(QueueName=f"{base}-local", Attributes={"RedrivePolicy": policy})["QueueUrl"]
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
@@ -520,21 +559,23 @@ class Provisioner:
     def _schedule(self, lid: str) -> None:
         p = self._props(lid)
         target = p["Target"]
-        self.stack.schedules.append(ScheduledTarget(
-            logical_id=lid,
-            name=self.r.attrs[lid]["Ref"],
-            arn=self.r.attrs[lid]["Arn"],
-            schedule=Schedule(
-                p["ScheduleExpression"],
-                p.get("ScheduleExpressionTimezone", "UTC"),
-                _parse_time(p.get("StartDate")),
-                _parse_time(p.get("EndDate")),
-            ),
-            target_arn=target["Arn"],
-            input=target.get("Input"),
-            enabled=p.get("State", "ENABLED") == "ENABLED",
-            message_group_id=(target.get("SqsParameters") or {}).get("MessageGroupId"),
-        ))
+        self.stack.schedules.append(
+            ScheduledTarget(
+                logical_id=lid,
+                name=self.r.attrs[lid]["Ref"],
+                arn=self.r.attrs[lid]["Arn"],
+                schedule=Schedule(
+                    p["ScheduleExpression"],
+                    p.get("ScheduleExpressionTimezone", "UTC"),
+                    _parse_time(p.get("StartDate")),
+                    _parse_time(p.get("EndDate")),
+                ),
+                target_arn=target["Arn"],
+                input=target.get("Input"),
+                enabled=p.get("State", "ENABLED") == "ENABLED",
+                message_group_id=(target.get("SqsParameters") or {}).get("MessageGroupId"),
+            )
+        )
 
     def _event_source(self, lid: str) -> None:
         p = self._props(lid)
@@ -546,30 +587,34 @@ class Provisioner:
         reports = "ReportBatchItemFailures" in (p.get("FunctionResponseTypes") or [])
         enabled = p.get("Enabled", True) not in (False, "false")
         if source_arn in self.stack.queue_urls_by_arn:
-            self.stack.queue_sources.append(QueueSource(
-                function=fn.logical_id,
-                queue_url=self.stack.queue_urls_by_arn[source_arn],
-                queue_arn=source_arn,
-                batch_size=int(p.get("BatchSize", 10)),
-                report_batch_item_failures=reports,
-                enabled=enabled,
-                filters=parse_filters(p.get("FilterCriteria")),
-            ))
+            self.stack.queue_sources.append(
+                QueueSource(
+                    function=fn.logical_id,
+                    queue_url=self.stack.queue_urls_by_arn[source_arn],
+                    queue_arn=source_arn,
+                    batch_size=int(p.get("BatchSize", 10)),
+                    report_batch_item_failures=reports,
+                    enabled=enabled,
+                    filters=parse_filters(p.get("FilterCriteria")),
+                )
+            )
         elif ":dynamodb:" in source_arn and "/stream/" in source_arn:
             retries = int(p.get("MaximumRetryAttempts", -1))
-            self.stack.stream_sources.append(StreamSource(
-                function=fn.logical_id,
-                stream_arn=source_arn,
-                table_name=source_arn.split(":table/", 1)[1].split("/", 1)[0],
-                batch_size=int(p.get("BatchSize", 100)),
-                starting_position=p.get("StartingPosition", "TRIM_HORIZON"),
-                report_batch_item_failures=reports,
-                # Lambda retries a stream batch until it expires by default; locally a
-                # bound keeps drain() finite, and the record is reported as dead.
-                max_retries=retries if retries >= 0 else 3,
-                enabled=enabled,
-                filters=parse_filters(p.get("FilterCriteria")),
-            ))
+            self.stack.stream_sources.append(
+                StreamSource(
+                    function=fn.logical_id,
+                    stream_arn=source_arn,
+                    table_name=source_arn.split(":table/", 1)[1].split("/", 1)[0],
+                    batch_size=int(p.get("BatchSize", 100)),
+                    starting_position=p.get("StartingPosition", "TRIM_HORIZON"),
+                    report_batch_item_failures=reports,
+                    # Lambda retries a stream batch until it expires by default; locally a
+                    # bound keeps drain() finite, and the record is reported as dead.
+                    max_retries=retries if retries >= 0 else 3,
+                    enabled=enabled,
+                    filters=parse_filters(p.get("FilterCriteria")),
+                )
+            )
         else:
             self.stack.skipped[lid] = f"event source {source_arn} is not emulated locally"
 
@@ -589,7 +634,9 @@ class Provisioner:
             if auth.get("type") == "jwt":
                 cfg = auth.get("jwtConfiguration") or {}
                 self.stack.authorizers[name] = JwtAuthorizer(
-                    name=name, issuer=cfg.get("issuer", ""), audience=_as_list(cfg.get("audience")),
+                    name=name,
+                    issuer=cfg.get("issuer", ""),
+                    audience=_as_list(cfg.get("audience")),
                     identity_source=_first(auth.get("identitySource", "$request.header.Authorization")),
                 )
         global_security = body.get("security") or []
@@ -622,7 +669,9 @@ class Provisioner:
             self.r.attrs[lid] = {"Ref": lid}
             cfg = ap.get("JwtConfiguration") or {}
             authorizers[lid] = JwtAuthorizer(
-                name=ap.get("Name", lid), issuer=cfg.get("Issuer", ""), audience=_as_list(cfg.get("Audience")),
+                name=ap.get("Name", lid),
+                issuer=cfg.get("Issuer", ""),
+                audience=_as_list(cfg.get("Audience")),
                 identity_source=_first(ap.get("IdentitySource", "$request.header.Authorization")),
             )
             self.stack.authorizers[lid] = authorizers[lid]
@@ -641,7 +690,9 @@ class Provisioner:
             auth = authorizers.get(_referenced_id(raw.get("AuthorizerId")) or "")
             if rp.get("AuthorizationType", "NONE") != "JWT":
                 auth = None
-            self.stack.routes.append(Route(method, path, fn.logical_id, auth, rp.get("AuthorizationScopes") or []))
+            self.stack.routes.append(
+                Route(method, path, fn.logical_id, auth, rp.get("AuthorizationScopes") or [])
+            )
 
     def _function_in_uri(self, uri: str) -> Function | None:
         match = re.search(r"functions/([^/]+)/invocations", uri)
