@@ -1,0 +1,58 @@
+# Every target installs what it needs into .venv/ (Python 3.11) first; nothing is assumed
+# installed by hand. aws-sam-cli pins old boto3/click, so it lives in its own .venv-sam/.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+SAM_VENV := .venv-sam
+SAM := $(SAM_VENV)/bin/sam
+export AWS_DEFAULT_REGION ?= us-east-1
+
+.PHONY: install demo up test unit lint typecheck validate check bench openapi clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check --upgrade pip
+	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+$(SAM):
+	$(PYTHON) -m venv $(SAM_VENV)
+	$(SAM_VENV)/bin/pip install -q --disable-pip-version-check aws-sam-cli
+
+## The main job on the embedded default (moto server in-process; no AWS account, no Docker).
+demo: $(STAMP)
+	$(BIN)/sewerbill local demo
+
+## The local stack, left running until Ctrl-C.
+up: $(STAMP)
+	$(BIN)/sewerbill local up
+
+## The test command of the README: lint, types, template checks, then the whole suite.
+test: check
+	$(BIN)/python -m pytest -n 2 -q
+
+unit: $(STAMP)
+	$(BIN)/python -m pytest -q -m "not integration"
+
+lint: $(STAMP)
+	$(BIN)/ruff check services infra tests
+	$(BIN)/ruff format --check services infra tests
+
+typecheck: $(STAMP)
+	$(BIN)/mypy services/common services/*/domain
+
+validate: $(STAMP) $(SAM)
+	$(BIN)/cfn-lint template.yaml
+	AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local SAM_CLI_TELEMETRY=0 $(SAM) validate --lint --template template.yaml
+
+check: lint typecheck validate
+
+## Benchmarks print figures; they are never timed unit tests.
+bench: $(STAMP)
+	$(BIN)/python tests/benchmarks/bench_rating.py
+
+clean:
+	rm -rf $(VENV) $(SAM_VENV) .pytest_cache .mypy_cache .ruff_cache
