@@ -18,15 +18,14 @@ from billing.domain.cycles import (
 )
 from billing.domain.usage import keep_consumption
 from billing.events import BillingCycleStarted
-from common.clock import SystemClock
-from common.config import cold_start, load
+from common.config import RuntimeClock, cold_start, load
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
 from metering.events import ConsumptionDetermined
 
 
 def _repository(table_name: str) -> DynamoBillingRepository:
-    return DynamoBillingRepository(boto3.client("dynamodb"), table_name, SystemClock())
+    return DynamoBillingRepository(boto3.client("dynamodb"), table_name, RuntimeClock())
 
 
 @cold_start
@@ -41,7 +40,7 @@ def start_billing_cycle_use_case() -> Callable[[CycleScheduled], BillingCycleSta
         start_billing_cycle,
         calendar=BookCalendar(TariffBook.load(config.tariffs_dir)),
         repo=_repository(config.table_name),
-        clock=SystemClock(),
+        clock=RuntimeClock(),
     )
 
 

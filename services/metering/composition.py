@@ -7,8 +7,7 @@ from functools import partial
 
 import boto3
 
-from common.clock import SystemClock
-from common.config import cold_start, load
+from common.config import RuntimeClock, cold_start, load
 from common.outbox import OutboxPublisher
 from common.tariffs import TENANTS
 from metering.adapters.dynamodb import DynamoReadsRepository
@@ -25,7 +24,7 @@ def read_file_config() -> ReadFileUploadedConfig:
 @cold_start
 def ingest() -> Callable[[ReadFile], IngestResult]:
     config = read_file_config()
-    clock = SystemClock()
+    clock = RuntimeClock()
     return partial(
         ingest_read_file,
         store=S3ObjectStore(boto3.client("s3")),

@@ -64,3 +64,15 @@ def test_health_route_and_openapi_on_the_gateway(real: LocalRuntime) -> None:
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(req, timeout=10)  # noqa: S310
     assert err.value.code == 401
+
+
+def test_a_billing_cycle_schedule_fires_on_the_simulated_clock(real: LocalRuntime) -> None:
+    # Grafton's quarterly cycle: cron(0 6 1 1,4,7,10 ? *) in America/Chicago, so the
+    # 2025-04-01 run is at 11:00 UTC (CDT). It bills the quarter that just ended.
+    real.clock.advance(to=datetime(2025, 4, 1, 12, 0, tzinfo=UTC))
+    items = real.client("dynamodb").scan(TableName=real.resource("BillingTable"))["Items"]
+    cycles = [i for i in items if i.get("tenant", {}).get("S") == "grafton-sewer" and "period_start" in i]
+    assert [(c["period_start"]["S"], c["period_end"]["S"]) for c in cycles] == [("2025-01-01", "2025-04-01")]
+    # Recorded on the simulated calendar, not the machine's (time is an input).
+    assert cycles[0]["recorded_at"]["S"].startswith("2025-04-01T11:00")
+    assert real.dead_letters == []
