@@ -23,8 +23,13 @@ def test_parses_ints_decimal_strings_and_decimals():
     assert result.fog is None
 
 
-def test_a_float_is_converted_through_its_string_form():
-    assert parse_concentration(0.1, "x") == Decimal("0.1")
+def test_a_python_float_is_refused_like_everywhere_else():
+    # One policy for the product (common.numbers): JSON is parsed with parse_float=Decimal,
+    # so a float can only come from code that already lost exactness.
+    with pytest.raises(SamplingError) as exc:
+        parse_concentration(0.1, "results[0].bod")
+    assert exc.value.field == "results[0].bod"
+    assert "float" in exc.value.message
 
 
 def test_json_floats_parsed_as_decimal():

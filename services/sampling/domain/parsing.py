@@ -8,13 +8,13 @@ float arithmetic: ints exactly, Decimals as they are, decimal strings parsed, an
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 
+from common.numbers import NotADecimal, to_decimal
 from sampling.domain.errors import InvalidInput, UnknownTenant
 from sampling.domain.strength import CLASSIFIED_TENANTS, LabResult, Parameter
 
@@ -39,26 +39,10 @@ def parse_date(value: object, field_path: str) -> date:
 
 def parse_concentration(value: object, field_path: str) -> Decimal:
     """A non-negative finite concentration (mg/l) as a Decimal."""
-    number: Decimal
-    if isinstance(value, bool):
-        raise InvalidInput(field_path, f"{value!r} is not a number")
-    if isinstance(value, Decimal):
-        number = value
-    elif isinstance(value, int):
-        number = Decimal(value)
-    elif isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidInput(field_path, f"{value!r} is not a finite number")
-        number = Decimal(str(value))
-    elif isinstance(value, str):
-        try:
-            number = Decimal(value.strip())
-        except InvalidOperation:
-            raise InvalidInput(field_path, f"{value!r} is not a number") from None
-    else:
-        raise InvalidInput(field_path, f"{value!r} is not a number")
-    if not number.is_finite():
-        raise InvalidInput(field_path, f"{value!r} is not a finite number")
+    try:
+        number = to_decimal(value)
+    except NotADecimal as exc:
+        raise InvalidInput(field_path, str(exc)) from None
     if number < 0:
         raise InvalidInput(field_path, f"concentration {number} mg/l must not be negative")
     return number

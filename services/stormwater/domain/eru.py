@@ -42,11 +42,12 @@ Decisions (documented here because the ordinance is silent):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation, localcontext
+from decimal import Decimal, localcontext
 from functools import cached_property
 from typing import Any, Literal, get_args
 
 from common.money import round_half_up
+from common.numbers import NotADecimal, to_decimal
 from stormwater.domain.errors import InvalidParcel, InvalidSettings, StormwaterError
 from stormwater.domain.tr55 import (
     HUNDRED,
@@ -80,24 +81,10 @@ UNROUNDED_PLACES = 6
 
 def _to_decimal(value: object, field: str, error: type[StormwaterError]) -> Decimal:
     """Accept a Decimal, an int or a decimal string; refuse floats (X-MONEY) and non-finite values."""
-    if isinstance(value, bool):
-        raise error(field, f"must be a number, got {value!r}")
-    if isinstance(value, Decimal):
-        result = value
-    elif isinstance(value, int):
-        result = Decimal(value)
-    elif isinstance(value, str):
-        try:
-            result = Decimal(value.strip())
-        except InvalidOperation:
-            raise error(field, f"must be a decimal number, got {value!r}") from None
-    elif isinstance(value, float):
-        raise error(field, f"must be a decimal string or an integer, not a float ({value!r})")
-    else:
-        raise error(field, f"must be a decimal number, got {value!r}")
-    if not result.is_finite():
-        raise error(field, f"must be a finite number, got {value!r}")
-    return result
+    try:
+        return to_decimal(value)
+    except NotADecimal as exc:
+        raise error(field, str(exc)) from None
 
 
 @dataclass(frozen=True)

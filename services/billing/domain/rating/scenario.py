@@ -30,12 +30,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from billing.domain.rating.errors import InvalidScenario
 from billing.domain.rating.model import ZERO, Account, ParcelCharge, RatingInput
 from billing.domain.rating.periods import add_months
+from common.numbers import NotADecimal, to_decimal
 from common.tariffs import (
     METER_SIZES,
     PARAMETERS,
@@ -110,24 +111,10 @@ def _shown(value: Any) -> str:
 
 def decimal_value(value: Any, field: str) -> Decimal:
     """A JSON number (int or Decimal) or a decimal string as a finite Decimal; never a float."""
-    if isinstance(value, bool):
-        raise InvalidScenario(field, f"must be a number, got {_shown(value)}")
-    if isinstance(value, Decimal):
-        number = value
-    elif isinstance(value, int):
-        number = Decimal(value)
-    elif isinstance(value, float):
-        raise InvalidScenario(field, f"must be a decimal number, not a float ({value!r}); X-MONEY")
-    elif isinstance(value, str):
-        try:
-            number = Decimal(value.strip().replace(",", ""))
-        except InvalidOperation:
-            raise InvalidScenario(field, f"must be a number, got {_shown(value)}") from None
-    else:
-        raise InvalidScenario(field, f"must be a number, got {_shown(value)}")
-    if not number.is_finite():
-        raise InvalidScenario(field, f"must be a finite number, got {_shown(value)}")
-    return number
+    try:
+        return to_decimal(value)
+    except NotADecimal as exc:
+        raise InvalidScenario(field, str(exc)) from None
 
 
 def _non_negative(value: Any, field: str, what: str = "") -> Decimal:
