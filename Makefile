@@ -8,7 +8,7 @@ SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 export AWS_DEFAULT_REGION ?= us-east-1
 
-.PHONY: install demo up test unit lint typecheck validate check bench openapi clean
+.PHONY: install demo up test unit lint typecheck validate check bench build clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -61,5 +61,12 @@ check: lint typecheck validate
 bench: $(STAMP)
 	$(BIN)/python tests/benchmarks/bench_rating.py
 
+## A deployable build: sam build (wheels for the functions' arm64 architecture), then the
+## tariff files into each function at /var/task/tariffs (the template's TariffsDir), since
+## tariffs are data kept in infra/ and not under CodeUri. Deploy: sam deploy --guided.
+build: $(SAM)
+	SAM_CLI_TELEMETRY=0 $(SAM) build --template template.yaml
+	for fn in .aws-sam/build/*/; do rm -rf "$$fn/tariffs"; cp -r infra/tariffs "$$fn/tariffs"; done
+
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAM_VENV) .aws-sam .local .pytest_cache .mypy_cache .ruff_cache
