@@ -24,7 +24,7 @@ def test_parses_ints_decimal_strings_and_decimals():
 
 
 def test_a_python_float_is_refused_like_everywhere_else():
-    # One policy for the product (common.numbers): JSON is parsed with parse_float=Decimal,
+    # One policy for the product (common.values): JSON is parsed with parse_float=Decimal,
     # so a float can only come from code that already lost exactness.
     with pytest.raises(SamplingError) as exc:
         parse_concentration(0.1, "results[0].bod")

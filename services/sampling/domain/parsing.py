@@ -11,10 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date
 from decimal import Decimal
 
-from common.numbers import NotADecimal, to_decimal
+from common.values import NotADate, NotADecimal, to_date, to_decimal
 from sampling.domain.errors import InvalidInput, UnknownTenant
 from sampling.domain.strength import CLASSIFIED_TENANTS, LabResult, Parameter
 
@@ -25,16 +25,10 @@ CLASSIFY_FIELDS: tuple[str, ...] = ("tenant", "as_of", "results")
 
 def parse_date(value: object, field_path: str) -> date:
     """An ISO ``YYYY-MM-DD`` string (or a ``date``) as a date."""
-    if isinstance(value, datetime):
-        raise InvalidInput(field_path, f"{value!r} is a date-time, expected a date (YYYY-MM-DD)")
-    if isinstance(value, date):
-        return value
-    if not isinstance(value, str) or not _ISO_DATE.fullmatch(value):
-        raise InvalidInput(field_path, f"{value!r} is not a date (YYYY-MM-DD)")
     try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise InvalidInput(field_path, f"{value!r} is not a calendar date") from None
+        return to_date(value)
+    except NotADate as exc:
+        raise InvalidInput(field_path, str(exc)) from None
 
 
 def parse_concentration(value: object, field_path: str) -> Decimal:

@@ -47,7 +47,7 @@ from functools import cached_property
 from typing import Any, Literal, get_args
 
 from common.money import round_half_up
-from common.numbers import NotADecimal, to_decimal
+from common.values import NotADecimal, to_decimal
 from stormwater.domain.errors import InvalidParcel, InvalidSettings, StormwaterError
 from stormwater.domain.tr55 import (
     HUNDRED,

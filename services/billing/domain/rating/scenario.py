@@ -36,7 +36,6 @@ from typing import Any
 from billing.domain.rating.errors import InvalidScenario
 from billing.domain.rating.model import ZERO, Account, ParcelCharge, RatingInput
 from billing.domain.rating.periods import add_months
-from common.numbers import NotADecimal, to_decimal
 from common.tariffs import (
     METER_SIZES,
     PARAMETERS,
@@ -45,6 +44,7 @@ from common.tariffs import (
     PPStormwaterTariff,
     TariffBook,
 )
+from common.values import NotADate, NotADecimal, to_date, to_decimal
 
 PP_SEWER = "pleasant-prairie-sewer"
 PP_STORM = "pleasant-prairie-stormwater"
@@ -132,12 +132,10 @@ def _count(value: Any, field: str) -> int:
 
 
 def _date(value: Any, field: str) -> date:
-    if not isinstance(value, str) or not _ISO_DATE.fullmatch(value):
-        raise InvalidScenario(field, f"must be a date YYYY-MM-DD, got {_shown(value)}")
     try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise InvalidScenario(field, f"{value!r} is not a calendar date") from None
+        return to_date(value)
+    except NotADate as exc:
+        raise InvalidScenario(field, str(exc)) from None
 
 
 def _get(raw: Mapping[str, Any], key: str) -> Any:
