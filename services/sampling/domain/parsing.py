@@ -8,7 +8,6 @@ float arithmetic: ints exactly, Decimals as they are, decimal strings parsed, an
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -18,7 +17,6 @@ from common.values import NotADate, NotADecimal, to_date, to_decimal
 from sampling.domain.errors import InvalidInput, UnknownTenant
 from sampling.domain.strength import CLASSIFIED_TENANTS, LabResult, Parameter
 
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 RESULT_FIELDS: tuple[str, ...] = ("sampled_on", *(p.value for p in Parameter))
 CLASSIFY_FIELDS: tuple[str, ...] = ("tenant", "as_of", "results")
 

@@ -27,7 +27,6 @@ Pleasant Prairie, ``fog`` at Grafton) are accepted and produce no line.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from datetime import date
 from decimal import Decimal
@@ -82,7 +81,6 @@ TENANT_ONLY: tuple[tuple[str, str], ...] = (
 """CONTRACTS.md: fields that belong to one tenant only; anywhere else they are an error."""
 SEWER_ONLY = ("account", "water_gallons", "strength")
 
-_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 EruOf = Callable[[Mapping[str, Any], PPStormwaterTariff], tuple[Decimal, Mapping[str, Any]]]
 """The stormwater service's ERU determination: (rounded ERU, derivation) of a raw parcel."""
