@@ -29,3 +29,13 @@ def test_dates_are_calendar_dates_written_iso() -> None:
             to_date(raw)
     with pytest.raises(NotADate, match="date-time"):
         to_date(datetime(2027, 2, 15, 8, 0))
+
+
+def test_month_addition_clamps_to_the_end_of_a_shorter_month() -> None:
+    from common.dates import add_months
+
+    assert add_months(date(2026, 1, 31), 1) == date(2026, 2, 28)
+    assert add_months(date(2028, 1, 31), 1) == date(2028, 2, 29)
+    assert add_months(date(2024, 2, 29), 24) == date(2026, 2, 28)  # PP-SEW-CAT-B-EXIT
+    assert add_months(date(2026, 11, 30), 3) == date(2027, 2, 28)  # a Grafton quarter
+    assert add_months(date(2025, 4, 1), -3) == date(2025, 1, 1)  # the quarter a cycle closes

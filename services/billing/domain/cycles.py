@@ -21,6 +21,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict
 
 from billing.events import BillingCycleStarted
 from common.clock import Clock
+from common.dates import add_months
 from common.errors import PermanentError
 
 # All four tenants are Wisconsin utilities; schedules run in this zone too (template.yaml).
@@ -66,11 +67,6 @@ class CycleRepository(Protocol):
 
 def local_date(at: datetime) -> date:
     return at.astimezone(UTILITY_TZ).date()
-
-
-def add_months(day: date, months: int) -> date:
-    index = day.year * 12 + (day.month - 1) + months
-    return date(index // 12, index % 12 + 1, 1)
 
 
 def period_ending(at: datetime, months: int) -> tuple[date, date]:

@@ -21,7 +21,6 @@ Choices shared by every tenant:
 
 from __future__ import annotations
 
-import calendar
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
@@ -29,6 +28,7 @@ from decimal import Decimal
 from enum import StrEnum
 from types import MappingProxyType
 
+from common.dates import add_months
 from sampling.domain.errors import InvalidInput, UnknownTenant
 
 
@@ -166,18 +166,6 @@ def exceedances(result: LabResult, limits: StrengthLimits) -> dict[Parameter, De
 def exceeds(result: LabResult, limits: StrengthLimits) -> bool:
     """True when any parameter is strictly above its limit (PP-SEW-CAT-B, GR-HIGH)."""
     return bool(exceedances(result, limits))
-
-
-def add_months(start: date, months: int) -> date:
-    """``start`` plus whole calendar months, clamped to the last day of a shorter month.
-
-    2024-02-29 + 24 months is 2026-02-28; 2025-01-31 + 1 month is 2025-02-28. The
-    anniversary never spills into the following month.
-    """
-    index = start.year * 12 + start.month - 1 + months
-    year, month_index = divmod(index, 12)
-    month = month_index + 1
-    return date(year, month, min(start.day, calendar.monthrange(year, month)[1]))
 
 
 # --- tenants and categories ------------------------------------------------------------
