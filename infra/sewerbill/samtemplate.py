@@ -75,6 +75,15 @@ class _OfflinePolicyLoader:
         return self._Map()
 
 
+def parameter_defaults(template: Mapping[str, Any]) -> dict[str, Any]:
+    """Each template Parameter's Default (parameters without one are left out)."""
+    return {
+        name: spec["Default"]
+        for name, spec in (template.get("Parameters") or {}).items()
+        if isinstance(spec, Mapping) and "Default" in spec
+    }
+
+
 def parameter_values(
     template: Mapping[str, Any],
     overrides: Mapping[str, Any] | None = None,
@@ -83,9 +92,7 @@ def parameter_values(
     account_id: str = DEFAULT_ACCOUNT_ID,
 ) -> dict[str, Any]:
     """Parameter defaults, then ``overrides``, then the pseudo parameters."""
-    values: dict[str, Any] = {
-        name: spec["Default"] for name, spec in template.get("Parameters", {}).items() if "Default" in spec
-    }
+    values = parameter_defaults(template)
     values.update(overrides or {})
     values.update(
         {

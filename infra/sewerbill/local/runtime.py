@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from sewerbill import samtemplate
 from sewerbill.local import template as templates
 from sewerbill.local.auth import LocalIssuer
 from sewerbill.local.clock import Firing, SimulatedClock
@@ -108,14 +109,16 @@ class LocalRuntime:
         """
         began = time.perf_counter()
         path = Path(template).resolve()
-        sam = templates.load(path)
-        params = templates.parameter_defaults(sam)
+        sam = samtemplate.load_template(path)
+        params = samtemplate.parameter_defaults(sam)
         params.update(parameters or {})
         stack_name = stack_name or f"sewerbill-{params.get('Stage', 'local')}"
         emulator = Emulator.start(emulator_mode)
         try:
             account = emulator.client("sts").get_caller_identity()["Account"]
-            cfn = templates.translate(path, dict(parameters or {}), emulator.region, account)
+            cfn = samtemplate.translate_template(
+                path, dict(parameters or {}), region=emulator.region, account_id=account
+            )
             gw_port = gateway_port
             if gateway:
                 # The gateway's URL is part of the stack (ApiEndpoint), so bind it first.

@@ -10,24 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sewerbill import samtemplate
-
-
-def load(path: Path) -> dict[str, Any]:
-    return samtemplate.load_template(path)
-
-
-def translate(path: Path, parameters: dict[str, Any], region: str, account: str) -> dict[str, Any]:
-    return samtemplate.translate_template(path, parameters, region=region, account_id=account)
-
-
-def parameter_defaults(template: dict[str, Any]) -> dict[str, Any]:
-    return {
-        name: spec["Default"]
-        for name, spec in (template.get("Parameters") or {}).items()
-        if isinstance(spec, dict) and "Default" in spec
-    }
-
 
 def code_dirs(sam_template: dict[str, Any], base: Path) -> dict[str, Path]:
     """Each serverless function's local code folder (its CodeUri, or the Globals one)."""
