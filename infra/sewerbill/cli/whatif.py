@@ -20,7 +20,7 @@ import typer
 
 from billing.domain.rating import RatingEngine, RatingError
 from billing.domain.rating.output import bill_to_contract
-from billing.domain.rating.scenario import parse_credit_percent, parse_scenario
+from billing.domain.rating.scenario import parcel_document, parse_credit_percent, parse_scenario
 from billing.stormwater_eru import eru_of
 from common.tariffs import (
     GraftonTariff,
@@ -41,7 +41,6 @@ from stormwater.domain import StormwaterError
 BAD_INPUT = 2
 STORMWATER = "pleasant-prairie-stormwater"
 ERU_FIELDS = ("tenant", "parcel")
-PARCEL_FIELDS = ("use", "area_sqft", "impervious_sqft", "woods_sqft", "excluded_sqft", "credit_percent")
 
 InputFile = Annotated[str, typer.Argument(help="JSON file, or - for stdin", show_default=False)]
 
@@ -120,17 +119,9 @@ def eru_document(document: Any, book: TariffBook) -> dict[str, Any]:
         raise BadInput("tenant: is required")
     if tenant != STORMWATER:
         raise BadInput(f"tenant: {tenant!r} has no ERUs (only {STORMWATER})")
-    parcel = document.get("parcel")
-    if parcel is None:
+    if document.get("parcel") is None:
         raise BadInput("parcel: is required")
-    if not isinstance(parcel, dict):
-        raise BadInput("parcel: must be an object")
-    for key in parcel:
-        if key not in PARCEL_FIELDS:
-            raise BadInput(f"parcel.{key}: unknown field (expected one of {', '.join(PARCEL_FIELDS)})")
-    for key in ("use", "area_sqft", "impervious_sqft"):
-        if parcel.get(key) is None:
-            raise BadInput(f"parcel.{key}: is required")
+    parcel = parcel_document(document["parcel"])
     tariff = book.versions(STORMWATER)[-1]
     assert isinstance(tariff, PPStormwaterTariff)
     determination = determine(parcel, tariff)

@@ -375,10 +375,7 @@ def _sewer(doc: Mapping[str, Any], tenant: str, start: date, end: date, book: Ta
 def _stormwater(
     doc: Mapping[str, Any], tenant: str, start: date, end: date, book: TariffBook, eru_of: EruOf
 ) -> RatingInput:
-    raw_parcel = _object(_required(doc, "parcel", "parcel", f" for tenant {tenant}"), "parcel")
-    _fields(raw_parcel, PARCEL_FIELDS, "parcel")
-    for key in ("use", "area_sqft", "impervious_sqft"):
-        _required(raw_parcel, key, f"parcel.{key}")
+    raw_parcel = parcel_document(_required(doc, "parcel", "parcel", f" for tenant {tenant}"))
     versions = [span.tariff for span in book.split(tenant, start, end)]
     tariff = versions[0]
     assert isinstance(tariff, PPStormwaterTariff)
@@ -393,6 +390,18 @@ def _stormwater(
         period_end=end,
         parcel=ParcelCharge(use=use, eru=eru, credit_percent=credit, eru_details=details),
     )
+
+
+def parcel_document(value: Any) -> Mapping[str, Any]:
+    """The CONTRACTS.md ``parcel`` object: known fields only, use and areas present.
+
+    Shared by ``preview`` and ``eru``; the stormwater domain then validates use and areas.
+    """
+    raw_parcel = _object(value, "parcel")
+    _fields(raw_parcel, PARCEL_FIELDS, "parcel")
+    for key in ("use", "area_sqft", "impervious_sqft"):
+        _required(raw_parcel, key, f"parcel.{key}")
+    return raw_parcel
 
 
 def parse_credit_percent(value: Any, use: str, cap: Decimal) -> Decimal:
