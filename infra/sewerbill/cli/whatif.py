@@ -29,6 +29,7 @@ from common.tariffs import (
     SullivanTariff,
     TariffBook,
     TariffError,
+    TariffNotInForce,
     default_tariffs_dir,
 )
 from sampling.domain import errors as sampling_errors
@@ -132,8 +133,10 @@ def eru_document(document: Any, book: TariffBook) -> dict[str, Any]:
 def classify_document(document: Any, book: TariffBook) -> dict[str, object]:
     """CONTRACTS.md `classify`: the sampling service's classification, with the tariff's limits."""
     request = parse_classify_request(document)
-    versions = book.versions(request.tenant)
-    tariff = next((t for t in reversed(versions) if t.effective_from <= request.as_of), versions[0])
+    try:
+        tariff = book.in_force(request.tenant, request.as_of)
+    except TariffNotInForce:  # as_of before the first version: its limits are the first known
+        tariff = book.versions(request.tenant)[0]
     limits: StrengthLimits | None = None
     if isinstance(tariff, PPSewerTariff | GraftonTariff | SullivanTariff):
         limits = limits_from_tariff(tariff)
