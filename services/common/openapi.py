@@ -45,9 +45,11 @@ def build_document(resolvers: Iterable[APIGatewayHttpResolver]) -> dict[str, Any
             document = part
             continue
         for path, operations in part.get("paths", {}).items():
-            if path in document["paths"]:
-                raise ValueError(f"two resolvers serve {path}")
-            document["paths"][path] = operations
+            served = document["paths"].setdefault(path, {})
+            for method, operation in operations.items():
+                if method in served:
+                    raise ValueError(f"two resolvers serve {method.upper()} {path}")
+                served[method] = operation
         for section, entries in part.get("components", {}).items():
             document.setdefault("components", {}).setdefault(section, {}).update(entries)
     return _normalise(document)

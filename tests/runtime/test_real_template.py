@@ -61,7 +61,10 @@ def test_health_route_and_openapi_on_the_gateway(real: LocalRuntime) -> None:
     with urllib.request.urlopen(real.gateway_url + "/health", timeout=10) as resp:  # noqa: S310
         assert resp.status == 200
     with urllib.request.urlopen(real.gateway_url + "/openapi.json", timeout=10) as resp:  # noqa: S310
-        assert "/tariffs/{tenant}" in json.loads(resp.read())["paths"]
+        served = json.loads(resp.read())
+    assert "/tariffs/{tenant}" in served["paths"]
+    # The gateway serves the document the repository keeps (CONTRACTS.md "HTTP API").
+    assert served == json.loads((REPO / "docs" / "openapi.json").read_text())
     req = urllib.request.Request(real.gateway_url + "/tariffs/pleasant-prairie-sewer")
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(req, timeout=10)  # noqa: S310

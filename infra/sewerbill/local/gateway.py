@@ -18,6 +18,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, urlsplit
 
+from common.openapi import build_document
 from sewerbill.local.auth import Forbidden, Unauthorized, gateway_claims, token_scopes
 from sewerbill.local.stack import Route
 
@@ -138,36 +139,26 @@ class Gateway:
         return event
 
     def openapi(self) -> dict[str, Any]:
-        """Merge the Powertools resolvers' OpenAPI documents of every HTTP function."""
-        doc: dict[str, Any] = {
-            "openapi": "3.1.0",
-            "info": {"title": self.runtime.stack.name, "version": "local"},
-            "paths": {},
-            "components": {"schemas": {}},
-        }
+        """The OpenAPI document of the HTTP functions' Powertools resolvers.
+
+        Built by ``common.openapi.build_document``, the same code that writes the committed
+        ``docs/openapi.json``, so the gateway serves what the repository documents. A
+        function without a resolver is still listed by its template routes.
+        """
+        resolvers: list[Any] = []
+        bare: list[str] = []
         for function in sorted({r.function for r in self.runtime.stack.routes}):
-            module = self.runtime.invoker.module(function)
-            app = getattr(module, "app", None)
-            part: dict[str, Any] | None = None
+            app = getattr(self.runtime.invoker.module(function), "app", None)
             if app is not None and hasattr(app, "get_openapi_json_schema"):
-                text = self.runtime.invoker.call_in_function(function, app.get_openapi_json_schema)
-                part = json.loads(text)
-            if part is None:  # no resolver: at least list the template's routes
-                part = {"paths": {}}
-                for route in self.runtime.stack.routes:
-                    if route.function == function and route.path != "$default":
-                        method = "get" if route.method == "ANY" else route.method.lower()
-                        part["paths"].setdefault(route.path, {})[method] = {"operationId": function}
-            for path, ops in (part.get("paths") or {}).items():
-                doc["paths"].setdefault(path, {}).update(ops)
-            for name, schema in ((part.get("components") or {}).get("schemas") or {}).items():
-                doc["components"]["schemas"][name] = schema
-        schemes = {
-            name: {"type": "http", "scheme": "bearer", "bearerFormat": "JWT"}
-            for name in self.runtime.stack.authorizers
-        }
-        if schemes:
-            doc["components"]["securitySchemes"] = schemes
+                resolvers.append(app)
+            else:
+                bare.append(function)
+        doc = build_document(resolvers) if resolvers else {"openapi": "3.1.0", "paths": {}}
+        doc.setdefault("info", {"title": self.runtime.stack.name, "version": "local"})
+        for route in self.runtime.stack.routes:
+            if route.function in bare and route.path != "$default":
+                method = "get" if route.method == "ANY" else route.method.lower()
+                doc["paths"].setdefault(route.path, {})[method] = {"operationId": route.function}
         return doc
 
 
