@@ -20,3 +20,17 @@ class TransientError(SewerbillError):
 
 class PermanentError(SewerbillError):
     """Retrying cannot help: bad input, unknown tenant, an object that no longer exists."""
+
+
+class FieldError(PermanentError, ValueError):
+    """Bad input that names the offending field as a dotted path (``account.meter_size``,
+    ``results[2].bod``), so the CLI and the HTTP API report it without parsing messages
+    (CONTRACTS.md: one clear message naming the field). ``str(error)`` is ``"<field>: <message>"``.
+
+    Each service's own error base subclasses it; code matches on the class, never the text.
+    """
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message

@@ -18,10 +18,11 @@ from typing import Annotated, Any, NoReturn
 
 import typer
 
-from billing.domain.rating import RatingEngine, RatingError
+from billing.domain.rating import RatingEngine
 from billing.domain.rating.output import bill_to_contract
 from billing.domain.rating.scenario import parcel_document, parse_credit_percent, parse_scenario
 from billing.stormwater_eru import eru_of
+from common.errors import FieldError
 from common.tariffs import (
     GraftonTariff,
     PPSewerTariff,
@@ -32,12 +33,10 @@ from common.tariffs import (
     TariffNotInForce,
     default_tariffs_dir,
 )
-from sampling.domain import errors as sampling_errors
 from sampling.domain.parsing import parse_classify_request
 from sampling.domain.strength import StrengthLimits, classify
 from sampling.tariffs import limits_from_tariff
 from stormwater.contract import determine
-from stormwater.domain import StormwaterError
 
 BAD_INPUT = 2
 STORMWATER = "pleasant-prairie-stormwater"
@@ -90,7 +89,7 @@ def _run(argument: str, source: str, command: Callable[[Any, TariffBook], Any]) 
         result = command(document, _book())
     except BadInput as exc:
         _fail(str(exc))
-    except (RatingError, StormwaterError, sampling_errors.SamplingError) as exc:
+    except FieldError as exc:
         _fail(f"{exc.field}: {exc.message}")
     except TariffError as exc:
         _fail(str(exc) if exc.field else f"input: {exc}")

@@ -6,10 +6,10 @@ Every error names the offending input as a dotted path (``results[2].bod``, ``as
 
 from __future__ import annotations
 
-from common.errors import PermanentError
+from common.errors import FieldError
 
 
-class SamplingError(PermanentError, ValueError):
+class SamplingError(FieldError):
     """Base of every sampling-domain error.
 
     Permanent (retrying cannot help: bad input, unknown tenant) and a ``ValueError``.
@@ -17,11 +17,6 @@ class SamplingError(PermanentError, ValueError):
     ``field`` is the dotted path of the offending input, ``message`` says what is wrong
     with it; ``str(error)`` is ``"<field>: <message>"``.
     """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 class InvalidInput(SamplingError):

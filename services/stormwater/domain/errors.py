@@ -7,18 +7,15 @@ requires ("one clear message that names the offending field") without parsing me
 
 from __future__ import annotations
 
+from common.errors import FieldError
 
-class StormwaterError(ValueError):
+
+class StormwaterError(FieldError):
     """Base of every stormwater domain error.
 
     ``field`` is the dotted path of the offending input; ``message`` says what is wrong
     with it. ``str(error)`` is ``"<field>: <message>"``, the CONTRACTS.md stderr form.
     """
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 class InvalidParcel(StormwaterError):

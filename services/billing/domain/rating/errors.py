@@ -7,14 +7,11 @@ one clear message naming the field. ``str(error)`` is ``"<field>: <message>"``.
 
 from __future__ import annotations
 
+from common.errors import FieldError
 
-class RatingError(ValueError):
+
+class RatingError(FieldError):
     """Base of every rating error. ``field`` is the dotted input path at fault."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
 
 
 class InvalidScenario(RatingError):
