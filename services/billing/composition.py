@@ -19,6 +19,7 @@ from billing.domain.cycles import (
 from billing.domain.usage import keep_consumption
 from billing.events import BillingCycleStarted
 from common.config import RuntimeClock, cold_start, load
+from common.handling import EventBridgeRejections, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
 from metering.events import ConsumptionDetermined
@@ -58,3 +59,8 @@ def outbox_publisher() -> OutboxPublisher:
 @cold_start
 def tariff_book() -> TariffBook:
     return TariffBook.load(load(ApiConfig).tariffs_dir)
+
+
+@cold_start
+def rejections() -> EventBridgeRejections:
+    return rejections_for("billing")

@@ -13,16 +13,16 @@ process at a new emulator endpoint.
 from __future__ import annotations
 
 import functools
-import os
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from common.clock import FixedClock, SystemClock
+from common.clock import RuntimeClock
 from common.errors import PermanentError
+
+__all__ = ["ConfigError", "FunctionConfig", "RuntimeClock", "cold_start", "load", "reset_cold_starts"]
 
 
 class ConfigError(PermanentError):
@@ -64,26 +64,3 @@ def cold_start(build: Callable[[], T]) -> Callable[[], T]:
 def reset_cold_starts() -> None:
     for cached in _COLD_STARTS:
         cached.cache_clear()
-
-
-SIMULATED_NOW_VARIABLE = "SEWERBILL_SIMULATED_NOW"
-
-
-class RuntimeClock:
-    """The clock a composition root hands to use cases.
-
-    In AWS it is the system clock. The local runtime sets ``SEWERBILL_SIMULATED_NOW`` around
-    each invocation to its simulated time, so a year of a utility can run in seconds with
-    every recorded instant on the simulated calendar. Read per call, not at cold start,
-    because the simulated time moves between invocations of a warm function.
-    """
-
-    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
-        self._environ = os.environ if environ is None else environ
-        self._system = SystemClock()
-
-    def now(self) -> datetime:
-        simulated = self._environ.get(SIMULATED_NOW_VARIABLE)
-        if simulated:
-            return FixedClock(datetime.fromisoformat(simulated)).now()
-        return self._system.now()

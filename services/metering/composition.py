@@ -8,6 +8,7 @@ from functools import partial
 import boto3
 
 from common.config import RuntimeClock, cold_start, load
+from common.handling import EventBridgeRejections, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariffs import TENANTS
 from metering.adapters.dynamodb import DynamoReadsRepository
@@ -38,3 +39,8 @@ def ingest() -> Callable[[ReadFile], IngestResult]:
 def outbox_publisher() -> OutboxPublisher:
     config = load(PublishOutboxConfig)
     return OutboxPublisher(boto3.client("events"), config.event_bus_name)
+
+
+@cold_start
+def rejections() -> EventBridgeRejections:
+    return rejections_for("metering")

@@ -45,13 +45,18 @@ def test_the_same_consumption_event_twice_changes_nothing(billing: Stack) -> Non
     assert billing.items("billing") == before
 
 
-def test_a_malformed_event_fails_alone(billing: Stack) -> None:
+def test_malformed_events_are_rejected_and_acknowledged_not_retried(billing: Stack) -> None:
     wrong_type = json.loads(eventbridge_body(consumption("GR-2")))
     wrong_type["detail-type"] = "SomethingElse"
     event = sqs_event(eventbridge_body(consumption("GR-1")), json.dumps(wrong_type), "{}")
     result = on_consumption_determined.lambda_handler(event, None)
-    assert result == {"batchItemFailures": [{"itemIdentifier": "m1"}, {"itemIdentifier": "m2"}]}
+    # Retrying cannot fix a malformed message: acknowledged (STYLE 11), and recorded as an event.
+    assert result == {"batchItemFailures": []}
     assert len(billing.state("billing")) == 1
+    rejected = [e for e in billing.captured() if e["detail-type"] == "MessageRejected"]
+    assert sorted(e["detail"]["message_id"] for e in rejected) == ["m1", "m2"]
+    assert {e["source"] for e in rejected} == {"sewerbill.billing"}
+    assert all(e["detail"]["error"] == "MalformedMessage" for e in rejected)
 
 
 def test_a_quarterly_cycle_records_the_quarter_just_ended_with_its_event(billing: Stack) -> None:
@@ -84,10 +89,12 @@ def test_a_replayed_cycle_schedule_changes_nothing(billing: Stack) -> None:
     assert billing.items("billing") == before
 
 
-def test_a_cycle_for_an_unknown_tenant_fails_without_touching_state(billing: Stack) -> None:
+def test_a_cycle_for_an_unknown_tenant_is_rejected_without_touching_state(billing: Stack) -> None:
     result = run_billing_cycle.lambda_handler(sqs_event(cycle("nowhere-sewer", "2026-10-01T11:00:00Z")), None)
-    assert result == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
+    assert result == {"batchItemFailures": []}
     assert billing.items("billing") == []
+    [rejected] = [e for e in billing.captured() if e["detail-type"] == "MessageRejected"]
+    assert "nowhere-sewer" in rejected["detail"]["reason"]
 
 
 def test_the_daily_assessment_is_recorded_once_per_local_day(billing: Stack) -> None:

@@ -162,20 +162,26 @@ def test_an_object_deleted_before_it_was_read_is_rejected_not_retried(metering: 
     assert rejected["rejections"][0]["column"] == "(file)"
 
 
-def test_only_the_failing_message_of_a_batch_is_reported(metering: Stack) -> None:
+def test_a_message_that_is_not_an_upload_is_rejected_and_the_rest_of_the_batch_kept(
+    metering: Stack,
+) -> None:
     good = metering.put_upload("reads/q3.csv", GOOD.encode())
     event = sqs_event(json.dumps(good), "this is not an EventBridge event")
 
     result = on_read_file_uploaded.lambda_handler(event, None)
 
-    assert result == {"batchItemFailures": [{"itemIdentifier": "m1"}]}
+    assert result == {"batchItemFailures": []}
     assert len(consumptions(metering)) == 3
+    [rejected] = [e for e in metering.captured() if e["detail-type"] == "MessageRejected"]
+    assert rejected["detail"]["message_id"] == "m1"
 
 
 def test_an_upload_from_another_bucket_is_refused(metering: Stack) -> None:
     result = handle(object_created("reads/q3.csv", "abc", 10, bucket="someone-elses-bucket"))
-    assert result == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
+    assert result == {"batchItemFailures": []}
     assert metering.items("metering") == []
+    [rejected] = [e for e in metering.captured() if e["detail-type"] == "MessageRejected"]
+    assert "someone-elses-bucket" in rejected["detail"]["reason"]
 
 
 def test_moto_s3_eventbridge_notifications_parse(metering: Stack) -> None:

@@ -1,21 +1,34 @@
-"""Use cases get their time from the composition root's clock, which follows the local
-runtime's simulated clock when one is set (DESIGN: time is an input)."""
+"""Use cases get their time from the composition root's clock: the system clock in AWS,
+and the local runtime's simulated clock only when the runtime installs it in-process
+(DESIGN: time is an input). No environment variable can move it."""
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
-from common.config import RuntimeClock
+import pytest
+
+from common import clock as clock_module
+from common.clock import FixedClock, RuntimeClock
 
 
-def test_runtime_clock_follows_the_simulated_time_when_set() -> None:
-    env = {"SEWERBILL_SIMULATED_NOW": "2025-04-01T11:00:00+00:00"}
-    clock = RuntimeClock(env)
+@pytest.fixture(autouse=True)
+def _uninstall() -> Iterator[None]:
+    yield
+    clock_module.install(None)
+
+
+def test_runtime_clock_follows_an_installed_clock() -> None:
+    simulated = FixedClock(datetime(2025, 4, 1, 11, 0, tzinfo=UTC))
+    clock_module.install(simulated)
+    clock = RuntimeClock()
     assert clock.now() == datetime(2025, 4, 1, 11, 0, tzinfo=UTC)
-    env["SEWERBILL_SIMULATED_NOW"] = "2025-07-01T11:00:00+00:00"  # the runtime moved on
+    simulated.set(datetime(2025, 7, 1, 11, 0, tzinfo=UTC))  # the runtime moved on
     assert clock.now() == datetime(2025, 7, 1, 11, 0, tzinfo=UTC)
 
 
-def test_runtime_clock_is_the_system_clock_in_aws() -> None:
+def test_no_environment_variable_moves_a_deployed_functions_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SEWERBILL_SIMULATED_NOW", "2001-01-01T00:00:00+00:00")
     before = datetime.now(UTC)
-    now = RuntimeClock({}).now()
+    now = RuntimeClock().now()
     assert before <= now <= datetime.now(UTC)
     assert now.tzinfo is not None

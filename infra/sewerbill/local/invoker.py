@@ -69,8 +69,12 @@ class Invoker:
         region: str,
         account: str,
         isolate_modules: bool = True,
+        clock: Any = None,
     ) -> None:
         self.functions = functions
+        # The simulated clock, installed into each function's own copy of common.clock at its
+        # cold start (deployed code never installs one: it runs on the system clock).
+        self.clock = clock
         self.base_env = base_env
         self.region = region
         self.account = account
@@ -156,9 +160,18 @@ class Invoker:
                 module_name, _, attr = fn.handler.rpartition(".")
                 with self._patched_env(fn), self._function_modules(fn):
                     module = importlib.import_module(module_name)
+                    if self.clock is not None:
+                        self._install_clock()
                 self._entry_modules[logical_id] = module
                 self._handlers[logical_id] = getattr(module, attr)
             return self._handlers[logical_id]
+
+    def _install_clock(self) -> None:
+        try:
+            clock_module = importlib.import_module("common.clock")
+        except ImportError:  # a function whose code has no common package
+            return
+        clock_module.install(self.clock)
 
     def module(self, logical_id: str) -> ModuleType:
         self.handler(logical_id)

@@ -56,7 +56,12 @@ class LocalRuntime:
         self.issuer = LocalIssuer()
         self.dead_letters: list[DeadLetter] = []
         self.invoker = Invoker(
-            stack.functions, self._function_env, stack.region, stack.account, isolate_modules=isolate_modules
+            stack.functions,
+            self._function_env,
+            stack.region,
+            stack.account,
+            isolate_modules=isolate_modules,
+            clock=_SimulatedNow(self),
         )
         self._sqs = emulator.client("sqs")
         self._pollers: list[SqsPoller | StreamPoller] = [
@@ -206,10 +211,7 @@ class LocalRuntime:
         return self.invoker.environment(self.stack.functions[logical_id])
 
     def _function_env(self) -> dict[str, str]:
-        env = self.emulator.function_env()
-        # Handlers that want local time travel may read it (their config model, not domain code).
-        env["SEWERBILL_SIMULATED_NOW"] = self.clock.now.isoformat() if hasattr(self, "clock") else ""
-        return env
+        return self.emulator.function_env()
 
     # --- actions ----------------------------------------------------------------------------
     def upload(self, bucket: str, key: str, data: bytes | str, drain: bool = True) -> None:
@@ -403,3 +405,13 @@ def _invocation(i: Invocation) -> dict[str, Any]:
         "error": i.error,
         "duration_ms": round(i.duration_ms, 1),
     }
+
+
+class _SimulatedNow:
+    """What the runtime installs as every function's clock (common.clock.install)."""
+
+    def __init__(self, runtime: LocalRuntime) -> None:
+        self._runtime = runtime
+
+    def now(self) -> datetime:
+        return self._runtime.clock.now

@@ -9,17 +9,15 @@ from __future__ import annotations
 from typing import Any
 
 from aws_lambda_powertools import Logger
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from billing import composition
+from common.handling import consume_sqs
 from common.messages import parse_event
 from metering.events import ConsumptionDetermined
 
 logger = Logger()
-# Always answer with batchItemFailures, even when every record failed.
-processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 def record_handler(record: SQSRecord) -> None:
@@ -31,6 +29,4 @@ def record_handler(record: SQSRecord) -> None:
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
-    return process_partial_response(
-        event=event, record_handler=record_handler, processor=processor, context=context
-    )
+    return consume_sqs(event, context, record_handler, rejections=composition.rejections())
