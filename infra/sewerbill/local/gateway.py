@@ -153,7 +153,7 @@ class Gateway:
                 resolvers.append(app)
             else:
                 bare.append(function)
-        doc = build_document(resolvers) if resolvers else {"openapi": "3.1.0", "paths": {}}
+        doc: dict[str, Any] = build_document(resolvers) if resolvers else {"openapi": "3.1.0", "paths": {}}
         doc.setdefault("info", {"title": self.runtime.stack.name, "version": "local"})
         for route in self.runtime.stack.routes:
             if route.function in bare and route.path != "$default":
