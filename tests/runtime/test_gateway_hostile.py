@@ -308,3 +308,14 @@ def test_the_same_claims_signed_properly_are_accepted(rt: LocalRuntime) -> None:
     # The control case of the forgeries above: only the forged part made them fail.
     status, body = get(rt, "/things/acme", rt.issuer.sign(_claims(rt)))
     assert status == 200 and body["tenant"] == "acme"
+
+
+def test_a_gateway_bug_is_a_500_without_the_exception_text(
+    rt: LocalRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> dict[str, Any]:
+        raise RuntimeError("secret detail /home/app/key.pem")
+
+    monkeypatch.setattr(rt.gateway, "openapi", broken)
+    status, body = get(rt, "/openapi.json")
+    assert (status, body) == (500, {"message": "Internal Server Error"})
