@@ -226,3 +226,20 @@ class LambdaContext:
 def lambda_context(function_name: str = "test-function") -> LambdaContext:
     """A fresh context per invocation, as Lambda gives (handlers decorated with @observed need one)."""
     return LambdaContext(function_name)
+
+
+def rejections(stack: Stack) -> list[dict[str, Any]]:
+    """MessageRejected events a consumer recorded in its service's outbox (every table), shaped
+    as the bus delivers them (``source``, ``detail-type``, ``detail``)."""
+    found: list[dict[str, Any]] = []
+    for service in TABLES:
+        for item in stack.outbox(service):
+            if item["detail_type"] == "MessageRejected":
+                found.append(
+                    {
+                        "source": item["source"],
+                        "detail-type": item["detail_type"],
+                        "detail": json.loads(item["detail"]),
+                    }
+                )
+    return found

@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 import pytest
-from handler_support import Stack, eventbridge_body, lambda_context, sqs_event
+from handler_support import Stack, eventbridge_body, lambda_context, rejections, sqs_event
 
 from billing.handlers import on_consumption_determined, run_billing_cycle
 from billing.handlers import publish_outbox as billing_publish_outbox
@@ -148,7 +148,7 @@ def test_a_rejection_is_counted_and_carries_the_rejected_events_correlation_id(
     result = on_consumption_determined.lambda_handler(sqs_event(json.dumps(body)), lambda_context())
 
     assert result == {"batchItemFailures": []}
-    [rejected] = [e for e in billing.captured() if e["detail-type"] == "MessageRejected"]
+    [rejected] = rejections(billing)
     assert rejected["detail"]["correlation_id"] == "upload-42"
     printed = out.readouterr().out
     assert metric_values(printed)[Counts.MESSAGES_REJECTED] == 1
