@@ -32,7 +32,8 @@ def rt() -> Iterator[LocalRuntime]:
     with LocalRuntime.start(
         REPO / "template.yaml",
         start_time=datetime(2025, 2, 1, tzinfo=UTC),
-        parameters={"TariffsDir": str(REPO / "infra" / "tariffs")},
+        # Its own stage, so its names do not meet another module's stack on the same moto.
+        parameters={"TariffsDir": str(REPO / "infra" / "tariffs"), "Stage": "failures"},
         stack_name="failures",
     ) as runtime:
         yield runtime
