@@ -346,6 +346,7 @@ def test_classify_contract_example(sewerbill):
         "category": "B",
         "since": "2025-01-15",
         "history": [{"from": "2025-01-15", "category": "B"}],
+        "basis": {"sampled_on": "2025-01-15", "bod": "220", "tss": "150", "phosphorus": "4", "fog": "40"},
     }
 
 
