@@ -268,9 +268,9 @@ def test_eru_of_the_standard_parcel(cli):
     assert run.json == {
         "eru": "1.00",
         "composite_cn": "78.3704",
-        "runoff_in": "0.4983",
-        "runoff_cuft": "627.03",
-        "standard_runoff_cuft": "627.03",
+        "runoff_in": "0.498285",
+        "runoff_cuft": "627.0084",
+        "standard_runoff_cuft": "627.0084",
         "counted_area_sqft": "15100",
         "exempt": False,
     }
