@@ -469,6 +469,8 @@ def test_classify_grafton(cli):
     run = cli("classify", document)
     assert run.code == 0, run.stderr
     assert run.json["category"] == "high"
+    # TKN 25 > 20: the surcharge basis is that result (only what was measured is shown).
+    assert run.json["basis"] == {"sampled_on": "2026-02-01", "tkn": "25"}
 
 
 @pytest.mark.parametrize(

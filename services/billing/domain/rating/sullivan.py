@@ -143,7 +143,8 @@ class SullivanRecCharge:
         """
         if units is not None:
             return units
-        require_rec_units(residential, units)
+        if not residential:
+            require_rec_units(residential, units)  # raises: no nonresidential default
         return dwellings * rates.rec_residential
 
     def lines(
@@ -252,7 +253,8 @@ class SullivanRater:
         if total_recs is None or total_recs <= 0:
             raise InvalidScenario("total_recs", f"is required for tenant {TENANT} and must be above 0")
         violation_days = inp.bod900_violation_days
-        check_violation_days(violation_days, plan.period_days)
+        if violation_days > plan.period_days:  # checked inline first: the hot path makes no call
+            check_violation_days(violation_days, plan.period_days)
         gallons = inp.water_gallons if inp.water_gallons is not None else ZERO
         out: list[BillLine] = []
         self.use.lines(plan, gallons, out)
