@@ -21,8 +21,6 @@ from billing.domain.rating.proration import NO_FUNDS, Plan, funds_of, line, new_
 from common.money import round_line
 
 ZERO = Decimal(0)
-
-
 PARAMETER_NAMES = {"bod": "BOD", "tss": "TSS", "phosphorus": "phosphorus", "tkn": "TKN", "fog": "FOG"}
 
 
