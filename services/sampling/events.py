@@ -158,3 +158,140 @@ class SamplingCostCharged(Event):
     sample_ids: tuple[str, ...] = ()
     lab_invoice_reference: str | None = None
     tariff_version: str | None = None
+
+
+# --- lab files, resamples, satellite systems, annual reports --------------------------------
+
+
+class LabLineRejection(_Part):
+    """One line of a lab file not taken in; ``line`` 1 is the header, 0 the whole file."""
+
+    line: int = Field(ge=0)
+    column: str
+    reason: str
+
+
+class LabFileTakenIn(Event):
+    """A lab file under ``lab/`` was taken in: counts, and the rejected lines.
+
+    At most ``MAX_INLINE`` rejections travel in the event; every one of them is in the
+    report at ``report_key`` in the uploads bucket (claim check), written before this event.
+    """
+
+    MAX_INLINE: ClassVar[int] = 20
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("file_id",)
+
+    file_key: str
+    file_id: str
+    accepted: int = Field(ge=0)
+    repeated: int = Field(ge=0)
+    rejected: int = Field(ge=0)
+    rejections: tuple[LabLineRejection, ...] = ()
+    report_key: str | None = None
+    accounts_classified: int = Field(ge=0, default=0)
+
+
+class ResampleFlagged(Event):
+    """PP-SEW-RESAMPLE: a result far from the account's history or out of range; resample it."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "sample_id")
+
+    tenant: str
+    account_id: str
+    sample_id: str
+    sampled_on: date
+    rule_id: Literal["PP-SEW-RESAMPLE"] = "PP-SEW-RESAMPLE"
+    reasons: tuple[str, ...]
+
+
+class ResampleDecided(Event):
+    """PP-SEW-RESAMPLE: staff chose the original, the resample, or the average of the two."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "original_sample_id")
+
+    tenant: str
+    account_id: str
+    original_sample_id: str
+    resample_id: str
+    decision: Literal["original", "resample", "average"]
+    decided_by: str
+    reason: str
+    rule_id: Literal["PP-SEW-RESAMPLE"] = "PP-SEW-RESAMPLE"
+
+
+class SatelliteResultsDueSoon(Event):
+    """PP-SEW-SAT-SAMPLE: a satellite system's certified results are due soon (reminder)."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "sample_id")
+
+    tenant: str
+    account_id: str
+    sample_id: str
+    sampled_on: date
+    due_on: date
+    rule_id: Literal["PP-SEW-SAT-SAMPLE"] = "PP-SEW-SAT-SAMPLE"
+
+
+class SatelliteResultsOverdue(Event):
+    """PP-SEW-SAT-SAMPLE: the 18-working-day deadline passed without delivery (a breach)."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "sample_id")
+
+    tenant: str
+    account_id: str
+    sample_id: str
+    sampled_on: date
+    due_on: date
+    recorded_on: date
+    rule_id: Literal["PP-SEW-SAT-SAMPLE"] = "PP-SEW-SAT-SAMPLE"
+
+
+class SatelliteResampleRequestDecided(Event):
+    """PP-SEW-SAT-RESAMPLE: a resample request accepted (within 3 days) or refused, with dates."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "sample_id", "requested_on")
+
+    tenant: str
+    account_id: str
+    sample_id: str
+    accepted: bool
+    delivered_on: date
+    requested_on: date
+    last_day: date
+    reason: str
+    rule_id: Literal["PP-SEW-SAT-RESAMPLE"] = "PP-SEW-SAT-RESAMPLE"
+
+
+class AnnualReportReceived(Event):
+    """PP-SEW-REPORT: a discharger's annual report for ``year`` was received."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "account_id", "year")
+
+    tenant: str
+    account_id: str
+    year: int
+    received_on: date
+    due_on: date
+    late: bool
+    rule_id: Literal["PP-SEW-REPORT"] = "PP-SEW-REPORT"
+
+
+class AnnualReportReminderDue(Event):
+    """PP-SEW-REPORT: remind a discharger who has not filed the report due on ``due_on``."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "account_id", "year", "reminder_on")
+
+    tenant: str
+    account_id: str
+    year: int
+    due_on: date
+    reminder_on: date
+    rule_id: Literal["PP-SEW-REPORT"] = "PP-SEW-REPORT"
