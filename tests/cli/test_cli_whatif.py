@@ -268,9 +268,9 @@ def test_eru_of_the_standard_parcel(cli):
     assert run.json == {
         "eru": "1.00",
         "composite_cn": "78.3704",
-        "runoff_in": "0.4983",
-        "runoff_cuft": "627.03",
-        "standard_runoff_cuft": "627.03",
+        "runoff_in": "0.498285",
+        "runoff_cuft": "627.0084",
+        "standard_runoff_cuft": "627.0084",
         "counted_area_sqft": "15100",
         "exempt": False,
     }
@@ -346,6 +346,7 @@ def test_classify_contract_example(sewerbill):
         "category": "B",
         "since": "2025-01-15",
         "history": [{"from": "2025-01-15", "category": "B"}],
+        "basis": {"sampled_on": "2025-01-15", "bod": "220", "tss": "150", "phosphorus": "4", "fog": "40"},
     }
 
 
