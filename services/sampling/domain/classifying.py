@@ -5,10 +5,10 @@ Runs the existing pure rules (:func:`sampling.domain.strength.classify`, SU-BOD9
 into :class:`~sampling.events.StrengthClassified` or, when the category moved,
 :class:`~sampling.events.StrengthCategoryChanged`.
 
-The basis (the concentrations billed while the user is above normal) is the most recent
-exceeding result up to ``as_of`` (PP-SEW-SURCHARGE: a newer exceeding result replaces it,
-compliant results inside the 24 months do not lower it; GR-HIGH / SU-SURCHARGE: the latest
-result, which exceeds while the user is high), and ``None`` in the normal category.
+The basis (the concentrations billed while the user is above normal) is the classification's
+own ``basis`` (:mod:`sampling.domain.strength`, from branch fidelity: the most recent
+exceeding result up to ``as_of``, PP-SEW-SURCHARGE), ``None`` in the normal category; the
+event adds the ids of the samples it comes from.
 """
 
 from __future__ import annotations
@@ -59,34 +59,35 @@ def billing_period(day: date, months: int) -> tuple[date, date]:
     return start, add_months(start, months)
 
 
-def basis_of(final: Sequence[FinalResult], as_of: date, limits: StrengthLimits) -> FinalResult | None:
-    """The most recent exceeding result on or before ``as_of`` (module docstring)."""
-    exceeding = [f for f in final if f.result.sampled_on <= as_of and exceeds(f.result, limits)]
-    return max(exceeding, key=lambda f: f.result.sampled_on) if exceeding else None
-
-
-def _basis(found: FinalResult | None) -> StrengthBasis | None:
-    if found is None:
+def _basis(
+    basis: LabResult | None, final: Sequence[FinalResult], limits: StrengthLimits
+) -> StrengthBasis | None:
+    """The classification's basis with the ids of the exceeding samples of its day."""
+    if basis is None:
         return None
-    r = found.result
+    ids = tuple(
+        sample_id
+        for f in final
+        if f.result.sampled_on == basis.sampled_on and exceeds(f.result, limits)
+        for sample_id in f.sample_ids
+    )
     return StrengthBasis(
-        sampled_on=r.sampled_on,
-        sample_ids=found.sample_ids,
-        bod=r.bod,
-        tss=r.tss,
-        phosphorus=r.phosphorus,
-        tkn=r.tkn,
-        fog=r.fog,
+        sampled_on=basis.sampled_on,
+        sample_ids=ids,
+        bod=basis.bod,
+        tss=basis.tss,
+        phosphorus=basis.phosphorus,
+        tkn=basis.tkn,
+        fog=basis.fog,
     )
 
 
-def _reason(result: FinalResult | None, limits: StrengthLimits) -> str:
+def _reason(result: LabResult | None, limits: StrengthLimits) -> str:
     if result is None:
         return "no exceeding result"
-    over = exceedances(result.result, limits)
+    over = exceedances(result, limits)
     return "; ".join(
-        f"{p.value} {result.result.concentration(p)} mg/l > {limits.limit(p)} ({limits.rule_id})"
-        for p in over
+        f"{p.value} {result.concentration(p)} mg/l > {limits.limit(p)} ({limits.rule_id})" for p in over
     )
 
 
@@ -120,7 +121,7 @@ def classify_account(
     else:
         outcome = classify(tenant, lab_results, as_of, limits)
     normal = outcome.category in NORMAL_CATEGORIES
-    basis = None if normal else basis_of(results, as_of, limits)
+    basis = outcome.basis
 
     reassignment = None
     if outcome.category != previous_category and outcome.history:
@@ -170,7 +171,7 @@ def classify_account(
         "since": outcome.since,
         "effective_from": effective_from,
         "limits_rule_id": limits.rule_id,
-        "basis": _basis(basis),
+        "basis": _basis(basis, results, limits),
         "history": tuple(
             CategoryPeriod(
                 from_date=c.from_date,
