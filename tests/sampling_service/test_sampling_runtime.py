@@ -8,25 +8,16 @@ outbox publisher and the custom bus, where a capture rule of this test receives 
 from __future__ import annotations
 
 import json
-import urllib.error
-import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Any
 
 import pytest
+from runtime_support import FIXTURES, HEADER, PP, REPO, call, captured, sampling_items, start_capture
 
 from sewerbill.local import LocalRuntime
 
 pytestmark = pytest.mark.integration
 
-REPO = Path(__file__).resolve().parents[2]
-FIXTURES = REPO / "tests" / "fixtures" / "events"
-PP = "pleasant-prairie-sewer"
-HEADER = (
-    "tenant,sample_id,account_id,collected_on,parameter,value,units,analysed_on,lab,kind,resample_of,method\n"
-)
 LAB_FILE = HEADER + (
     # line 2-5: PP-0002's January sample, BOD 220 > 180 -> Category B (PP-SEW-CAT-B)
     f"{PP},LAB-2025-0115-01,PP-0002,2025-01-15,bod,220,mg/l,2025-01-17,Acme Labs,routine,,SM 5210B\n"
@@ -54,48 +45,7 @@ def rt() -> Iterator[LocalRuntime]:
 
 @pytest.fixture(scope="module")
 def capture(rt: LocalRuntime) -> str:
-    """A queue receiving every sewerbill.sampling event on the custom bus."""
-    sqs = rt.client("sqs")
-    url = sqs.create_queue(QueueName="sampling-capture")["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    bus = rt.resource("EventBus")
-    events = rt.client("events")
-    events.put_rule(
-        Name="sampling-capture", EventBusName=bus, EventPattern=json.dumps({"source": ["sewerbill.sampling"]})
-    )
-    events.put_targets(Rule="sampling-capture", EventBusName=bus, Targets=[{"Id": "q", "Arn": arn}])
-    return str(url)
-
-
-def captured(rt: LocalRuntime, url: str) -> list[dict[str, Any]]:
-    sqs = rt.client("sqs")
-    found: list[dict[str, Any]] = []
-    while messages := sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", []):
-        for m in messages:
-            found.append(json.loads(m["Body"]))
-            sqs.delete_message(QueueUrl=url, ReceiptHandle=m["ReceiptHandle"])
-    return found
-
-
-def call(rt: LocalRuntime, method: str, path: str, body: Any = None, tenants: tuple[str, ...] = (PP,)) -> Any:
-    token = rt.mint_token(sub="clerk-anna", claims={"role": "staff", "tenants": list(tenants)})
-    req = urllib.request.Request(
-        rt.gateway_url + path,
-        data=None if body is None else json.dumps(body).encode(),
-        method=method,
-        headers={"authorization": f"Bearer {token}", "content-type": "application/json"},
-    )
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - loopback gateway
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as err:
-        return err.code, json.loads(err.read())
-
-
-def sampling_items(rt: LocalRuntime) -> list[dict[str, Any]]:
-    ddb = rt.client("dynamodb")
-    pages = ddb.get_paginator("scan").paginate(TableName=rt.resource("SamplingTable"))
-    return sorted((i for p in pages for i in p["Items"]), key=lambda i: (i["pk"]["S"], i["sk"]["S"]))
+    return start_capture(rt)
 
 
 def test_a_lab_upload_reclassifies_a_pp_account_and_the_event_reaches_the_bus(
