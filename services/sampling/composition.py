@@ -8,7 +8,7 @@ from functools import partial
 import boto3
 
 from common.config import RuntimeClock, cold_start, load
-from common.handling import EventBridgeRejections, rejections_for
+from common.handling import MessageRejected, RejectionSink
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
 from sampling.adapters.dynamodb import DynamoSamplingRepository
@@ -61,6 +61,23 @@ def outbox_publisher() -> OutboxPublisher:
     return OutboxPublisher(boto3.client("events"), load(PublishOutboxConfig).event_bus_name)
 
 
+class RetainedRejections:
+    """``common.handling``'s rejection sink on sampling's table, with X-RETENTION's 7 years.
+
+    (``common.handling.OutboxRejections`` gives outbox items the 7-day TTL of other
+    services; no sampling item may expire sooner than 7 years.)
+    """
+
+    service = "sampling"
+
+    def __init__(self, repo: DynamoSamplingRepository) -> None:
+        self.clock = RuntimeClock()
+        self._repo = repo
+
+    def reject(self, rejection: MessageRejected) -> None:
+        self._repo.record_rejection(rejection)
+
+
 @cold_start
-def rejections() -> EventBridgeRejections:
-    return rejections_for("sampling")
+def rejections() -> RejectionSink:
+    return RetainedRejections(repository())

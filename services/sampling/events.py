@@ -27,6 +27,7 @@ from typing import ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from common.events import Event
+from common.reports import Report
 
 SOURCE = "sewerbill.sampling"
 
@@ -175,7 +176,8 @@ class LabFileTakenIn(Event):
     """A lab file under ``lab/`` was taken in: counts, and the rejected lines.
 
     At most ``MAX_INLINE`` rejections travel in the event; every one of them is in the
-    report at ``report_key`` in the uploads bucket (claim check), written before this event.
+    report (``common.reports``: JSON lines at ``report_key`` in the uploads bucket, counts
+    by column), written before this event (claim check).
     """
 
     MAX_INLINE: ClassVar[int] = 20
@@ -190,6 +192,7 @@ class LabFileTakenIn(Event):
     rejections: tuple[LabLineRejection, ...] = ()
     report_key: str | None = None
     accounts_classified: int = Field(ge=0, default=0)
+    report: Report | None = None
 
 
 class ResampleFlagged(Event):

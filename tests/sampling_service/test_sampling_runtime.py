@@ -98,11 +98,14 @@ def test_a_lab_upload_reclassifies_a_pp_account_and_the_event_reaches_the_bus(
     # Bad rows are reported with their line numbers and reasons; the good ones were kept.
     summary = events["LabFileTakenIn"]["detail"]
     assert (summary["accepted"], summary["rejected"]) == (4, 5)
-    report = json.loads(
+    assert summary["report"]["counts"] == {"account_id": 1, "collected_on": 1, "units": 1, "value": 2}
+    body = (
         rt.client("s3")
         .get_object(Bucket=rt.resource("UploadsBucket"), Key=summary["report_key"])["Body"]
         .read()
+        .decode()
     )
+    report = {"rejections": [json.loads(line) for line in body.splitlines()]}
     reasons = {r["line"]: (r["column"], r["reason"]) for r in report["rejections"]}
     assert sorted(reasons) == [6, 7, 8, 9, 10]
     assert reasons[6][0] == "account_id" and "not known to sampling" in reasons[6][1]

@@ -42,6 +42,7 @@ from common.dynamo import (
 )
 from common.errors import TransientError
 from common.events import Event
+from common.handling import MessageRejected
 from common.outbox import outbox_item
 from sampling.domain.intake import LabFile, StoredSample
 from sampling.domain.lab_files import LabRow
@@ -100,6 +101,17 @@ class DynamoSamplingRepository:
                 return False
             raise TransientError("a sampling item changed concurrently; retry") from exc
         return True
+
+    def record_rejection(self, rejection: MessageRejected) -> None:
+        """A rejected message in the outbox (published as ``sewerbill.sampling``), kept 7 years."""
+        item = self._outbox(rejection)["Put"]
+        item["Item"]["source"] = {"S": "sewerbill.sampling"}
+        try:
+            self._client.put_item(**item)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return  # recorded by an earlier delivery of the same message
+            raise TransientError(f"could not record MessageRejected: {exc}") from exc
 
     # --- files ----------------------------------------------------------------------------
     def file_seen(self, file_id: str) -> bool:

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from botocore.exceptions import ClientError
 
 from common.errors import TransientError
+from common.reports import Report, write_report
 from sampling.domain.intake import ObjectMissing
-
-MAX_REPORT_BYTES = 5 * 1024 * 1024
 
 
 class S3Objects:
@@ -32,12 +30,16 @@ class S3Objects:
         data: bytes = resp["Body"].read()
         return data
 
-    def write_report(self, key: str, body: Mapping[str, object]) -> str:
-        data = json.dumps(body, indent=1, default=str).encode()
-        if len(data) > MAX_REPORT_BYTES:
-            raise ValueError(f"report {key} is {len(data)} bytes")
+    def write_rejections(self, file_id: str, rows: Iterable[Mapping[str, Any]]) -> Report:
+        """The rejected lines of a lab file, whole, at ``reports/sampling/lab/<file_id>/rejections.jsonl``."""
         try:
-            self._client.put_object(Bucket=self._bucket, Key=key, Body=data, ContentType="application/json")
+            return write_report(
+                self._client,
+                bucket=self._bucket,
+                service="sampling",
+                parts=("lab", file_id, "rejections"),
+                rows=rows,
+                count_by="column",
+            )
         except ClientError as exc:
-            raise TransientError(f"writing s3://{self._bucket}/{key}: {exc}") from exc
-        return key
+            raise TransientError(f"writing the rejection report of {file_id}: {exc}") from exc

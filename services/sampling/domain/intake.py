@@ -14,7 +14,7 @@ between is repaired by the redelivery, which finds the stored results and skips 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -26,6 +26,7 @@ from common.errors import PermanentError
 from common.events import Event
 from common.ids import content_digest
 from common.money import round_line
+from common.reports import Report
 from sampling.domain.classifying import classify_account
 from sampling.domain.lab_files import LabRow, LineRejection, SampleKind, parse_lab_file
 from sampling.domain.policy import Policies, TenantPolicy
@@ -72,8 +73,8 @@ class ObjectStore(Protocol):
 
 
 class ReportStore(Protocol):
-    def write_report(self, key: str, body: Mapping[str, object]) -> str:
-        """Write a JSON report; returns its key."""
+    def write_rejections(self, file_id: str, rows: Iterable[Mapping[str, object]]) -> Report:
+        """Write a file's rejected lines whole to S3 (claim check); returns the pointer."""
         ...
 
 
@@ -120,10 +121,6 @@ class IntakeResult:
     rejected_lines: tuple[int, ...] = ()
     classified: tuple[str, ...] = ()
     report_key: str | None = None
-
-
-def report_key_for(file_id: str) -> str:
-    return f"reports/sampling/lab/{file_id}.json"
 
 
 def ingest_lab_file(
@@ -178,16 +175,10 @@ def ingest_lab_file(
     repo.publish(events)
 
     rejections.sort(key=lambda r: (r.line, r.column))
-    report_key = None
+    report = None
     if rejections:
-        report_key = reports.write_report(
-            report_key_for(file_id),
-            {
-                "file_key": file.key,
-                "file_id": file_id,
-                "rejected": len(rejections),
-                "rejections": [{"line": r.line, "column": r.column, "reason": r.reason} for r in rejections],
-            },
+        report = reports.write_rejections(
+            file_id, ({"line": r.line, "column": r.column, "reason": r.reason} for r in rejections)
         )
     summary = LabFileTakenIn(
         occurred_at=now,
@@ -200,7 +191,8 @@ def ingest_lab_file(
             LabLineRejection(line=r.line, column=r.column, reason=r.reason[:500])
             for r in rejections[: LabFileTakenIn.MAX_INLINE]
         ),
-        report_key=report_key,
+        report_key=report.key if report else None,
+        report=report,
         accounts_classified=len(classified),
     )
     repo.record_file(file, file_id, summary)
@@ -210,7 +202,7 @@ def ingest_lab_file(
         repeated=repeated,
         rejected_lines=tuple(r.line for r in rejections),
         classified=tuple(classified),
-        report_key=report_key,
+        report_key=report.key if report else None,
     )
 
 
