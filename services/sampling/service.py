@@ -92,6 +92,9 @@ class SamplingService:
             satellite=bool(body.get("satellite", False)),
             nonresidential=bool(body.get("nonresidential", True)),
             sic_division=body.get("sic_division"),
+            avg_daily_flow_gal=body.get("avg_daily_flow_gal"),
+            nongovernmental=bool(body.get("nongovernmental", True)),
+            discharges_toxic=bool(body.get("discharges_toxic", False)),
         )
         self.repo.register_account(info, registered_by=by)
         return info

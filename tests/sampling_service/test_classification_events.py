@@ -148,3 +148,26 @@ def test_a_result_far_from_the_accounts_history_is_flagged_for_resample() -> Non
     assert (
         deviation_flags(history[:2], LabResult(date(2025, 6, 3), bod=Decimal(900))) == []
     )  # too little history
+
+
+def test_the_sullivan_industrial_user_determination_uses_the_registered_flow_and_latest_result() -> None:
+    from sampling.domain.intake import industrial_user_of
+
+    info = AccountInfo(
+        "sullivan-sewer", "SU-0042", "MH-9", sic_division="D", avg_daily_flow_gal=Decimal(1500)
+    )
+    final = [FinalResult(("B",), LabResult(date(2025, 4, 14), bod=Decimal(950), tss=Decimal(200)))]
+    # 1,500 GPD is not above 2,000, but its BOD load is: 1,500 x 950 x 8.34 / 1,000,000 =
+    # 11.8845 lb/day > 6.672 (2,000 GPD at 400 mg/l). TSS: 1,500 x 200 x 8.34 / 1e6 = 2.502 < 4.17.
+    determination = industrial_user_of(info, final)
+    assert determination is not None and determination.is_industrial is True
+    assert "11.8845" in determination.reasons[0] and "SIC Division D" in determination.reasons[0]
+    # Division G (retail) is not a listed division: not industrial, and the record says why.
+    retail = industrial_user_of(
+        AccountInfo("sullivan-sewer", "SU-0043", "MH-9", sic_division="G", avg_daily_flow_gal=Decimal(1500)),
+        final,
+    )
+    assert retail is not None and retail.is_industrial is False
+    assert any("not a listed division" in r for r in retail.reasons)
+    # Without a registered flow there is nothing to determine; other tenants never are.
+    assert industrial_user_of(AccountInfo("sullivan-sewer", "SU-0044", "MH-9"), final) is None

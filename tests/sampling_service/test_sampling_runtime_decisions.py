@@ -54,13 +54,10 @@ def taken_in(rt: LocalRuntime) -> dict[str, list[dict[str, Any]]]:
         (PP, "SAT-1", True),
         (SU, "SU-0042", False),
     ):
-        status, body = call(
-            rt,
-            "PUT",
-            f"/staff/{tenant}/sampling-points/{account}",
-            {"sampling_point": "MH-1", "satellite": satellite},
-            BOTH,
-        )
+        point: dict[str, Any] = {"sampling_point": "MH-1", "satellite": satellite}
+        if tenant == SU:
+            point |= {"sic_division": "D", "avg_daily_flow_gal": "2400"}
+        status, body = call(rt, "PUT", f"/staff/{tenant}/sampling-points/{account}", point, BOTH)
         assert status == 200, body
     rt.upload("UploadsBucket", "lab/2025-11.csv", LAB_FILE)
     assert rt.dead_letters == []
@@ -94,6 +91,9 @@ def test_a_sullivan_bod_950_result_yields_violation_days_for_billing(taken_in: d
         }
     ]
     assert event["basis"]["bod"] == "950" and event["basis"]["tss"] == "300"
+    # SU-INDUSTRIAL: SIC Division D (manufacturing) discharging 2,400 GPD > 2,000.
+    assert event["industrial_user"]["is_industrial"] is True
+    assert "SIC Division D" in event["industrial_user"]["reasons"][0]
 
 
 def test_the_split_is_shown_beside_the_utilitys_sample(rt: LocalRuntime, taken_in: dict[str, Any]) -> None:

@@ -154,6 +154,9 @@ class DynamoSamplingRepository:
                     "satellite": info.satellite,
                     "nonresidential": info.nonresidential,
                     "sic_division": info.sic_division,
+                    "avg_daily_flow_gal": info.avg_daily_flow_gal,
+                    "nongovernmental": info.nongovernmental,
+                    "discharges_toxic": info.discharges_toxic,
                     "registered_by": registered_by,
                     "registered_at": now,
                 }
@@ -380,6 +383,9 @@ def _account(item: Mapping[str, Any]) -> AccountInfo:
         satellite=bool(item.get("satellite", False)),
         nonresidential=bool(item.get("nonresidential", True)),
         sic_division=item.get("sic_division"),
+        avg_daily_flow_gal=Decimal(str(item["avg_daily_flow_gal"])) if "avg_daily_flow_gal" in item else None,
+        nongovernmental=bool(item.get("nongovernmental", True)),
+        discharges_toxic=bool(item.get("discharges_toxic", False)),
     )
 
 

@@ -27,13 +27,15 @@ from common.events import Event
 from common.ids import content_digest
 from common.money import round_line
 from common.reports import Report
-from sampling.domain.classifying import classify_account
+from sampling.domain.classifying import FinalResult, classify_account
 from sampling.domain.lab_files import LabRow, LineRejection, SampleKind, parse_lab_file
 from sampling.domain.policy import Policies, TenantPolicy
 from sampling.domain.samples import AccountInfo, AccountRecord, deviation_flags, final_results, lab_result
 from sampling.domain.satellite import ResultsDeadline, results_deadline
-from sampling.domain.strength import CLASSIFIED_TENANTS, PLEASANT_PRAIRIE_SEWER
+from sampling.domain.strength import CLASSIFIED_TENANTS, PLEASANT_PRAIRIE_SEWER, SULLIVAN_SEWER
+from sampling.domain.sullivan import MILLION, POUNDS_FACTOR, is_industrial_user
 from sampling.events import (
+    IndustrialUser,
     LabFileTakenIn,
     LabLineRejection,
     ResampleFlagged,
@@ -392,11 +394,38 @@ def reclassify(
         now=now,
         exit_months=policy.exit_months,
         touched=touched,
+        industrial_user=industrial_user_of(record.info, final_results(record)),
     )
     repo.record_classification(
         event, event.exit_clock.returns_on if event.exit_clock else None, expected_version=record.version
     )
     return event
+
+
+def industrial_user_of(info: AccountInfo, final: Sequence[FinalResult]) -> IndustrialUser | None:
+    """SU-INDUSTRIAL for a Sullivan account whose average daily flow is registered.
+
+    The loads are the registered flow at the latest final result's BOD and TSS
+    (X-POUNDS: mg/l x million gallons per day x 8.34); None elsewhere or without a flow.
+    """
+    if info.tenant != SULLIVAN_SEWER or info.avg_daily_flow_gal is None:
+        return None
+    latest = final[-1].result if final else None
+    flow = info.avg_daily_flow_gal
+
+    def load(concentration: Decimal | None) -> Decimal | None:
+        return None if concentration is None else flow * concentration * POUNDS_FACTOR / MILLION
+
+    determination = is_industrial_user(
+        info.nongovernmental,
+        info.nonresidential,
+        info.sic_division,
+        flow,
+        load(latest.bod if latest else None),
+        load(latest.tss if latest else None),
+        info.discharges_toxic,
+    )
+    return IndustrialUser(is_industrial=determination.is_industrial, reasons=determination.reasons)
 
 
 def sample_cost(

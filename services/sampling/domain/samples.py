@@ -70,6 +70,10 @@ class AccountInfo:
     satellite: bool = False
     nonresidential: bool = True
     sic_division: str | None = None
+    # SU-INDUSTRIAL inputs (Sullivan): average daily flow, governmental or not, toxic finding.
+    avg_daily_flow_gal: Decimal | None = None
+    nongovernmental: bool = True
+    discharges_toxic: bool = False
 
 
 @dataclass

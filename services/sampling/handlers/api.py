@@ -64,6 +64,9 @@ class SamplingPoint(BaseModel):
     satellite: bool = False
     nonresidential: bool = True
     sic_division: str | None = Field(default=None, pattern="^[A-Ka-k]$")
+    avg_daily_flow_gal: Decimal | None = Field(default=None, ge=0, le=Decimal("1000000000"))
+    nongovernmental: bool = True
+    discharges_toxic: bool = False
 
 
 class ResultIn(BaseModel):
