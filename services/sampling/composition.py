@@ -7,6 +7,7 @@ from functools import partial
 
 import boto3
 
+from common.clock import Clock
 from common.config import RuntimeClock, cold_start, load
 from common.handling import MessageRejected, RejectionSink
 from common.outbox import OutboxPublisher
@@ -71,7 +72,7 @@ class RetainedRejections:
     service = "sampling"
 
     def __init__(self, repo: DynamoSamplingRepository) -> None:
-        self.clock = RuntimeClock()
+        self.clock: Clock = RuntimeClock()
         self._repo = repo
 
     def reject(self, rejection: MessageRejected) -> None:

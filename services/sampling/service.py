@@ -161,7 +161,7 @@ class SamplingService:
             account_id=account_id,
             original_sample_id=sample_id,
             resample_id=decision.resample_id,
-            decision=decision.choice,  # type: ignore[arg-type]
+            decision=decision.choice,
             decided_by=decision.decided_by,
             reason=decision.reason,
         )

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import date
+from decimal import Decimal
 from functools import lru_cache
 
 import holidays
@@ -17,7 +18,7 @@ from common.tariffs import UnknownTenant as UnknownTariffTenant
 from sampling.domain.errors import UnknownTenant
 from sampling.domain.lab_files import DEFAULT_PLAUSIBLE_MAX_MG_L
 from sampling.domain.policy import TenantPolicy
-from sampling.domain.strength import CLASSIFIED_TENANTS, PP_EXIT_MONTHS, StrengthLimits
+from sampling.domain.strength import CLASSIFIED_TENANTS, StrengthLimits
 
 
 def limits_from_tariff(tariff: PPSewerTariff | GraftonTariff | SullivanTariff) -> StrengthLimits:
@@ -26,7 +27,8 @@ def limits_from_tariff(tariff: PPSewerTariff | GraftonTariff | SullivanTariff) -
         setting = tariff.surcharge.category_a_limits
     else:
         setting = tariff.normal_limits
-    return StrengthLimits.from_mapping(dict(setting.value), rule_id=setting.rule or "")
+    limits: dict[str, Decimal] = {str(k): v for k, v in setting.value.items()}
+    return StrengthLimits.from_mapping(limits, rule_id=setting.rule or "")
 
 
 @lru_cache(maxsize=64)
@@ -46,12 +48,12 @@ def closure_calendar(extra_closures: frozenset[date] = frozenset()) -> Callable[
 
 def policy_from_tariff(tariff: PPSewerTariff | GraftonTariff | SullivanTariff) -> TenantPolicy:
     settings = tariff.sampling
-    plausible = dict(DEFAULT_PLAUSIBLE_MAX_MG_L)
+    plausible: dict[str, Decimal] = dict(DEFAULT_PLAUSIBLE_MAX_MG_L)
     closures: frozenset[date] = frozenset()
     extra: dict[str, object] = {}
     if settings is not None:
         if settings.plausible_max_mg_l is not None:
-            plausible.update(settings.plausible_max_mg_l.value)
+            plausible.update({str(k): v for k, v in settings.plausible_max_mg_l.value.items()})
         if settings.closure_days is not None:
             closures = frozenset(settings.closure_days.value)
         if settings.resample_deviation_factor is not None:
@@ -67,15 +69,15 @@ def policy_from_tariff(tariff: PPSewerTariff | GraftonTariff | SullivanTariff) -
             extra["report_due"] = (int(month), int(day))
         if settings.annual_report_reminder_days is not None:
             extra["report_reminder_days"] = tuple(settings.annual_report_reminder_days.value)
-    pp = isinstance(tariff, PPSewerTariff)
+    if isinstance(tariff, PPSewerTariff):
+        extra["exit_months"] = tariff.category_b_exit_months.value
+        extra["sample_cost"] = tariff.sample_cost_per_sample.value
     return TenantPolicy(
         tenant=tariff.tenant,
         tariff_version=tariff.version_id,
         limits=limits_from_tariff(tariff),
         billing_period_months=tariff.billing_period_months,
-        exit_months=tariff.category_b_exit_months.value if pp else PP_EXIT_MONTHS,
         plausible_max_mg_l=plausible,
-        sample_cost=tariff.sample_cost_per_sample.value if pp else None,
         is_closed=closure_calendar(closures),
         **extra,  # type: ignore[arg-type]
     )
