@@ -208,6 +208,10 @@ class SamplingService:
         account_id, deadline = self._deadline(tenant, sample_id)
         if delivered_on > local_today(self.clock.now()):
             raise InvalidInput("delivered_on", f"{delivered_on} is in the future")
+        if delivered_on.isoformat() < deadline["sampled_on"]:
+            raise InvalidInput(
+                "delivered_on", f"{delivered_on} is before the sample ({deadline['sampled_on']})"
+            )
         if "delivered_on" in deadline and deadline["delivered_on"] != delivered_on.isoformat():
             raise Conflict("delivered_on", f"already delivered on {deadline['delivered_on']}")
         self.repo.mark_deadline(tenant, account_id, sample_id, "delivered_on", delivered_on.isoformat(), None)
@@ -223,6 +227,8 @@ class SamplingService:
         if "delivered_on" not in deadline:
             raise Refused("sample_id", f"the result of {sample_id} has not been delivered yet")
         now = self.clock.now()
+        if requested_on > local_today(now):
+            raise InvalidInput("requested_on", f"{requested_on} is in the future")
         policy = self.policies(tenant, local_today(now))
         outcome = decide_resample_request(
             date.fromisoformat(deadline["delivered_on"]), requested_on, policy.satellite_request_days
@@ -325,6 +331,12 @@ class SamplingService:
         for sample in list(samples.values()):
             target = samples.get(sample["resample_of"] or "")
             if sample["kind"] == "split" and target is not None:
+                # PP-SEW-SPLIT: both results shown, with the discharger's minus the utility's.
+                sample["difference_mg_l"] = {
+                    p: str(Decimal(v) - Decimal(target["results"][p]))
+                    for p, v in sample["results"].items()
+                    if p in target["results"]
+                }
                 target["splits"].append(sample)
         classification = self.repo.classification(tenant, account_id)
         return {

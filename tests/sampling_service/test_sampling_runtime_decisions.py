@@ -102,6 +102,7 @@ def test_the_split_is_shown_beside_the_utilitys_sample(rt: LocalRuntime, taken_i
     by_id = {s["sample_id"]: s for s in view["samples"]}
     assert set(by_id) == {"ORIG-3", "RE-3"}
     assert [(s["sample_id"], s["results"]["bod"]) for s in by_id["ORIG-3"]["splits"]] == [("SPLIT-3", "880")]
+    assert by_id["ORIG-3"]["splits"][0]["difference_mg_l"] == {"bod": "-20"}  # 880 - 900
     # Before any decision the original stands: BOD 900 -> B; the resample waits.
     (event,) = strength(taken_in, "PP-0003")
     assert event["category"] == "B" and event["basis"]["bod"] == "900"
