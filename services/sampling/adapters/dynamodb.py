@@ -31,14 +31,12 @@ from botocore.exceptions import ClientError
 
 from common.clock import Clock
 from common.dynamo import (
-    ConditionFailed,
     batch_get,
     from_item,
     get,
     key_of,
     put_if_absent,
     to_item,
-    transact,
 )
 from common.errors import TransientError
 from common.events import Event
@@ -83,23 +81,41 @@ class DynamoSamplingRepository:
         item["expires_at"] = int((now + RETENTION).timestamp())
         return put_if_absent(self._table, item)
 
+    def _put_outbox(self, event: Event) -> bool:
+        """The event's outbox item, once per type and business key; False if already there."""
+        try:
+            self._client.put_item(**self._outbox(event)["Put"])
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise TransientError(f"writing {event.detail_type()} to the outbox: {exc}") from exc
+        return True
+
     def publish(self, events: Sequence[Event]) -> None:
         for event in events:
-            try:
-                transact(self._client, [self._outbox(event)])
-            except ConditionFailed:
-                continue  # published before (same type and business key)
+            self._put_outbox(event)
 
+    # Event first, state second, no transaction (moto copies the whole table per
+    # transaction): the outbox item is the record of the fact, keyed by business key. A
+    # crash in between is repaired by the retry, which finds the event, skips it and
+    # writes the state it still lacks.
     def _write(self, actions: list[dict[str, Any]], event: Event | None) -> bool:
-        """State actions and their event atomically; False when the event was already there."""
+        """The event, then each state action (conditional); False when a condition failed."""
         if event is not None:
-            actions = [*actions, self._outbox(event)]
-        try:
-            transact(self._client, actions)
-        except ConditionFailed as exc:
-            if event is not None and exc.indexes == [len(actions) - 1]:
-                return False
-            raise TransientError("a sampling item changed concurrently; retry") from exc
+            self._put_outbox(event)
+        for action in actions:
+            (kind, request), *_ = action.items()
+            call = {
+                "Put": self._client.put_item,
+                "Update": self._client.update_item,
+                "Delete": self._client.delete_item,
+            }[kind]
+            try:
+                call(**request)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                    return False
+                raise TransientError(f"writing sampling state: {exc}") from exc
         return True
 
     def record_rejection(self, rejection: MessageRejected) -> None:
@@ -130,10 +146,7 @@ class DynamoSamplingRepository:
             "report_key": summary.report_key,
             "recorded_at": self._clock.now().isoformat(),
         }
-        try:
-            transact(self._client, [put_if_absent(self._table, item), self._outbox(summary)])
-        except ConditionFailed:
-            return  # another delivery of the same file got there first
+        self._write([put_if_absent(self._table, item)], summary)  # False: recorded before
 
     # --- accounts -------------------------------------------------------------------------
     def accounts(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], AccountInfo]:
@@ -191,13 +204,42 @@ class DynamoSamplingRepository:
         return {item_keys[k]: Decimal(str(i["value_mg_l"])) for k, i in found.items()}
 
     def record_results(self, rows: Sequence[LabRow]) -> None:
+        """New samples and results, 25 per BatchWriteItem (bulk: a lab file can be large).
+
+        Unconditional by design: the use case read the stored samples and results first
+        and passes only new ones, and a rewrite of one with the same content is harmless.
+        """
         now = self._clock.now().isoformat()
+        by_account: dict[tuple[str, str], set[str]] = {}
+        for row in rows:
+            by_account.setdefault((row.tenant, row.account_id), set()).add(f"{row.sample_id}#{row.parameter}")
+        # The index first: an index entry whose result a crash left unwritten is skipped on
+        # reading, and the redelivery writes the result.
+        for (tenant, account_id), keys in by_account.items():
+            self._add_to_index(tenant, account_id, "results", keys)
+        items: list[dict[str, Any]] = []
         seen: set[tuple[str, str]] = set()
         for row in rows:
             if (row.tenant, row.sample_id) not in seen:
                 seen.add((row.tenant, row.sample_id))
-                self._put_once(_sample_item(row, now))
-            self._put_once(_result_item(row, now), compare="value_mg_l")
+                items.append(_sample_item(row, now))
+            items.append(_result_item(row, now))
+        self._batch_put(items)
+
+    def _batch_put(self, items: Sequence[Mapping[str, Any]]) -> None:
+        # (common.dynamo.batch_put arrives with branch metering; same contract.)
+        for start in range(0, len(items), 25):
+            requests = [{"PutRequest": {"Item": to_item(i)}} for i in items[start : start + 25]]
+            for _attempt in range(8):
+                if not requests:
+                    break
+                try:
+                    resp = self._client.batch_write_item(RequestItems={self._table: requests})
+                except ClientError as exc:
+                    raise TransientError(f"BatchWriteItem: {exc}") from exc
+                requests = resp.get("UnprocessedItems", {}).get(self._table, [])
+            if requests:
+                raise TransientError("BatchWriteItem kept returning unprocessed items")
 
     def _put_once(self, values: Mapping[str, Any], compare: str | None = None) -> None:
         try:
@@ -229,9 +271,34 @@ class DynamoSamplingRepository:
                 return items
             kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
+    def _add_to_index(self, tenant: str, account_id: str, field: str, keys: Collection[str]) -> None:
+        """Add keys to the account's INDEX item (a string set: adding twice is harmless).
+
+        The index lets :meth:`account` read an account by key (BatchGetItem) rather than by
+        Query, which the embedded default (moto) answers by walking the whole table.
+        """
+        if not keys:
+            return
+        self._client.update_item(
+            TableName=self._table,
+            Key=key_of(account_pk(tenant, account_id), "INDEX"),
+            UpdateExpression=f"ADD {field} :keys",
+            ExpressionAttributeValues={":keys": {"SS": sorted(keys)}},
+        )
+
     def account(self, tenant: str, account_id: str) -> AccountRecord:
+        pk = account_pk(tenant, account_id)
+        heads = batch_get(self._client, self._table, [(pk, "ACCOUNT"), (pk, "CLASSIFICATION"), (pk, "INDEX")])
+        index = heads.get((pk, "INDEX"), {})
+        keys = [(pk, f"RESULT#{k}") for k in index.get("results", ())] + [
+            (pk, f"DECISION#{k}") for k in index.get("decisions", ())
+        ]
         record = AccountRecord(info=None)
-        for item in self._query(account_pk(tenant, account_id)):
+        items = [
+            *(i for k, i in heads.items() if k[1] != "INDEX"),
+            *batch_get(self._client, self._table, keys).values(),
+        ]
+        for item in sorted(items, key=lambda i: i["sk"]):
             sk = item["sk"]
             if sk == "ACCOUNT":
                 record.info = _account(item)
@@ -292,7 +359,8 @@ class DynamoSamplingRepository:
             )
         else:
             actions.append({"Delete": {"TableName": self._table, "Key": exits_key}})
-        self._write(actions, event)
+        if not self._write(actions, event):
+            raise TransientError(f"the classification of {event.account_id} changed concurrently; retry")
 
     def exits_due(self, tenant: str, today: date) -> list[tuple[str, date]]:
         return [
@@ -314,6 +382,7 @@ class DynamoSamplingRepository:
             "reason": decision.reason,
             "decided_at": decision.decided_at.isoformat(),
         }
+        self._add_to_index(tenant, account_id, "decisions", {decision.original_id})
         return self._write([put_if_absent(self._table, item)], event)
 
     # --- satellite deadlines --------------------------------------------------------------
@@ -350,13 +419,11 @@ class DynamoSamplingRepository:
                 "ExpressionAttributeValues": {":value": {"S": value}},
             }
         }
-        try:
-            self._write([action], event)
-        except TransientError:
+        if not self._write([action], event):
             there = self.deadline(tenant, account_id, sample_id)
-            if there is not None and field in there:
-                return  # set before
-            raise
+            if there is None:
+                raise TransientError(f"no deadline for {sample_id}")
+            # set before: nothing to add
 
     # --- annual reports -------------------------------------------------------------------
     def record_report(self, tenant: str, account_id: str, year: int, received_on: date, event: Event) -> bool:
@@ -366,10 +433,7 @@ class DynamoSamplingRepository:
             "received_on": received_on.isoformat(),
             "recorded_at": self._clock.now().isoformat(),
         }
-        try:
-            return self._write([put_if_absent(self._table, item)], event)
-        except TransientError:
-            return False  # received before
+        return self._write([put_if_absent(self._table, item)], event)  # False: received before
 
     def reports_received(self, tenant: str, year: int) -> set[str]:
         return {i["sk"] for i in self._query(f"REPORTS#{tenant}#{year}")}
