@@ -71,8 +71,9 @@ class RetainedRejections:
 
     service = "sampling"
 
-    def __init__(self, repo: DynamoSamplingRepository) -> None:
+    def __init__(self, repo: DynamoSamplingRepository, max_receive_count: int | None) -> None:
         self.clock: Clock = RuntimeClock()
+        self.max_receive_count = max_receive_count
         self._repo = repo
 
     def reject(self, rejection: MessageRejected) -> None:
@@ -81,4 +82,4 @@ class RetainedRejections:
 
 @cold_start
 def rejections() -> RejectionSink:
-    return RetainedRejections(repository())
+    return RetainedRejections(repository(), config().max_receive_count)

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from handler_support import TABLES, Stack, http_event, sqs_event
+from handler_support import TABLES, Stack, http_event, lambda_context, sqs_event
 
 from common import clock
 from sampling.handlers import api, on_lab_file_uploaded, run_sampling_daily
@@ -34,7 +34,7 @@ def staff_call(method: str, path: str, body: Any = None, role: str = "staff") ->
     event["requestContext"]["authorizer"] = {
         "jwt": {"claims": {"sub": "clerk-bo", "role": role, "tenants": f"[{PP}]"}, "scopes": None}
     }
-    resp = api.lambda_handler(event, None)
+    resp = api.lambda_handler(event, lambda_context())
     return resp["statusCode"], json.loads(resp["body"])
 
 
@@ -44,7 +44,7 @@ def outbox_events(stack: Stack, detail_type: str) -> list[dict[str, Any]]:
 
 def run_day(stack: Stack, day: str) -> None:
     body = json.dumps({"scheduled_time": f"{day}T12:30:00Z"})
-    assert run_sampling_daily.lambda_handler(sqs_event(body), None) == {"batchItemFailures": []}
+    assert run_sampling_daily.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
 
 
 def test_a_customer_token_may_not_use_the_staff_routes(sampling: Stack) -> None:
@@ -101,7 +101,7 @@ def test_a_lab_invoice_is_passed_through_as_its_own_charge(sampling: Stack) -> N
 
 
 def test_a_rejected_message_is_recorded_in_samplings_outbox_and_kept_seven_years(sampling: Stack) -> None:
-    response = on_lab_file_uploaded.lambda_handler(sqs_event("not an event"), None)
+    response = on_lab_file_uploaded.lambda_handler(sqs_event("not an event"), lambda_context())
     assert response == {"batchItemFailures": []}  # permanent: acknowledged, not retried
     (item,) = [i for i in sampling.outbox("sampling") if i["detail_type"] == "MessageRejected"]
     assert item["source"] == "sewerbill.sampling"

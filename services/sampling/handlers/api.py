@@ -12,9 +12,11 @@ from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, Field
 
 from common.http import ApiError, error_responses, install_error_handlers
+from common.observability import observed
 from sampling import composition
 from sampling.domain.errors import SamplingError, UnknownTenant
 from sampling.service import Conflict, NotFound, Refused
@@ -221,5 +223,6 @@ def post_lab_invoice(tenant: Tenant, body: Annotated[LabInvoiceIn, Body()]) -> d
     return charge.model_dump(mode="json")
 
 
+@observed(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return app.resolve(event, context)

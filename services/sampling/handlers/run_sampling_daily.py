@@ -10,17 +10,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError
 
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
+from common.observability import logger, observed
 from sampling import composition
 from sampling.domain.intake import local_today
-
-logger = Logger()
 
 
 class SamplingDayScheduled(BaseModel):
@@ -40,5 +38,6 @@ def record_handler(record: SQSRecord) -> None:
     logger.info("sampling daily run", extra={"run": run.__dict__})
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())
