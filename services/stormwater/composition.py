@@ -11,10 +11,11 @@ from common.config import RuntimeClock, cold_start, load
 from common.handling import EventBridgeRejections, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
-from stormwater.adapters.dynamodb import DynamoParcelRepository
+from stormwater.adapters.dynamodb import DynamoParcelRepository, DynamoRecords
 from stormwater.adapters.s3 import S3Extracts, S3Reports
 from stormwater.config import ExtractUploadedConfig, PublishOutboxConfig, TableConfig
 from stormwater.domain.extracts import IngestResult, UploadedExtract, ingest_extract
+from stormwater.service import StormwaterService
 from stormwater.tariffs import StormwaterTariffs
 
 
@@ -36,6 +37,14 @@ def tariffs() -> StormwaterTariffs:
 @cold_start
 def repository() -> DynamoParcelRepository:
     return DynamoParcelRepository(boto3.client("dynamodb"), table_config().table_name, RuntimeClock())
+
+
+@cold_start
+def service() -> StormwaterService:
+    clock = RuntimeClock()
+    client = boto3.client("dynamodb")
+    table = table_config().table_name
+    return StormwaterService(repository(), DynamoRecords(client, table, clock), tariffs(), clock)
 
 
 @cold_start

@@ -235,6 +235,8 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "billing.handlers.api.lambda_handler": billing_config.ApiConfig,
         "stormwater.handlers.on_gis_extract_uploaded.lambda_handler": stormwater_config.ExtractUploadedConfig,
         "stormwater.handlers.publish_outbox.lambda_handler": stormwater_config.PublishOutboxConfig,
+        "stormwater.handlers.api.lambda_handler": stormwater_config.TableConfig,
+        "stormwater.handlers.on_billing_event.lambda_handler": stormwater_config.TableConfig,
     }
 
 

@@ -280,3 +280,80 @@ class DynamoParcelRepository:
 
 def breakdown_json(item: Mapping[str, Any]) -> dict[str, Any]:
     return dict(json.loads(item["breakdown"]))
+
+
+class ConcurrentUpdate(TransientError):
+    """Another writer changed the record first (re-read and retry; HTTP 409)."""
+
+
+def fact_item(
+    pk: str, sk: str, kind: str, body: str, event: Any | None = None, **attrs: Any
+) -> dict[str, Any]:
+    """A record version or a side fact; with ``event`` it is also that event's outbox entry."""
+    item: dict[str, Any] = {"pk": pk, "sk": sk, "kind": kind, "body": body, **attrs}
+    if event is not None:
+        item.update(event_attributes(event))
+    return item
+
+
+class DynamoRecords:
+    """Versioned records under a parcel (credits, reconsiderations, appeals, overrides) and the
+    bills kept from billing's events. Each version is its own item, written if absent: two
+    staff members deciding the same credit at once cannot both win (``ConcurrentUpdate``)."""
+
+    def __init__(self, client: Any, table: str, clock: Clock) -> None:
+        self._client = client
+        self._table = table
+        self._clock = clock
+
+    def query(
+        self, pk: str, prefix: str, *, newest_first: bool = False, limit: int | None = None
+    ) -> list[dict[str, Any]]:
+        from common.dynamo import from_item
+
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :sk)",
+            "ExpressionAttributeValues": {":pk": {"S": pk}, ":sk": {"S": prefix}},
+            "ConsistentRead": True,
+            "ScanIndexForward": not newest_first,
+        }
+        if limit:
+            kwargs["Limit"] = limit
+        while True:
+            resp = self._client.query(**kwargs)
+            items.extend(from_item(i) for i in resp.get("Items", []))
+            if "LastEvaluatedKey" not in resp or (limit and len(items) >= limit):
+                return items
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+
+    def get(self, pk: str, sk: str) -> dict[str, Any] | None:
+        return get(self._client, self._table, pk, sk)
+
+    def commit(self, facts: Sequence[Mapping[str, Any]], state: ParcelState | None = None) -> None:
+        """Write ``facts`` (each only if absent) and the parcel's new state (only if nobody
+        changed it since it was read) together: they are one decision."""
+        from common.dynamo import ConditionFailed, put_if_absent, transact
+
+        actions = [put_if_absent(self._table, f) for f in facts]
+        if state is not None:
+            item = state_item(state, updated_at=self._clock.now().isoformat())
+            condition = "attribute_not_exists(pk)" if state.version == 0 else "version = :v"
+            put: dict[str, Any] = {
+                "TableName": self._table,
+                "Item": to_item(item),
+                "ConditionExpression": condition,
+            }
+            if state.version:
+                put["ExpressionAttributeValues"] = {":v": {"N": str(state.version)}}
+            actions.append({"Put": put})
+        try:
+            transact(self._client, actions)
+        except ConditionFailed as exc:
+            raise ConcurrentUpdate(
+                f"changed by someone else first (actions {exc.indexes}); read it again"
+            ) from exc
+
+    def put(self, item: Mapping[str, Any]) -> None:
+        self._client.put_item(TableName=self._table, Item=to_item(item))
