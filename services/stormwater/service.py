@@ -184,7 +184,7 @@ class StormwaterService:
             json.dumps(record),
         )
         result = self._redetermine_and_commit(
-            replace(candidate, override_id=override_id if values else None),
+            replace(candidate, override_id=override_id if values else None, override_source="override"),
             cause="manual_override",
             cause_ref=override_id,
             facts=[fact],
@@ -482,7 +482,9 @@ class StormwaterService:
             self._records.commit(facts)
             return decided
         found_fields = {name: getattr(decision.found_data, name) for name in OVERRIDABLE}
-        changed_state = replace(state, override=found_fields, override_id=reconsideration_id)
+        changed_state = replace(
+            state, override=found_fields, override_id=reconsideration_id, override_source="reconsideration"
+        )
         self._redetermine_and_commit(
             changed_state, cause="reconsideration", cause_ref=reconsideration_id, facts=facts
         )

@@ -120,6 +120,7 @@ def state_item(state: ParcelState, *, updated_at: str) -> dict[str, Any]:
         "parent_parcel_id": state.parent_parcel_id,
         "override": _override_item(state.override),
         "override_id": state.override_id,
+        "override_source": state.override_source if state.override else None,
         "version": state.version + 1,
         "updated_at": updated_at,
     }
@@ -160,6 +161,7 @@ def state_from(item: Mapping[str, Any]) -> ParcelState:
         parent_parcel_id=item.get("parent_parcel_id"),
         override=_override_from(item.get("override")),
         override_id=item.get("override_id"),
+        override_source=item.get("override_source", "override"),
         current=current,
         version=int(item.get("version", 0)),
     )

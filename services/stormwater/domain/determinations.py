@@ -71,14 +71,17 @@ class ParcelData:
         return self.use == "nonresidential" and self.impervious_sqft > 0
 
 
-def effective_data(gis: ParcelData, override: Mapping[str, Decimal | str] | None) -> ParcelData:
-    """PP-CWU-DATA: the GIS values with the override's fields on top."""
+def effective_data(
+    gis: ParcelData, override: Mapping[str, Decimal | str] | None, source: DataSource = "override"
+) -> ParcelData:
+    """PP-CWU-DATA: the GIS values with the override's fields on top (``source``: the
+    Engineer's override, or the data found on reconsideration)."""
     if not override:
         return gis
     changes = {name: override[name] for name in OVERRIDABLE if name in override}
     if not changes:
         return gis
-    return replace(gis, data_source="override", **changes)  # type: ignore[arg-type]
+    return replace(gis, data_source=source, **changes)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from stormwater.domain.determinations import (
+    DataSource,
     Determination,
     ParcelData,
     changed,
@@ -65,13 +66,14 @@ class ParcelState:
     parent_parcel_id: str | None = None
     override: dict[str, Any] | None = None
     override_id: str | None = None
+    override_source: DataSource = "override"
     current: Current | None = None
     version: int = 0
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property
     def data(self) -> ParcelData:
-        return effective_data(self.gis, self.override)
+        return effective_data(self.gis, self.override, self.override_source)
 
 
 def gis_data(record: ParcelRecord) -> ParcelData:
