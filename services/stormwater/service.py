@@ -159,9 +159,8 @@ class StormwaterService:
         except FieldError as exc:
             raise BadRequest(exc.field.replace("parcel.", "fields."), exc.message) from None
         now = self._clock.now()
-        override_id = (
-            "OV-" + hashlib.sha256(f"{tenant}|{parcel_id}|{now.isoformat()}".encode()).hexdigest()[:10]
-        )
+        ident = json.dumps([tenant, parcel_id, now.isoformat(), sorted(values.items()), reason], default=str)
+        override_id = "OV-" + hashlib.sha256(ident.encode()).hexdigest()[:10]
         record = {
             "override_id": override_id,
             "fields": {k: str(v) for k, v in values.items()},

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import TENANT, Captured
+from conftest import STAFF, TENANT, Captured, call, owner
 
 from sewerbill.local import LocalRuntime
 
@@ -94,3 +94,69 @@ def test_a_changed_parcel_publishes_one_new_determination_with_its_cause(
     assert (c1["sequence"], c1["previous_eru"], c1["eru"]) == (2, "6.54", "3.83")
     assert (c1["cause"], c1["cause_ref"]) == ("gis_extract", "gis/2026-11-01.csv")
     assert c1["effective_from"] == "2026-10-01"  # the day it was taken in (simulated clock)
+
+
+def test_the_project_evaluation_fee_is_charged_on_development_and_on_a_lot_split(
+    rt: LocalRuntime, captured: Captured
+) -> None:
+    header = "tenant,parcel_id,owner_name,use,area_sqft,impervious_sqft,parent_parcel_id\n"
+    rt.upload("UploadsBucket", "gis/pef-1.csv", header + f"{TENANT},U-1,Dev Co,nonresidential,40000,0,\n")
+    captured.take()
+    rt.upload(
+        "UploadsBucket",
+        "gis/pef-2.csv",
+        header
+        + f"{TENANT},U-1,Dev Co,nonresidential,20000,8000,\n"  # built on, and split
+        + f"{TENANT},U-2,Dev Co,nonresidential,20000,0,U-1\n",  # the other half of the split
+    )
+    fees = {f["parcel_id"]: f for f in (e["detail"] for e in captured.take("FeeCharged"))}
+    assert {p: (f["rule_id"], f["amount"], f["details"]["reason"]) for p, f in fees.items()} == {
+        "U-1": ("PP-CWU-PEF", "150.00", "developed"),
+        "U-2": ("PP-CWU-PEF", "150.00", "lot_split"),
+    }
+    assert fees["U-1"]["details"]["impervious_sqft_before"] == "0"
+    # Once only: a later extract with U-1 changed again charges nothing more.
+    rt.upload("UploadsBucket", "gis/pef-3.csv", header + f"{TENANT},U-1,Dev Co,nonresidential,20000,9000,\n")
+    assert captured.take("FeeCharged") == []
+
+
+def test_an_engineers_override_is_kept_beside_the_gis_values_and_can_be_withdrawn(
+    rt: LocalRuntime, captured: Captured
+) -> None:
+    captured.take()
+    path = f"/staff/{TENANT}/parcels/R-1/overrides"
+    status, body = call(
+        rt, "POST", path, owner("R-1"), {"fields": {"impervious_sqft": "4000"}, "reason": "x"}
+    )
+    assert status == 403
+    status, body = call(rt, "POST", path, STAFF, {"fields": {"impervious_sqft": "40000"}, "reason": "survey"})
+    assert status == 400 and body["error"]["message"].startswith("fields.area_sqft:")
+    status, body = call(
+        rt,
+        "POST",
+        path,
+        STAFF,
+        {"fields": {"impervious_sqft": "4000"}, "reason": "2026 aerial photo: new garage"},
+    )
+    assert status == 200 and body["published"] is True
+    (determined,) = [e["detail"] for e in captured.take("ERUDetermined")]
+    assert (determined["cause"], determined["cause_ref"]) == ("manual_override", body["override_id"])
+    assert determined["breakdown"]["data_source"] == "override"
+    assert determined["breakdown"]["impervious_sqft"] == "4000"
+
+    # A later extract repeating the old GIS values changes nothing: the override stays in force.
+    rt.upload(
+        "UploadsBucket",
+        "gis/2026-10-02.csv",
+        HEADER + f"{TENANT},R-1,Ann Home,residential,15100,1999.71,,,\n",
+    )
+    assert captured.take("ERUDetermined") == []
+    status, view = call(rt, "GET", f"/parcels/{TENANT}/R-1/eru", owner("R-1"))
+    assert status == 200 and view["override"] == {"impervious_sqft": "4000"}
+    assert view["gis_history"][0]["values"]["impervious_sqft"] == "1999.71"
+    assert view["overrides"][0]["reason"] == "2026 aerial photo: new garage"
+
+    status, body = call(rt, "POST", path, STAFF, {"fields": {}, "reason": "garage demolished"})
+    assert status == 200, body
+    (back,) = [e["detail"] for e in captured.take("ERUDetermined")]
+    assert (back["eru"], back["breakdown"]["data_source"]) == ("1.00", "gis")
