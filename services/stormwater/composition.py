@@ -11,10 +11,12 @@ from common.config import RuntimeClock, cold_start, load
 from common.handling import EventBridgeRejections, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
-from stormwater.adapters.dynamodb import DynamoParcelRepository, DynamoRecords
+from stormwater.adapters.dynamodb import DynamoParcelRepository, DynamoRecords, DynamoTariffChanges
 from stormwater.adapters.s3 import S3Extracts, S3Reports
 from stormwater.config import ExtractUploadedConfig, PublishOutboxConfig, TableConfig
 from stormwater.domain.extracts import IngestResult, UploadedExtract, ingest_extract
+from stormwater.domain.tariff_changes import TariffChangeResult
+from stormwater.domain.tariff_changes import apply_tariff_versions as _apply_versions
 from stormwater.service import StormwaterService
 from stormwater.tariffs import StormwaterTariffs
 
@@ -61,6 +63,14 @@ def ingest() -> Callable[[UploadedExtract], IngestResult]:
         tenants=book.tenants,
         clock=RuntimeClock(),
     )
+
+
+@cold_start
+def apply_tariff_versions() -> Callable[[], list[TariffChangeResult]]:
+    clock = RuntimeClock()
+    book = tariffs()
+    repo = DynamoTariffChanges(boto3.client("dynamodb"), table_config().table_name, clock)
+    return partial(_apply_versions, tenants=book.tenants, tariff_for=book, repo=repo, clock=clock)
 
 
 @cold_start

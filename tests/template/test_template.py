@@ -237,6 +237,7 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "stormwater.handlers.publish_outbox.lambda_handler": stormwater_config.PublishOutboxConfig,
         "stormwater.handlers.api.lambda_handler": stormwater_config.TableConfig,
         "stormwater.handlers.on_billing_event.lambda_handler": stormwater_config.TableConfig,
+        "stormwater.handlers.run_tariff_check.lambda_handler": stormwater_config.TableConfig,
     }
 
 

@@ -359,3 +359,55 @@ class DynamoRecords:
 
     def put(self, item: Mapping[str, Any]) -> None:
         self._client.put_item(TableName=self._table, Item=to_item(item))
+
+
+class DynamoTariffChanges:
+    """Parcels of a tenant page by page, and the tariff version last applied to all of them
+    (``TENANT#<tenant>`` / ``TARIFF``). Rare (once per tariff version), so a filtered scan."""
+
+    def __init__(self, client: Any, table: str, clock: Clock) -> None:
+        self._client = client
+        self._table = table
+        self._clock = clock
+        self._parcels = DynamoParcelRepository(client, table, clock)
+
+    def applied_version(self, tenant: str) -> str | None:
+        item = get(self._client, self._table, key("TENANT", tenant), "TARIFF")
+        return None if item is None else str(item["version_id"])
+
+    def set_applied_version(self, tenant: str, version_id: str, changed: int) -> None:
+        self._client.put_item(
+            TableName=self._table,
+            Item=to_item(
+                {
+                    "pk": key("TENANT", tenant),
+                    "sk": "TARIFF",
+                    "version_id": version_id,
+                    "parcels_changed": changed,
+                    "applied_at": self._clock.now().isoformat(),
+                }
+            ),
+        )
+
+    def pages(self, tenant: str) -> Iterable[list[ParcelState]]:
+        from common.dynamo import from_item
+
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "FilterExpression": "sk = :sk AND tenant = :t",
+            "ExpressionAttributeValues": {":sk": {"S": STATE_SK}, ":t": {"S": tenant}},
+            "ConsistentRead": True,
+        }
+        while True:
+            resp = self._client.scan(**kwargs)
+            states = [state_from(from_item(i)) for i in resp.get("Items", [])]
+            if states:
+                yield states
+            if "LastEvaluatedKey" not in resp:
+                return
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+
+    def record(self, determined: Sequence[ERUDetermined], states: Sequence[ParcelState]) -> None:
+        batch_write(self._client, self._table, [determination_item(e) for e in determined])
+        now = self._clock.now().isoformat()
+        batch_write(self._client, self._table, [state_item(s, updated_at=now) for s in states])
