@@ -24,6 +24,7 @@ from stormwater.adapters.dynamodb import (
     DynamoRecords,
     determination_item,
     fact_item,
+    gis_values,
     parcel_pk,
 )
 from stormwater.billing_inputs import BillIssuedInput, PaymentAppliedInput
@@ -90,9 +91,16 @@ class StormwaterService:
         ]
         overrides = [json.loads(i["body"]) for i in self._records.query(pk, "OVERRIDE#")]
         gis = [
-            {"values": i["values"], "file_key": i["file_key"], "recorded_at": i["sk"].split("#")[1]}
+            {"values": i["values"], "file_key": i.get("file_key"), "recorded_at": i["sk"].split("#")[1]}
             for i in self._records.query(pk, "GIS#")
         ]
+        gis.append(
+            {
+                "values": gis_values(state),
+                "file_key": state.extra.get("gis_file_key"),
+                "recorded_at": state.extra.get("gis_recorded_at"),
+            }
+        )
         current = state.current
         return {
             "tenant": tenant,

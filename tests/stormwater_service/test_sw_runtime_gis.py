@@ -94,6 +94,13 @@ def test_a_changed_parcel_publishes_one_new_determination_with_its_cause(
     assert (c1["sequence"], c1["previous_eru"], c1["eru"]) == (2, "6.54", "3.83")
     assert (c1["cause"], c1["cause_ref"]) == ("gis_extract", "gis/2026-11-01.csv")
     assert c1["effective_from"] == "2026-10-01"  # the day it was taken in (simulated clock)
+    # Both GIS versions are kept: the replaced one as history, the current one on the parcel.
+    status, view = call(rt, "GET", f"/parcels/{TENANT}/C-1/eru", STAFF)
+    assert status == 200
+    assert [(g["values"]["impervious_sqft"], g["file_key"]) for g in view["gis_history"]] == [
+        ("30000", "gis/2026-10-01.csv"),
+        ("15000", "gis/2026-11-01.csv"),
+    ]
 
 
 def test_the_project_evaluation_fee_is_charged_on_development_and_on_a_lot_split(

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from typing import Any
@@ -123,6 +124,7 @@ def state_item(state: ParcelState, *, updated_at: str) -> dict[str, Any]:
         "override_source": state.override_source if state.override else None,
         "version": state.version + 1,
         "updated_at": updated_at,
+        **{k: v for k, v in state.extra.items() if k in _GIS_SOURCE},
     }
     current = state.current
     if current is not None:
@@ -164,7 +166,34 @@ def state_from(item: Mapping[str, Any]) -> ParcelState:
         override_source=item.get("override_source", "override"),
         current=current,
         version=int(item.get("version", 0)),
+        extra={k: item[k] for k in _GIS_SOURCE if k in item},
     )
+
+
+_GIS_SOURCE = ("gis_file_key", "gis_file_id", "gis_line", "gis_recorded_at", "geometry")
+
+
+def gis_values(state: ParcelState) -> dict[str, Any]:
+    return {
+        "owner_name": state.owner_name,
+        **{k: (str(v).lower() if isinstance(v, bool) else v) for k, v in _data_item(state.gis).items()},
+        "parent_parcel_id": state.parent_parcel_id or "",
+    }
+
+
+def gis_history_item(previous: ParcelState) -> dict[str, Any]:
+    """The GIS values a new extract replaced, kept as history (PP-CWU-DATA)."""
+    extra = previous.extra
+    recorded_at = str(extra.get("gis_recorded_at", ""))
+    return {
+        "pk": parcel_pk(previous.tenant, previous.parcel_id),
+        "sk": f"GIS#{recorded_at}#{str(extra.get('gis_file_id', ''))[:16]}",
+        "kind": "gis_values",
+        "values": gis_values(previous),
+        "file_key": extra.get("gis_file_key"),
+        "line": extra.get("gis_line"),
+        "geometry": extra.get("geometry"),
+    }
 
 
 def determination_item(event: ERUDetermined) -> dict[str, Any]:
@@ -223,23 +252,23 @@ class DynamoParcelRepository:
                     }
                 )
         batch_write(self._client, self._table, facts)
-        history: list[dict[str, Any]] = []
+        # The current GIS values live on the state item; a change moves the values it
+        # replaces to a history item (so every version stays, at 2 items per new parcel).
+        items: list[dict[str, Any]] = []
         for change in changes:
             record = change.record
-            pk = parcel_pk(record.tenant, record.parcel_id)
-            history.append(
-                {
-                    "pk": pk,
-                    "sk": f"GIS#{now}#{file_id[:16]}",
-                    "kind": "gis_values",
-                    "values": record.values(),
-                    "file_key": file_key,
-                    "line": record.line,
-                    "geometry": record.geometry,
-                }
-            )
-            history.append(state_item(change.state, updated_at=now))
-        batch_write(self._client, self._table, history)
+            previous = change.previous
+            if previous is not None:
+                items.append(gis_history_item(previous))
+            source = {
+                "gis_file_key": file_key,
+                "gis_file_id": file_id,
+                "gis_line": record.line,
+                "gis_recorded_at": now,
+                "geometry": record.geometry,
+            }
+            items.append(state_item(replace(change.state, extra=source), updated_at=now))
+        batch_write(self._client, self._table, items)
 
     def record_file(self, event: GisExtractTakenIn) -> None:
         pk, sk = file_key(event.file_id)

@@ -20,10 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from common.money import round_half_up
 from stormwater.domain.eru import (
     EruDetermination,
     Parcel,
@@ -95,13 +94,20 @@ class Determination:
         return (self.eru, self.exempt)
 
 
+_EXPONENTS = {places: Decimal(1).scaleb(-places) for places in range(0, 9)}
+
+
 def _shown(value: Decimal, places: int) -> Decimal:
-    return round_half_up(value, places)
+    """Half-up to ``places`` (display of an unrounded figure; the inputs are never negative)."""
+    return value.quantize(_EXPONENTS[places], ROUND_HALF_UP)
 
 
 def breakdown_of(determination: EruDetermination, data: ParcelData, tariff_version: str) -> EruBreakdown:
+    """The stored and published breakdown. Built with ``model_construct``: every value is
+    already the right type (Decimals from the domain), and this runs once per parcel of an
+    extract, so pydantic's validation would be a third of the determination's cost."""
     d = determination
-    return EruBreakdown(
+    return EruBreakdown.model_construct(
         use=data.use,
         area_sqft=data.area_sqft,
         impervious_sqft=data.impervious_sqft,
