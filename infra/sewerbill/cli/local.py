@@ -22,6 +22,8 @@ from typing import Annotated, Any
 
 import typer
 
+from sewerbill.cli import stormwater_demo
+
 local_app = typer.Typer(no_args_is_help=True, help="Run the whole stack locally (no AWS account, no Docker).")
 clock_app = typer.Typer(no_args_is_help=True, help="The simulated clock that fires the template's schedules.")
 local_app.add_typer(clock_app, name="clock")
@@ -227,6 +229,7 @@ def _run_demo(rt: Any) -> bool:
         except urllib.error.HTTPError as err:
             status, text = err.code, err.read()[:120].decode(errors="replace")
         _say(f"      GET {path} -> {status} {text}")
+    ok &= stormwater_demo.run(rt, _say)
     _say("[4/4] dead letters: " + (", ".join(f"{d.queue}:{d.message_id}" for d in rt.dead_letters) or "none"))
     ok &= not rt.dead_letters
     _say(f"demo {'passed' if ok else 'FAILED'}: {len(rt.invocations)} invocations")
