@@ -19,6 +19,7 @@ from pydantic import TypeAdapter
 from common.clock import Clock
 from common.errors import FieldError
 from common.ids import key
+from common.values import AREA_SQFT, NotADecimal, to_decimal
 from stormwater.adapters.dynamodb import (
     DynamoParcelRepository,
     DynamoRecords,
@@ -157,10 +158,7 @@ class StormwaterService:
             if name == "use":
                 values[name] = str(value)
                 continue
-            try:
-                values[name] = Decimal(str(value))
-            except ArithmeticError:
-                raise BadRequest(f"fields.{name}", f"must be a number, got {value!r}") from None
+            values[name] = _decimal(fields, name, prefix="fields.", maximum=AREA_SQFT)
         candidate = replace(state, override=values or None)
         try:
             candidate.data.parcel()
@@ -209,17 +207,15 @@ class StormwaterService:
         if not reference or len(reference) > 200 or "#" in reference:
             raise BadRequest("reference", "is required (at most 200 characters, no '#')")
         use = body.get("use")
+        data = ParcelData(
+            use=str(use),
+            area_sqft=_decimal(body, "area_sqft", maximum=AREA_SQFT),
+            impervious_sqft=_decimal(body, "impervious_sqft", maximum=AREA_SQFT),
+        )
         try:
-            data = ParcelData(
-                use=str(use),
-                area_sqft=Decimal(str(body.get("area_sqft"))),
-                impervious_sqft=Decimal(str(body.get("impervious_sqft"))),
-            )
             data.parcel()
         except FieldError as exc:
             raise BadRequest(exc.field.replace("parcel.", ""), exc.message) from None
-        except ArithmeticError:
-            raise BadRequest("impervious_sqft", "area_sqft and impervious_sqft must be numbers") from None
         now = self._clock.now()
         record = {
             "kind": kind,
@@ -554,13 +550,13 @@ class StormwaterService:
         return heard
 
 
-def _decimal(body: Mapping[str, Any], name: str) -> Decimal:
-    from common.values import NotADecimal, to_decimal
-
+def _decimal(
+    body: Mapping[str, Any], name: str, *, prefix: str = "", maximum: Decimal | None = None
+) -> Decimal:
     try:
-        return to_decimal(body.get(name))
+        return to_decimal(body.get(name), maximum=maximum)
     except NotADecimal as exc:
-        raise BadRequest(name, str(exc)) from None
+        raise BadRequest(prefix + name, str(exc)) from None
 
 
 def _date(body: Mapping[str, Any], name: str) -> date:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
-from common.values import NotADecimal, to_decimal
+from common.values import AREA_SQFT, NotADecimal, to_decimal
 from stormwater.domain.errors import InvalidParcel
 from stormwater.domain.eru import PARCEL_USES, Parcel
 
@@ -32,7 +32,6 @@ AREAS = ("area_sqft", "impervious_sqft", "woods_sqft", "excluded_sqft")
 
 MAX_ID_CHARS = 200  # parcel ids go into DynamoDB keys (2 KB) and event business keys
 MAX_TEXT_CHARS = 500
-MAX_AREA_SQFT = Decimal("1e10")  # ~360 sq mi: anything larger is a unit or digit error
 MAX_AREA_PLACES = 4
 MAX_GEOMETRY_CHARS = 100_000  # kept beside the parcel; a larger one is kept by reference to the file
 
@@ -136,13 +135,11 @@ def _area(raw: Mapping[str, Any], name: str) -> Decimal:
     if isinstance(value, float):
         value = repr(value)  # a JSON parser without Decimal support: keep the digits it printed
     try:
-        number = to_decimal(value)
+        number = to_decimal(value, maximum=AREA_SQFT)  # 359 square miles: beyond any parcel
     except NotADecimal as exc:
         raise _RowError(name, str(exc)) from None
     if number < 0:
         raise _RowError(name, f"must not be negative, got {number}")
-    if number > MAX_AREA_SQFT:
-        raise _RowError(name, f"{number} sq ft is beyond any parcel (at most {MAX_AREA_SQFT:,.0f})")
     exponent = number.as_tuple().exponent
     if isinstance(exponent, int) and exponent < -MAX_AREA_PLACES:
         raise _RowError(name, f"at most {MAX_AREA_PLACES} decimal places, got {number}")

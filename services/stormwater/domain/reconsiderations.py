@@ -32,6 +32,7 @@ from typing import Literal
 from common.dates import add_months
 from common.errors import FieldError
 from common.money import round_line
+from common.values import AREA_SQFT, NotADecimal, to_decimal
 from stormwater.domain.determinations import OVERRIDABLE, ParcelData, determine
 from stormwater.domain.parcels import TariffView
 from stormwater.events import AppealDecided, FeeCharged, ReconsiderationDecided, RefundGranted
@@ -182,7 +183,13 @@ def _found_data(current: ParcelData, found: dict[str, str]) -> ParcelData:
         )
     values: dict[str, object] = {}
     for name, value in found.items():
-        values[name] = value if name == "use" else Decimal(str(value))
+        if name == "use":
+            values[name] = value
+            continue
+        try:
+            values[name] = to_decimal(value, maximum=AREA_SQFT)
+        except NotADecimal as exc:
+            raise ReconsiderationRefused(f"found.{name}", str(exc)) from None
     return replace(current, data_source="reconsideration", **values)  # type: ignore[arg-type]
 
 
