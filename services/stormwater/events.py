@@ -19,6 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_serializer
 
 from common.events import Event
+from common.reports import Report
 
 SOURCE = "sewerbill.stormwater"
 
@@ -286,8 +287,9 @@ class LineRejection(BaseModel):
 
 
 class GisExtractTakenIn(Event):
-    """A GIS extract under ``gis/`` was taken in. The full rejection report is in S3 at
-    ``report_key`` (claim check); ``first_rejections`` holds at most the first 20."""
+    """A GIS extract under ``gis/`` was taken in. The full rejection report (JSON lines:
+    file_key, line, field, reason) is in S3 at ``report_key`` (claim check; ``report`` says
+    how many rows and counts them by field); ``first_rejections`` holds at most the first 20."""
 
     SOURCE = SOURCE
     BUSINESS_KEY = ("file_id",)
@@ -301,4 +303,5 @@ class GisExtractTakenIn(Event):
     rejected: int = Field(ge=0)
     report_bucket: str | None = None
     report_key: str | None = None
+    report: Report | None = None
     first_rejections: tuple[LineRejection, ...] = ()

@@ -359,6 +359,8 @@ class StormwaterService:
     def keep_payment(self, payment: PaymentAppliedInput) -> int:
         """Record the payment date on the bill paid (or, without a bill id, on the account's
         unpaid bills issued by then); returns how many bills it marked."""
+        if payment.amount is not None and payment.amount <= 0:
+            return 0  # a reversal (returned check) pays nothing
         if payment.bill_id:
             bill_ids = [payment.bill_id]
         else:

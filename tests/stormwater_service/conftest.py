@@ -23,17 +23,18 @@ class Captured:
     def __init__(self, rt: LocalRuntime) -> None:
         self._sqs = rt.client("sqs")
         events = rt.client("events")
-        self.url = self._sqs.create_queue(QueueName="stormwater-capture")["QueueUrl"]
+        name = f"{rt.resource('EventBus')}-stormwater-capture"
+        self.url = self._sqs.create_queue(QueueName=name)["QueueUrl"]
         arn = self._sqs.get_queue_attributes(QueueUrl=self.url, AttributeNames=["QueueArn"])["Attributes"][
             "QueueArn"
         ]
         bus = rt.resource("EventBus")
         events.put_rule(
-            Name="stormwater-capture",
+            Name=name,
             EventBusName=bus,
             EventPattern=json.dumps({"source": ["sewerbill.stormwater"]}),
         )
-        events.put_targets(Rule="stormwater-capture", EventBusName=bus, Targets=[{"Id": "q", "Arn": arn}])
+        events.put_targets(Rule=name, EventBusName=bus, Targets=[{"Id": "q", "Arn": arn}])
 
     def take(self, detail_type: str | None = None) -> list[dict[str, Any]]:
         """Events received since the last call (all of them; filtered by detail-type if given)."""
@@ -49,12 +50,19 @@ class Captured:
         return [e for e in found if detail_type is None or e["detail-type"] == detail_type]
 
 
+def stage_for(request: pytest.FixtureRequest) -> str:
+    """A stage of its own per test module: moto's servers in one process share their state,
+    so each module's stack gets its own tables, queues, bus and buckets."""
+    name = request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_sw_runtime_")
+    return "sw-" + name.replace("_", "-")
+
+
 @pytest.fixture(scope="module")
-def rt() -> Iterator[LocalRuntime]:
+def rt(request: pytest.FixtureRequest) -> Iterator[LocalRuntime]:
     with LocalRuntime.start(
         REPO / "template.yaml",
         start_time=START,
-        parameters={"TariffsDir": str(REPO / "infra" / "tariffs")},
+        parameters={"TariffsDir": str(REPO / "infra" / "tariffs"), "Stage": stage_for(request)},
     ) as runtime:
         yield runtime
 

@@ -59,9 +59,11 @@ def test_the_rejection_report_names_line_and_field_and_is_in_s3(rt: LocalRuntime
     taken = captured.take("GisExtractTakenIn")
     (summary,) = [e["detail"] for e in taken]
     assert summary["accepted"] == 4 and summary["changed"] == 0 and summary["unchanged"] == 4
-    report = json.loads(
+    body = (
         rt.client("s3").get_object(Bucket=summary["report_bucket"], Key=summary["report_key"])["Body"].read()
     )
+    report = {"rejections": [json.loads(line) for line in body.decode().splitlines()]}
+    assert summary["report"]["rows"] == 4 and summary["report"]["counts"]["area_sqft"] == 1
     assert [(r["line"], r["field"]) for r in report["rejections"]] == [
         (6, "area_sqft"),
         (7, "impervious_sqft"),

@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
-from conftest import REPO, TENANT, Captured
+from conftest import REPO, TENANT, Captured, stage_for
 
 from sewerbill.local import LocalRuntime
 from stormwater.domain.determinations import ParcelData, determine
@@ -20,7 +20,7 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRuntime]:
+def rt(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[LocalRuntime]:
     tariffs = tmp_path_factory.mktemp("tariffs")
     shutil.copytree(REPO / "infra" / "tariffs", tariffs, dirs_exist_ok=True)
     current = tariffs / TENANT / "2023-01-01.yaml"
@@ -39,7 +39,7 @@ def rt(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalRuntime]:
     with LocalRuntime.start(
         REPO / "template.yaml",
         start_time=datetime(2026, 12, 30, 12, 0, tzinfo=UTC),
-        parameters={"TariffsDir": str(tariffs)},
+        parameters={"TariffsDir": str(tariffs), "Stage": stage_for(request)},
     ) as runtime:
         yield runtime
 

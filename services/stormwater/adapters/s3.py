@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Iterable, Mapping, Sequence
 from typing import IO, Any
 
 from botocore.exceptions import ClientError
 
 from common.errors import TransientError
+from common.reports import Report, write_report
 from stormwater.domain.extracts import ObjectMissing
 
 
@@ -29,18 +30,21 @@ class S3Extracts:
 
 
 class S3Reports:
-    """JSON reports under ``reports/`` (claim check: events carry the key, not the report)."""
+    """Rejection reports under ``reports/stormwater/...`` (claim check, ``common.reports``)."""
 
     def __init__(self, client: Any, bucket: str) -> None:
         self._client = client
         self._bucket = bucket
 
-    def put_report(self, key: str, document: dict[str, object]) -> tuple[str, str]:
-        if not key.startswith("reports/"):
-            raise ValueError(f"reports live under reports/, not {key!r}")
-        body = json.dumps(document, indent=1, default=str).encode()
+    def write(self, parts: Sequence[str], rows: Iterable[Mapping[str, Any]]) -> Report:
         try:
-            self._client.put_object(Bucket=self._bucket, Key=key, Body=body, ContentType="application/json")
+            return write_report(
+                self._client,
+                bucket=self._bucket,
+                service="stormwater",
+                parts=parts,
+                rows=rows,
+                count_by="field",
+            )
         except ClientError as exc:
-            raise TransientError(f"writing s3://{self._bucket}/{key}: {exc}") from exc
-        return self._bucket, key
+            raise TransientError(f"writing the report {'/'.join(parts)}: {exc}") from exc

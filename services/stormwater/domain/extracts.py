@@ -17,13 +17,14 @@ not an insert and is not published again.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import IO, Protocol
 
 from common.clock import Clock
 from common.errors import PermanentError
+from common.reports import Report
 from stormwater.domain.gis import ExtractRejected, Rejection, reduce_extract
 from stormwater.domain.gis_files import extract_format, read_extract
 from stormwater.domain.parcels import ExtractChange, ParcelState, TariffView, apply_record
@@ -71,8 +72,8 @@ class ExtractStore(Protocol):
 
 
 class Reports(Protocol):
-    def put_report(self, key: str, document: dict[str, object]) -> tuple[str, str]:
-        """Store a JSON report; returns (bucket, key)."""
+    def write(self, parts: Sequence[str], rows: Iterable[Mapping[str, object]]) -> Report:
+        """Store the rows under reports/stormwater/<parts>; a bounded pointer back."""
         ...
 
 
@@ -159,18 +160,20 @@ def ingest_extract(
         changed += len(changes)
         repo.record_extract_changes(changes, file_key=upload.key, file_id=file_id)
 
-    report_bucket = report_key = None
+    report = None
     if rejections:
-        report_bucket, report_key = reports.put_report(
-            f"reports/stormwater/gis/{file_id}.json",
-            {
-                "file_key": upload.key,
-                "file_id": file_id,
-                "format": fmt,
-                "taken_in_at": now.isoformat(),
-                "refused": refused is not None,
-                "rejections": [{"line": r.line, "field": r.field, "reason": r.reason} for r in rejections],
-            },
+        report = reports.write(
+            ("gis", file_id, "rejections"),
+            (
+                {
+                    "file_key": upload.key,
+                    "line": r.line,
+                    "field": r.field,
+                    "reason": r.reason,
+                    "refused": refused is not None,
+                }
+                for r in rejections
+            ),
         )
     repo.record_file(
         GisExtractTakenIn(
@@ -182,8 +185,9 @@ def ingest_extract(
             changed=changed,
             unchanged=unchanged,
             rejected=len(rejections),
-            report_bucket=report_bucket,
-            report_key=report_key,
+            report_bucket=None if report is None else report.bucket,
+            report_key=None if report is None else report.key,
+            report=report,
             first_rejections=tuple(
                 LineRejection(line=r.line, field=r.field, reason=r.reason[:500])
                 for r in rejections[:FIRST_REJECTIONS_IN_EVENT]
@@ -198,5 +202,5 @@ def ingest_extract(
         determined=determined,
         fees=fees,
         rejected=len(rejections),
-        report_key=report_key,
+        report_key=None if report is None else report.key,
     )
