@@ -13,10 +13,12 @@ from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, ConfigDict, Field
 
 from common.errors import FieldError, TransientError
 from common.http import ApiError, error_response, error_responses, install_error_handlers
+from common.observability import observed
 from stormwater import composition
 from stormwater.domain.credits import CreditConflict, Documentation
 from stormwater.domain.reconsiderations import ReconsiderationConflict
@@ -327,5 +329,6 @@ def _jsonable(value: Any) -> dict[str, Any]:
     return dict(json.loads(json.dumps(value, default=str)))
 
 
+@observed(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error, parse_envelope
+from common.observability import logger, observed
 from stormwater import composition
 from stormwater.billing_inputs import BILLING_SOURCE, BillIssuedInput, PaymentAppliedInput
-
-logger = Logger()
 
 
 def record_handler(record: SQSRecord) -> None:
@@ -37,5 +35,6 @@ def record_handler(record: SQSRecord) -> None:
     logger.info("billing event kept", extra={"detail_type": envelope.detail_type, "kept": kept})
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())

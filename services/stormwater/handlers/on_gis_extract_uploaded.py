@@ -7,16 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_object_created
+from common.observability import logger, observed
 from stormwater import composition
 from stormwater.domain.extracts import UploadedExtract
-
-logger = Logger()
 
 
 def record_handler(record: SQSRecord) -> None:
@@ -27,5 +25,6 @@ def record_handler(record: SQSRecord) -> None:
     logger.info("GIS extract taken in", extra={"key": upload.key, "result": result.__dict__})
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import AwareDatetime, BaseModel, ValidationError
 
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
+from common.observability import logger, observed
 from stormwater import composition
-
-logger = Logger()
 
 
 class TariffCheckScheduled(BaseModel):
@@ -33,5 +31,6 @@ def record_handler(record: SQSRecord) -> None:
     logger.info("tariff versions checked", extra={"results": [r.__dict__ for r in results]})
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())
