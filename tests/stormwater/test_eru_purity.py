@@ -16,9 +16,12 @@ FORBIDDEN = {
     "pathlib",
     "socket",
     "time",
-    "datetime",
     "random",
 }
+# ``datetime`` is allowed for its types: the service's rules take ``today``/``now`` as inputs
+# (time is an input), or ask an injected Clock. Reading the system clock is forbidden, checked below and in
+# tests/test_architecture.py.
+CLOCK_READS = ("datetime.now(", "date.today(", "datetime.utcnow(", "datetime.today(")
 
 
 def _modules():
@@ -39,6 +42,12 @@ def test_domain_imports_no_io_aws_or_clock_modules():
                 continue
             for name in names:
                 assert name.split(".")[0] not in FORBIDDEN, f"{path.name} imports {name}"
+
+
+def test_domain_never_reads_the_clock():
+    for path in _modules():
+        text = path.read_text()
+        assert not any(call in text for call in CLOCK_READS), path.name
 
 
 def test_domain_never_converts_to_float():

@@ -226,6 +226,7 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
     from billing import config as billing_config
     from metering import config as metering_config
     from sampling import config as sampling_config
+    from stormwater import config as stormwater_config
 
     return {
         "metering.handlers.on_read_file_uploaded.lambda_handler": metering_config.ReadFileUploadedConfig,
@@ -239,6 +240,11 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "sampling.handlers.publish_outbox.lambda_handler": sampling_config.PublishOutboxConfig,
         "sampling.handlers.run_sampling_daily.lambda_handler": sampling_config.SamplingConfig,
         "sampling.handlers.api.lambda_handler": sampling_config.SamplingConfig,
+        "stormwater.handlers.on_gis_extract_uploaded.lambda_handler": stormwater_config.ExtractUploadedConfig,
+        "stormwater.handlers.publish_outbox.lambda_handler": stormwater_config.PublishOutboxConfig,
+        "stormwater.handlers.api.lambda_handler": stormwater_config.TableConfig,
+        "stormwater.handlers.on_billing_event.lambda_handler": stormwater_config.TableConfig,
+        "stormwater.handlers.run_tariff_check.lambda_handler": stormwater_config.TableConfig,
     }
 
 

@@ -22,6 +22,8 @@ from typing import Annotated, Any
 
 import typer
 
+from sewerbill.cli import stormwater_demo
+
 local_app = typer.Typer(no_args_is_help=True, help="Run the whole stack locally (no AWS account, no Docker).")
 clock_app = typer.Typer(no_args_is_help=True, help="The simulated clock that fires the template's schedules.")
 local_app.add_typer(clock_app, name="clock")
@@ -230,6 +232,7 @@ def _run_demo(rt: Any) -> bool:
     from sewerbill.cli import sampling_demo  # issue 10: a lab upload reclassifies PP-0002 to B
 
     ok &= sampling_demo.run(rt, _say)
+    ok &= stormwater_demo.run(rt, _say)
     _say("[4/4] dead letters: " + (", ".join(f"{d.queue}:{d.message_id}" for d in rt.dead_letters) or "none"))
     ok &= not rt.dead_letters
     _say(f"demo {'passed' if ok else 'FAILED'}: {len(rt.invocations)} invocations")

@@ -1,0 +1,15 @@
+"""Publishes stormwater's event-bearing items to the bus. Trigger: the table's stream."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from common.observability import observed
+from stormwater import composition
+from stormwater.adapters.outbox import event_records
+
+
+@observed
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    failed = composition.outbox_publisher().publish(event_records(event.get("Records", [])))
+    return {"batchItemFailures": [{"itemIdentifier": seq} for seq in failed]}
