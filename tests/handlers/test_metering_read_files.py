@@ -43,7 +43,7 @@ def test_each_consumption_is_stored_with_its_consumption_determined_event(meteri
         ("SU-9", "2026-07-01"): 4100,
     }
     events = outbox_events(metering, "ConsumptionDetermined")
-    assert sorted((e["tenant"], e["account_id"], e["volume_gal"]) for e in events) == [
+    assert sorted((e["tenant"], e["account_id"], int(e["volume_gal"])) for e in events) == [
         ("grafton-sewer", "GR-1", 23000),
         ("grafton-sewer", "GR-2", 18000),
         ("sullivan-sewer", "SU-9", 4100),
