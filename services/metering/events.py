@@ -47,7 +47,7 @@ def _bounded_volume(value: Decimal) -> Decimal:
 Gallons = Annotated[
     Decimal,
     AfterValidator(_bounded_volume),
-    PlainSerializer(lambda d: format(d, "f"), return_type=str, when_used="json"),
+    PlainSerializer(lambda d: format(d.normalize(), "f"), return_type=str, when_used="json"),
 ]
 Id = Annotated[str, Field(min_length=1, max_length=ID_MAX)]
 
@@ -56,7 +56,8 @@ Id = Annotated[str, Field(min_length=1, max_length=ID_MAX)]
 # unmetered: GR-UNMETERED, no meter.
 Quality = Literal["actual", "prorated", "estimated", "unmetered"]
 MeterKind = Literal["water", "waste", "flow-monitor"]
-ReadType = Literal["actual", "customer", "estimated", "initial", "final"]
+# prorated: a register value interpolated by days at a boundary between two reads.
+ReadType = Literal["actual", "customer", "estimated", "initial", "final", "prorated"]
 # zero_use: no use on an occupied account; high_use/low_use: outside the tenant's factor
 # of the account's own history; rollover: a register wrapped in the period;
 # exchange: a meter was exchanged in the period; waste_meter: PP-SEW-FLOW volume.
