@@ -91,6 +91,23 @@ def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
     )
 
 
+def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:
+    s3 = clients()["s3"]
+    file = ingest.UploadedFile(bucket=upload.bucket, key=upload.key, etag=upload.etag, size=upload.size)
+    return ingest.take_in_interval_file(
+        file,
+        chunks=S3ObjectStore(s3).stream(upload.bucket, upload.key),
+        repo=repository(),
+        report=S3RejectionReport(s3, upload.bucket, report_key(upload.key, file.file_id)),
+        tenants=metered_tenants(today()),
+        now=clock().now(),
+    )
+
+
+def publish_satellite_flow() -> int:
+    return ingest.publish_satellite_flow(repo=repository(), now=clock().now())
+
+
 def take_in_read(read: Reading, source: str) -> tuple[str, ingest.IngestResult]:
     day = today()
     return ingest.take_in_read(

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
+from common.events import Event
 from metering.domain import ingest
 from metering.domain.determination import TenantSettings
 from metering.domain.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
+from metering.domain.interval import DaySum, IntervalMeter
 from metering.domain.model import AccountMetering, Meter
 from metering.events import LineRejection, ReadsRejected
 
@@ -39,6 +41,8 @@ class MemoryRepo:
         self.reads: list[Any] = []
         self.failed: list[Any] = []
         self.saves = 0
+        self.days: dict[tuple[str, str, date], DaySum] = {}
+        self.events: list[Event] = []
 
     def file_seen(self, file_id: str) -> bool:
         return file_id in self.files
@@ -55,6 +59,31 @@ class MemoryRepo:
 
     def all_account_keys(self) -> Iterator[AccountKey]:
         return iter(list(self.accounts_))
+
+    def interval_meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, IntervalMeter]:
+        return {
+            k: IntervalMeter(m.tenant, m.meter_id, m.account_id, m.units, m.kind)
+            for k, m in self.meters(keys).items()
+        }
+
+    def save_days(self, days: dict[tuple[str, str, date], DaySum], *, file_id: str, now: datetime) -> None:
+        self.days.update(days)
+
+    def save_events(self, events: Sequence[Event], *, now: datetime) -> None:
+        self.events.extend(events)
+
+    def flow_monitors(self) -> Iterator[IntervalMeter]:
+        for m in self.meters(list(self.meters_)).values():
+            if m.kind == "flow-monitor":
+                yield IntervalMeter(m.tenant, m.meter_id, m.account_id, m.units, m.kind)
+
+    def month_volume(self, meter: IntervalMeter, start: date, end: date) -> tuple[Decimal, int]:
+        found = [
+            d
+            for (t, m, day), d in self.days.items()
+            if (t, m) == (meter.tenant, meter.meter_id) and start <= day < end
+        ]
+        return sum((d.volume_gal for d in found), Decimal(0)), len(found)
 
     def save(self, batch: BatchOutput, *, file_id: str, now: datetime) -> None:
         self.saves += 1
@@ -129,4 +158,17 @@ class Utility:
             now=datetime.combine(self.today, datetime.min.time(), UTC),
             today=self.today,
             run_id=self.today.isoformat(),
+        )
+
+    def interval(self, text: str, *, now: datetime | None = None) -> ingest.IngestResult:
+        data = text.encode()
+        self.last_report = MemoryReport()
+        self.uploads += 1
+        return ingest.take_in_interval_file(
+            UploadedFile("b", f"reads/interval/{self.uploads}.csv", f"etag{hash(data)}", len(data)),
+            chunks=[data[i : i + 65536] for i in range(0, len(data), 65536)] or [b""],
+            repo=self.repo,
+            report=self.last_report,
+            tenants=TENANTS,
+            now=now or datetime.combine(self.today, datetime.min.time(), UTC),
         )

@@ -16,14 +16,17 @@ Writes are BatchWriteItem in the order ``metering.domain.ingest`` documents; no 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
-from datetime import datetime
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
-from common.dynamo import batch_get, batch_put, get
+from common.dynamo import batch_get, batch_put, from_item, get
+from common.events import Event
 from common.ids import key
 from common.outbox import outbox_item
 from metering.domain.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
+from metering.domain.interval import DaySum, IntervalMeter
 from metering.domain.model import AccountMetering, Meter
 from metering.events import ReadsRejected
 
@@ -62,6 +65,65 @@ class DynamoMeteringRepository:
             for i in found.values()
         )
         return {(a.tenant, a.account_id): a for a in accounts}
+
+    def interval_meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, IntervalMeter]:
+        return {k: _interval_meter(m) for k, m in self.meters(keys).items()}
+
+    def flow_monitors(self) -> Iterator[IntervalMeter]:
+        paginator = self._client.get_paginator("scan")
+        pages = paginator.paginate(
+            TableName=self._table,
+            FilterExpression="sk = :s AND kind = :k",
+            ExpressionAttributeValues={":s": {"S": "METER"}, ":k": {"S": "flow-monitor"}},
+        )
+        for page in pages:
+            for raw in page["Items"]:
+                yield _interval_meter(Meter.from_json(json.loads(from_item(raw)["meter"])))
+
+    def save_days(self, days: dict[tuple[str, str, date], DaySum], *, file_id: str, now: datetime) -> None:
+        at = now.isoformat()
+        batch_put(
+            self._client,
+            self._table,
+            (
+                {
+                    "pk": key("DAY", tenant, meter_id),
+                    "sk": key("DATE", day.isoformat()),
+                    "tenant": tenant,
+                    "meter_id": meter_id,
+                    "day": day.isoformat(),
+                    "volume_gal": sums.volume_gal,
+                    "intervals": sums.intervals,
+                    "peak_interval_gal": sums.peak_gal,
+                    "source": file_id,
+                    "recorded_at": at,
+                }
+                for (tenant, meter_id, day), sums in days.items()
+            ),
+        )
+
+    def save_events(self, events: Sequence[Event], *, now: datetime) -> None:
+        batch_put(self._client, self._table, (outbox_item(e, now=now) for e in events))
+
+    def month_volume(self, meter: IntervalMeter, start: date, end: date) -> tuple[Decimal, int]:
+        paginator = self._client.get_paginator("query")
+        pages = paginator.paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :p AND sk BETWEEN :a AND :b",
+            ExpressionAttributeValues={
+                ":p": {"S": key("DAY", meter.tenant, meter.meter_id)},
+                ":a": {"S": key("DATE", start.isoformat())},
+                ":b": {"S": key("DATE", end.isoformat())},
+            },
+        )
+        total, days = Decimal(0), 0
+        for page in pages:
+            for raw in page["Items"]:
+                item = from_item(raw)
+                if item["day"] < end.isoformat():
+                    total += Decimal(str(item["volume_gal"]))
+                    days += 1
+        return total, days
 
     def all_account_keys(self) -> Iterator[AccountKey]:
         paginator = self._client.get_paginator("scan")
@@ -181,3 +243,7 @@ class DynamoMeteringRepository:
         if rejected is not None:
             items.insert(0, outbox_item(rejected, now=now))
         batch_put(self._client, self._table, items)
+
+
+def _interval_meter(meter: Meter) -> IntervalMeter:
+    return IntervalMeter(meter.tenant, meter.meter_id, meter.account_id, meter.units, meter.kind)

@@ -24,15 +24,25 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from itertools import islice
 from typing import Any, Protocol
 
 from common.errors import PermanentError
+from common.events import Event
 from common.tariffs import METER_SIZES
 from metering.domain import csvinput as cin
 from metering.domain.determination import Determined, TenantSettings, determine
+from metering.domain.interval import (
+    INTERVAL_HEADER,
+    UTILITY_TZ,
+    DaySum,
+    IntervalMeter,
+    aggregate,
+    month_of,
+    previous_month,
+)
 from metering.domain.model import AccountMetering, Meter, MeterSeries, Point
 from metering.domain.readings import Duplicate, Reading, Refused, apply_reading
 from metering.events import (
@@ -44,10 +54,15 @@ from metering.events import (
     MeterUse,
     ReadsRejected,
     ReadUsed,
+    SatelliteFlowReady,
+    SlugDetected,
 )
+
+SAT_FLOW_DAYS = 18  # PP-SEW-SAT-FLOW: provided to the satellite system within 18 days of download
 
 BATCH_ROWS = 1_000
 MAX_FILE_BYTES = 200 * 1024 * 1024
+MAX_INTERVAL_FILE_BYTES = 2 * 1024 * 1024 * 1024
 MAX_DIGITS = 12
 _IDS = uuid.UUID("6f0c3d52-5b0e-4c6e-9a43-0d8f1c2b7e11")
 
@@ -130,6 +145,22 @@ class MeteringRepository(Protocol):
     ) -> None: ...
 
     def all_account_keys(self) -> Iterator[AccountKey]: ...
+
+    def interval_meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, IntervalMeter]: ...
+
+    def save_days(self, days: dict[tuple[str, str, date], DaySum], *, file_id: str, now: datetime) -> None:
+        """One item per meter per local day (replacing the day's earlier item)."""
+        ...
+
+    def save_events(self, events: Sequence[Event], *, now: datetime) -> None:
+        """Outbox items (deterministic ids: rewriting one publishes nothing twice)."""
+        ...
+
+    def flow_monitors(self) -> Iterator[IntervalMeter]: ...
+
+    def month_volume(self, meter: IntervalMeter, start: date, end: date) -> tuple[Decimal, int]:
+        """Gallons and days with data of ``meter`` from its daily items in [start, end)."""
+        ...
 
 
 class RejectionReport(Protocol):
@@ -225,6 +256,12 @@ def take_in_file(
         except ObjectMissing as exc:
             run.reject(LineRejection(line=0, column="(file)", reason=str(exc)[:300]))
     run.flush()
+    return _finish(file, kind, run, repo, report, now)
+
+
+def _finish(
+    file: UploadedFile, kind: str, run: _Run, repo: MeteringRepository, report: RejectionReport, now: datetime
+) -> IngestResult:
     report_key = report.finish() if run.rejected else None
     summary = (
         ReadsRejected(
@@ -292,6 +329,91 @@ def estimate_missing(
         _publish(out, run, now)
         repo.save(out, file_id=f"estimate-{run_id}", now=now)
     return total
+
+
+def take_in_interval_file(
+    file: UploadedFile,
+    *,
+    chunks: Iterable[bytes],
+    repo: MeteringRepository,
+    report: RejectionReport,
+    tenants: Sequence[str],
+    now: datetime,
+) -> IngestResult:
+    """An interval file (``reads/interval/``): daily items, ``SlugDetected``, a report."""
+    if repo.file_seen(file.file_id):
+        return IngestResult(file_id=file.file_id, duplicate_file=True)
+    run = _Run(file, report)
+    if file.size > MAX_INTERVAL_FILE_BYTES:
+        run.reject(
+            LineRejection(line=0, column="(file)", reason=f"larger than {MAX_INTERVAL_FILE_BYTES} bytes")
+        )
+    else:
+        try:
+            result = aggregate(
+                cin.rows(chunks, INTERVAL_HEADER),
+                meters=repo.interval_meters,
+                tenants=tenants,
+                now=now,
+                reject=run.reject,
+            )
+            repo.save_days(result.days, file_id=file.file_id, now=now)
+            repo.save_events([_slug_event(s, now) for s in result.slugs], now=now)
+            run.accepted = result.accepted
+        except cin.FileRejected as exc:
+            run.reject(exc.rejection)
+        except ObjectMissing as exc:
+            run.reject(LineRejection(line=0, column="(file)", reason=str(exc)[:300]))
+    run.flush()
+    return _finish(file, "interval", run, repo, report, now)
+
+
+def _slug_event(slug: Any, now: datetime) -> SlugDetected:
+    start = slug.first.isoformat()
+    return SlugDetected(
+        event_id=str(uuid.uuid5(_IDS, f"slug#{slug.tenant}#{slug.meter_id}#{start}")),
+        occurred_at=now,
+        tenant=slug.tenant,
+        meter_id=slug.meter_id,
+        account_id=slug.account_id or None,
+        interval_start=start,
+        interval_end=slug.last.isoformat(),
+        intervals=slug.intervals,
+        volume_gal=slug.volume_gal,
+        threshold_gal=slug.threshold_gal.quantize(Decimal("0.001")),
+    )
+
+
+def publish_satellite_flow(*, repo: MeteringRepository, now: datetime) -> int:
+    """PP-SEW-SAT-FLOW: last month's flow of every flow monitor, as ``SatelliteFlowReady``.
+
+    Run daily; the month's totals are published on the first run of the next month (the
+    download) and are due 18 days later. Deterministic event ids make later runs no-ops.
+    """
+    today = now.astimezone(UTILITY_TZ).date()
+    start, end = previous_month(today)
+    events = []
+    for meter in repo.flow_monitors():
+        volume, days = repo.month_volume(meter, start, end)
+        if days == 0:
+            continue
+        month = month_of(start)
+        events.append(
+            SatelliteFlowReady(
+                event_id=str(uuid.uuid5(_IDS, f"satflow#{meter.tenant}#{meter.meter_id}#{month}")),
+                occurred_at=now,
+                tenant=meter.tenant,
+                meter_id=meter.meter_id,
+                account_id=meter.account_id,
+                month=month,
+                volume_gal=volume,
+                days_with_data=days,
+                downloaded_on=today,
+                provide_by=today + timedelta(days=SAT_FLOW_DAYS),
+            )
+        )
+    repo.save_events(events, now=now)
+    return len(events)
 
 
 # ---------------------------------------------------------------- meters files
@@ -398,7 +520,9 @@ def _meters_batch(
         out.meters.append((meter, line))
         touched[account_key] = account
         run.accepted += 1
-    _determine(touched.values(), out, run, settings, now, today)
+    # The registry alone determines nothing: periods wait for reads (or the daily run), so a
+    # removal registered before the reads that precede it does not close a period early.
+    out.accounts.extend(touched.values())
     return out
 
 
@@ -409,7 +533,10 @@ def _register(
     if series is None:
         if meter.installed_on > today:
             return Refused("installed_on", f"{meter.installed_on} is in the future (today is {today})")
-        series = MeterSeries(meter, [Point(meter.installed_on, meter.initial_reading, "initial", Decimal(0))])
+        series = MeterSeries(
+            replace(meter, removed_on=None, final_reading=None),
+            [Point(meter.installed_on, meter.initial_reading, "initial", Decimal(0))],
+        )
         account.series[meter.meter_id] = series
     else:
         series.meter = replace(meter, removed_on=None, final_reading=None)
