@@ -11,7 +11,7 @@ import boto3
 
 from common.clock import Clock
 from common.config import RuntimeClock, cold_start, load
-from common.handling import EventBridgeRejections, rejections_for
+from common.handling import RejectionSink, rejections_for
 from common.messages import UploadedObject
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
@@ -129,5 +129,5 @@ def outbox_publisher() -> OutboxPublisher:
 
 
 @cold_start
-def rejections() -> EventBridgeRejections:
+def rejections() -> RejectionSink:
     return rejections_for("metering")

@@ -1,4 +1,9 @@
-"""Uploaded objects from S3, streamed; rejection reports written back (claim check)."""
+"""Uploaded objects from S3, streamed; rejection reports written back (claim check).
+
+The report is spooled to /tmp as it grows and put once at the end, so memory stays bounded
+however many lines a file has wrong (``common.reports.write_report`` holds a report in
+memory, fine for its callers' bounded reports); the key follows ``common.reports``.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from common import reports
 from common.errors import TransientError
 from metering.domain.ingest import ObjectMissing
 from metering.events import LineRejection
@@ -62,7 +68,8 @@ class S3RejectionReport:
 
 
 def report_key(file_key: str, file_id: str) -> str:
-    return f"reports/metering/{file_key[:900]}.{file_id[-16:]}.rejections.jsonl"
+    """``reports/metering/<file key>/<file id>-rejections.jsonl`` (``common.reports``' naming)."""
+    return reports.report_key("metering", (file_key[:800], f"{file_id[-16:]}-rejections"))
 
 
 def read_json(client: Any, bucket: str, key: str) -> Any:
