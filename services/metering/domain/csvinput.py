@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 from common.errors import PermanentError
 from metering.events import ID_MAX, LineRejection
@@ -71,11 +72,15 @@ class Header:
         return {name: i for i, name in enumerate(seen)}
 
 
+TOO_LONG = "\x00"  # ends a line cut short at LINE_MAX_CHARS (never in a legitimate line)
+
+
 def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
     """Lines of UTF-8 text from byte chunks (a BOM dropped); raises FileRejected on bad bytes.
 
-    A line longer than ``LINE_MAX_CHARS`` is cut short (and so rejected by the reader)
-    without ever being held whole: memory stays bounded whatever the file.
+    A line longer than ``LINE_MAX_CHARS`` is replaced by ``TOO_LONG`` (the reader rejects
+    it) without ever being held whole: memory stays bounded whatever the file.
+    Lines are yielded without their newline (csv.reader ends a row at the end of a string).
     """
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     pending = ""
@@ -84,18 +89,20 @@ def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
 
     def split(text: str) -> Iterator[str]:
         nonlocal pending, skipping, line
-        pending += text
-        parts = pending.split("\n")
+        parts = (pending + text).split("\n")
         pending = parts.pop()
-        for part in parts:
-            line += 1
-            if skipping:
-                skipping = False
-                continue
-            yield part + "\n"
+        line += len(parts)
+        if skipping and parts:
+            skipping = False
+            parts = parts[1:]
+        if max(map(len, parts), default=0) <= LINE_MAX_CHARS:
+            yield from parts
+        else:
+            for part in parts:
+                yield part if len(part) <= LINE_MAX_CHARS else TOO_LONG
         if len(pending) > LINE_MAX_CHARS:
             if not skipping:
-                yield pending[: LINE_MAX_CHARS + 1]
+                yield TOO_LONG
                 skipping = True
             pending = ""
 
@@ -122,14 +129,19 @@ class Row:
     cells: dict[str, str]
 
 
-def rows(chunks: Iterable[bytes], header: Header) -> Iterator[Row | LineRejection]:
-    """Each data row as its cells by column name, or the rejection of its line.
+Record = tuple[int, list[str]]
 
-    Raises :class:`FileRejected` for an empty file, a bad header or bytes that are not
-    UTF-8 (at the line they occur; the rows before it have been yielded).
+
+def records(
+    chunks: Iterable[bytes], header: Header
+) -> tuple[dict[str, int], Iterator[Record | LineRejection]]:
+    """The header's column index, and each data row as (line, cells) or its line's rejection.
+
+    Raises :class:`FileRejected` here for an empty file or a bad header; bytes that are not
+    UTF-8 later in the file end the iterator with their line's rejection (the rows before
+    it stand). The hot path of interval files: no per-row dict.
     """
-    counter = _LineCounter(decoded_lines(chunks))
-    reader = csv.reader(counter, strict=True)
+    reader = csv.reader(decoded_lines(chunks), strict=True)
     try:
         names = next(reader)
     except StopIteration:
@@ -137,53 +149,53 @@ def rows(chunks: Iterable[bytes], header: Header) -> Iterator[Row | LineRejectio
     except csv.Error as exc:
         raise FileRejected(1, "(header)", f"not CSV: {exc}") from None
     index = header.index(names)
-    width = len(names)
+    return index, _records(reader, len(names))
+
+
+def _records(reader: Any, width: int) -> Iterator[Record | LineRejection]:
     while True:
         try:
             cells = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            yield LineRejection(line=counter.line, column="(row)", reason=f"not CSV: {str(exc)[:200]}")
+            yield LineRejection(line=reader.line_num, column="(row)", reason=f"not CSV: {str(exc)[:200]}")
             continue
         except FileRejected as exc:  # bad bytes part-way: the lines before it stand, the rest cannot be read
             yield exc.rejection
             return
-        line = counter.line
-        if counter.too_long:
-            counter.too_long = False
-            yield LineRejection(
-                line=line, column="(row)", reason=f"line longer than {LINE_MAX_CHARS} characters"
-            )
-            continue
-        if not cells or all(not c.strip() for c in cells):
-            continue
         if len(cells) != width:
+            if not cells or all(not c.strip() for c in cells):
+                continue
+            if cells[-1].endswith(TOO_LONG):
+                yield LineRejection(
+                    line=reader.line_num,
+                    column="(row)",
+                    reason=f"line longer than {LINE_MAX_CHARS} characters",
+                )
+                continue
             yield LineRejection(
-                line=line, column="(row)", reason=f"expected {width} fields, got {len(cells)}"
+                line=reader.line_num, column="(row)", reason=f"expected {width} fields, got {len(cells)}"
             )
             continue
-        yield Row(line, {name: cells[i].strip() for name, i in index.items()})
+        if cells[-1].endswith(TOO_LONG):
+            yield LineRejection(
+                line=reader.line_num, column="(row)", reason=f"line longer than {LINE_MAX_CHARS} characters"
+            )
+            continue
+        yield reader.line_num, cells
 
 
-class _LineCounter:
-    """Feeds csv.reader and counts lines; an over-long line is replaced by an empty one."""
-
-    def __init__(self, lines: Iterator[str]) -> None:
-        self._lines = lines
-        self.line = 0
-        self.too_long = False
-
-    def __iter__(self) -> _LineCounter:
-        return self
-
-    def __next__(self) -> str:
-        text = next(self._lines)
-        self.line += 1
-        if len(text) > LINE_MAX_CHARS:
-            self.too_long = True
-            return "\n"
-        return text
+def rows(chunks: Iterable[bytes], header: Header) -> Iterator[Row | LineRejection]:
+    """Each data row as its cells by column name (stripped), or the rejection of its line."""
+    index, found = records(chunks, header)
+    items = tuple(index.items())
+    for record in found:
+        if isinstance(record, LineRejection):
+            yield record
+        else:
+            line, cells = record
+            yield Row(line, {name: cells[i].strip() for name, i in items})
 
 
 # ---------------------------------------------------------------- field parsers

@@ -35,7 +35,6 @@ from common.tariffs import METER_SIZES
 from metering.domain import csvinput as cin
 from metering.domain.determination import Determined, TenantSettings, determine
 from metering.domain.interval import (
-    INTERVAL_HEADER,
     UTILITY_TZ,
     DaySum,
     IntervalMeter,
@@ -351,7 +350,7 @@ def take_in_interval_file(
     else:
         try:
             result = aggregate(
-                cin.rows(chunks, INTERVAL_HEADER),
+                chunks,
                 meters=repo.interval_meters,
                 tenants=tenants,
                 now=now,

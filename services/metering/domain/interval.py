@@ -22,7 +22,8 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from metering.domain import csvinput as cin
@@ -34,6 +35,7 @@ UTILITY_TZ = ZoneInfo("America/Chicago")
 INTERVAL = timedelta(minutes=5)
 WINDOW = 288  # 24 hours of 5-minute intervals
 SLUG_FACTOR = 5
+EARLIEST_YEAR = cin.EARLIEST_DATE.year
 SLUG_MIN_INTERVALS = 4  # "more than 3 consecutive intervals" (over 15 minutes)
 INTERVAL_HEADER = cin.Header(
     columns=("tenant", "meter_id", "interval_start", "volume"),
@@ -96,7 +98,7 @@ MeterLookup = Callable[[Iterable[tuple[str, str]]], dict[tuple[str, str], Interv
 
 
 def aggregate(
-    rows: Iterable[cin.Row | LineRejection],
+    chunks: Iterable[bytes],
     *,
     meters: MeterLookup,
     tenants: Iterable[str],
@@ -104,35 +106,30 @@ def aggregate(
     reject: Callable[[LineRejection], None],
     batch: int = 5_000,
 ) -> Aggregation:
-    """Validate and aggregate interval rows (the hot path: a few microseconds a row)."""
-    known_tenants = frozenset(tenants)
+    """Validate and aggregate an interval file (the hot path: a few microseconds a row).
+
+    Rows are read into batches of ``batch`` so the meters they name are looked up together
+    (one batched read per batch, cached for the file). Raises ``csvinput.FileRejected`` for
+    an empty file or a bad header.
+    """
+    index, records = cin.records(chunks, INTERVAL_HEADER)
+    cols = (index["tenant"], index["meter_id"], index["interval_start"], index["volume"])
+    known_tenants = tuple(tenants)
     out = Aggregation()
-    window = _Window()
-    cache: dict[tuple[str, str], IntervalMeter | None] = {}
-    pending: list[cin.Row] = []
-    latest = now + INTERVAL
-
-    def run_batch() -> None:
-        wanted = {(r.cells["tenant"], r.cells["meter_id"]) for r in pending}
-        missing = [k for k in wanted if k not in cache]
-        if missing:
-            found = meters(k for k in missing if k[0] in known_tenants and _plain_id(k[1]))
-            for k in missing:
-                cache[k] = found.get(k)
-        for row in pending:
-            _one(row, cache, out, window, latest, reject, known_tenants)
-        pending.clear()
-
-    for row in rows:
-        out.rows += 1
-        if isinstance(row, LineRejection):
-            reject(row)
+    state = _Batcher(cols, known_tenants, meters, reject, now)
+    pending: list[tuple[int, list[str]]] = []
+    append = pending.append
+    for record in records:
+        if record.__class__ is LineRejection:
+            out.rows += 1
+            reject(record)
             continue
-        pending.append(row)
+        append(record)  # type: ignore[arg-type]
         if len(pending) >= batch:
-            run_batch()
-    run_batch()
-    _close_run(window, out)
+            state.run(pending, out)
+            pending.clear()
+    state.run(pending, out)
+    state.finish(out)
     return out
 
 
@@ -140,109 +137,131 @@ def _plain_id(value: str) -> bool:
     return 0 < len(value) <= ID_MAX and not value.startswith(cin.FORMULA_STARTS)
 
 
-def _one(
-    row: cin.Row,
-    cache: dict[tuple[str, str], IntervalMeter | None],
-    out: Aggregation,
-    window: _Window,
-    latest: datetime,
-    reject: Callable[[LineRejection], None],
-    tenants: frozenset[str],
-) -> None:
-    cells = row.cells
-    tenant, meter_id = cells["tenant"], cells["meter_id"]
-    meter = cache.get((tenant, meter_id))
-    if meter is None:
-        try:
-            cin.tenant(cells, tuple(tenants))
-            cin.text_id(cells, "meter_id")
-            reason, column = f"unknown meter {meter_id} of {tenant}", "meter_id"
-        except cin.BadField as exc:
-            reason, column = exc.reason, exc.column
-        reject(LineRejection(line=row.line, column=column, reason=reason[:300]))
-        return
-    text = cells["interval_start"]
-    try:
-        if len(text) > 40 or "T" not in text:
-            raise ValueError
-        start = datetime.fromisoformat(text)
-    except ValueError:
-        reject(
-            LineRejection(
-                line=row.line, column="interval_start", reason=f"not an ISO 8601 time: {text[:40]!r}"
-            )
-        )
-        return
-    if start.tzinfo is None:
-        reject(LineRejection(line=row.line, column="interval_start", reason="needs an offset (e.g. -05:00)"))
-        return
-    if start.minute % 5 or start.second or start.microsecond:
-        reject(LineRejection(line=row.line, column="interval_start", reason="not on a 5-minute boundary"))
-        return
-    if start >= latest or start.year < cin.EARLIEST_DATE.year:
-        reject(
-            LineRejection(
-                line=row.line, column="interval_start", reason=f"{text} is in the future or before 1990"
-            )
-        )
-        return
-    raw = cells["volume"]
-    if len(raw) > cin.NUMBER_MAX_DIGITS or not raw.isascii() or not raw[:1].isdigit():
-        reject(
-            LineRejection(line=row.line, column="volume", reason=f"not a non-negative decimal: {raw[:30]!r}")
-        )
-        return
-    try:
-        volume = Decimal(raw)
-    except InvalidOperation:
-        volume = Decimal(-1)
-    if not volume.is_finite() or volume < 0 or not raw.replace(".", "", 1).isdigit():
-        reject(
-            LineRejection(line=row.line, column="volume", reason=f"not a non-negative decimal: {raw[:30]!r}")
-        )
-        return
-    gallons = volume if meter.units == "gal" else volume * GALLONS_PER[meter.units]
-    day = start.astimezone(UTILITY_TZ).date()
-    key = (tenant, meter_id, day)
-    sums = out.days.get(key)
-    if sums is None:
-        sums = out.days[key] = DaySum()
-    sums.volume_gal += gallons
-    sums.intervals += 1
-    if gallons > sums.peak_gal:
-        sums.peak_gal = gallons
-    out.accepted += 1
-    _slug_step(window, meter, start, gallons, out)
+class _Batcher:
+    """The per-row work, with its state in locals while a batch runs (module doc)."""
+
+    def __init__(
+        self,
+        cols: tuple[int, int, int, int],
+        tenants: tuple[str, ...],
+        meters: MeterLookup,
+        reject: Callable[[LineRejection], None],
+        now: datetime,
+    ) -> None:
+        self.cols = cols
+        self.tenants = tenants
+        self.meters = meters
+        self.reject = reject
+        # Compared in the utility's zone: datetimes with the SAME tzinfo compare without
+        # calling utcoffset (several times faster than across offsets on this hot path).
+        self.latest = (now + INTERVAL).astimezone(UTILITY_TZ)
+        self.cache: dict[tuple[str, str], IntervalMeter | None] = {}
+        self.sums: dict[tuple[str, str, date], list[Any]] = {}  # [gallons, intervals, peak]
+        self.window = _Window()
+
+    def run(self, pending: list[tuple[int, list[str]]], out: Aggregation) -> None:
+        ti, mi, si, vi = self.cols
+        cache, sums, reject, latest, window = self.cache, self.sums, self.reject, self.latest, self.window
+        missing = {(c[ti].strip(), c[mi].strip()) for _, c in pending} - cache.keys()
+        if missing:
+            found = self.meters(k for k in missing if k[0] in self.tenants and _plain_id(k[1]))
+            for k in missing:
+                cache[k] = found.get(k)
+        tz, fromiso, dec, rows, accepted = UTILITY_TZ, datetime.fromisoformat, Decimal, 0, 0
+        ident_now, values, total, last = window.meter, window.values, window.total, window.last_start
+        for line, cells in pending:
+            rows += 1
+            ident = (cells[ti].strip(), cells[mi].strip())
+            meter = cache.get(ident)
+            if meter is None:
+                reject(_unknown(line, ident, self.tenants))
+                continue
+            text = cells[si].strip()
+            try:
+                if len(text) > 40 or "T" not in text:
+                    raise ValueError
+                start = fromiso(text)
+            except ValueError:
+                reject(
+                    LineRejection(
+                        line=line, column="interval_start", reason=f"not an ISO 8601 time: {text[:40]!r}"
+                    )
+                )
+                continue
+            if start.tzinfo is None:
+                reject(
+                    LineRejection(line=line, column="interval_start", reason="needs an offset (e.g. -05:00)")
+                )
+                continue
+            if start.minute % 5 or start.second or start.microsecond:
+                reject(LineRejection(line=line, column="interval_start", reason="not on a 5-minute boundary"))
+                continue
+            local = start.astimezone(tz)
+            if local >= latest or local.year < EARLIEST_YEAR:
+                reject(
+                    LineRejection(
+                        line=line, column="interval_start", reason=f"{text} is in the future or before 1990"
+                    )
+                )
+                continue
+            raw = cells[vi].strip()
+            # ASCII digits with at most one point: no sign, exponent, underscore or full-width digit.
+            if len(raw) > cin.NUMBER_MAX_DIGITS or not raw.isascii() or not raw.replace(".", "", 1).isdigit():
+                reject(
+                    LineRejection(
+                        line=line, column="volume", reason=f"not a non-negative decimal: {raw[:30]!r}"
+                    )
+                )
+                continue
+            gallons = dec(raw) if meter.units == "gal" else dec(raw) * GALLONS_PER[meter.units]
+            key = (ident[0], ident[1], local.date())
+            day = sums.get(key)
+            if day is None:
+                sums[key] = [gallons, 1, gallons]
+            else:
+                day[0] += gallons
+                day[1] += 1
+                if gallons > day[2]:
+                    day[2] = gallons
+            accepted += 1
+            # X-SLUG on the trailing 24 hours of this meter (module doc)
+            if ident != ident_now or (last is not None and local <= last):
+                window.total = total
+                _close_run(window, out)
+                window.meter = ident_now = ident
+                window.account = meter.account_id
+                total = Decimal(0)
+                values.clear()
+            last = local
+            if len(values) == WINDOW:
+                if gallons * WINDOW > total * SLUG_FACTOR:  # above 5x the trailing mean, no division
+                    if not window.run:
+                        window.threshold = total * SLUG_FACTOR / WINDOW
+                    window.run.append((start, gallons))
+                elif window.run:
+                    _close_run(window, out)
+                total = total - values[0] + gallons
+            else:
+                total += gallons
+            values.append(gallons)
+        window.total, window.last_start = total, last
+        out.rows += rows
+        out.accepted += accepted
+
+    def finish(self, out: Aggregation) -> None:
+        _close_run(self.window, out)
+        out.days = {k: DaySum(v[0], v[1], v[2]) for k, v in self.sums.items()}
 
 
-def _slug_step(
-    window: _Window, meter: IntervalMeter, start: datetime, gallons: Decimal, out: Aggregation
-) -> None:
-    ident = (meter.tenant, meter.meter_id)
-    if window.meter != ident or (window.last_start is not None and start <= window.last_start):
-        _close_run(window, out)
-        window.meter, window.account, window.total, window.last_start = (
-            ident,
-            meter.account_id,
-            Decimal(0),
-            None,
-        )
-        window.values.clear()
-        window.run = []
-    window.last_start = start
-    values = window.values
-    if len(values) == WINDOW:
-        mean = window.total / WINDOW
-        if gallons > mean * SLUG_FACTOR:
-            if not window.run:
-                window.threshold = mean * SLUG_FACTOR
-            window.run.append((start, gallons))
-        elif window.run:
-            _close_run(window, out)
-    if len(values) == WINDOW:
-        window.total -= values[0]
-    values.append(gallons)
-    window.total += gallons
+def _unknown(line: int, ident: tuple[str, str], tenants: tuple[str, ...]) -> LineRejection:
+    named = {"tenant": ident[0], "meter_id": ident[1]}
+    try:
+        cin.tenant(named, tenants)
+        cin.text_id(named, "meter_id")
+        reason, column = f"unknown meter {ident[1]} of {ident[0]}", "meter_id"
+    except cin.BadField as exc:
+        reason, column = exc.reason, exc.column
+    return LineRejection(line=line, column=column, reason=reason[:300])
 
 
 def _close_run(window: _Window, out: Aggregation) -> None:
