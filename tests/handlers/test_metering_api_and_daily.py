@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from handler_support import Stack, http_event, sqs_event
+from handler_support import Stack, http_event, lambda_context, sqs_event
 
 from common import clock
 from metering.handlers import api, on_read_file_uploaded, run_daily
@@ -35,13 +35,15 @@ def post_read(body: dict[str, Any], *, role: str = "staff", tenants: str = "[ple
     event["requestContext"]["authorizer"] = {
         "jwt": {"claims": {"sub": "clerk", "role": role, "tenants": tenants}}
     }
-    response = api.lambda_handler(event, None)
+    response = api.lambda_handler(event, lambda_context())
     return response["statusCode"], json.loads(response["body"])
 
 
 def register(stack: Stack) -> None:
     body = json.dumps(stack.put_upload("meters/m.csv", METERS.encode()))
-    assert on_read_file_uploaded.lambda_handler(sqs_event(body), None) == {"batchItemFailures": []}
+    assert on_read_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {
+        "batchItemFailures": []
+    }
 
 
 def test_a_staff_read_is_taken_in_and_completes_a_period(metering: Stack) -> None:
@@ -83,7 +85,7 @@ def test_the_daily_run_estimates_after_the_read_window(
     post_read({"read_on": "2026-02-01", "reading": "3100"})
     simulated_time.set(datetime(2026, 3, 7, 11, tzinfo=UTC))  # read window: 5 days after 2026-03-01
     event = sqs_event(json.dumps({"scheduled_time": "2026-03-07T11:00:00Z"}))
-    assert run_daily.lambda_handler(event, None) == {"batchItemFailures": []}
+    assert run_daily.lambda_handler(event, lambda_context()) == {"batchItemFailures": []}
     consumptions = {
         i["period_start"]: i for i in metering.state("metering") if i["pk"].startswith("CONSUMPTION#")
     }

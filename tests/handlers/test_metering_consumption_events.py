@@ -6,7 +6,7 @@ import json
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from handler_support import Stack, eventbridge_body, fixture_text, sqs_event
+from handler_support import Stack, eventbridge_body, fixture_text, lambda_context, sqs_event
 
 from billing.handlers import on_consumption_determined
 from metering.events import ConsumptionDetermined, ConsumptionsDetermined
@@ -38,7 +38,7 @@ def test_every_consumption_of_a_chunk_is_kept_with_its_exact_decimal_volume(bill
         chunk=0,
         consumptions=(consumption("GR-1", "23187.5"), consumption("GR-2", "0.001")),
     )
-    result = on_consumption_determined.lambda_handler(sqs_event(eventbridge_body(chunk)), None)
+    result = on_consumption_determined.lambda_handler(sqs_event(eventbridge_body(chunk)), lambda_context())
 
     assert result == {"batchItemFailures": []}
     assert kept(billing) == {"GR-1": Decimal("23187.5"), "GR-2": Decimal("0.001")}
@@ -46,9 +46,9 @@ def test_every_consumption_of_a_chunk_is_kept_with_its_exact_decimal_volume(bill
 
 def test_a_chunk_delivered_twice_changes_nothing(billing: Stack) -> None:
     body = fixture_text("ConsumptionsDetermined.json")
-    on_consumption_determined.lambda_handler(sqs_event(body), None)
+    on_consumption_determined.lambda_handler(sqs_event(body), lambda_context())
     before = billing.items("billing")
-    on_consumption_determined.lambda_handler(sqs_event(body, body), None)
+    on_consumption_determined.lambda_handler(sqs_event(body, body), lambda_context())
     assert billing.items("billing") == before
     assert len(before) == 2
 
@@ -58,5 +58,5 @@ def test_a_schema_version_1_event_with_a_whole_volume_is_still_kept(billing: Sta
     v1["detail"].update(schema_version=1, volume_gal=23000)
     for added in ("quality", "estimated", "meters", "reads_used", "flags", "winter_average_gal"):
         del v1["detail"][added]
-    on_consumption_determined.lambda_handler(sqs_event(json.dumps(v1)), None)
+    on_consumption_determined.lambda_handler(sqs_event(json.dumps(v1)), lambda_context())
     assert kept(billing) == {"GR-9": Decimal(23000)}

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from handler_support import UPLOADS, Stack, sqs_event
+from handler_support import UPLOADS, Stack, lambda_context, sqs_event
 
 from common import clock
 from metering.handlers import on_read_file_uploaded, publish_outbox
@@ -35,7 +35,7 @@ def simulated_time() -> Any:
 
 def handle(stack: Stack, key: str, text: str) -> Any:
     return on_read_file_uploaded.lambda_handler(
-        sqs_event(json.dumps(stack.put_upload(key, text.encode()))), None
+        sqs_event(json.dumps(stack.put_upload(key, text.encode()))), lambda_context()
     )
 
 
@@ -69,7 +69,7 @@ def test_the_same_file_again_changes_nothing_and_publishes_nothing(metering: Sta
 def test_the_outbox_publisher_sends_the_chunk_to_the_bus(metering: Stack) -> None:
     handle(metering, "meters/2026-01.csv", METERS)
     handle(metering, "reads/2026-04.csv", READS)
-    result = publish_outbox.lambda_handler({"Records": metering.stream_records("metering")}, None)
+    result = publish_outbox.lambda_handler({"Records": metering.stream_records("metering")}, lambda_context())
     assert result == {"batchItemFailures": []}
     types = sorted(e["detail-type"] for e in metering.captured())
     assert types == ["ConsumptionsDetermined", "ReadsRejected"]

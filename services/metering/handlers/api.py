@@ -12,9 +12,11 @@ from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.params import Path
+from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, ConfigDict, Field
 
 from common.http import ApiError, error_responses, install_error_handlers
+from common.observability import observed
 from metering import composition
 from metering.domain import csvinput
 from metering.domain.ingest import reading_from_request
@@ -75,11 +77,12 @@ def post_read(
     if status == "rejected":
         [rejection] = result.first_rejections
         raise ApiError(422, "read_rejected", f"{rejection.column}: {rejection.reason}")
-    taken = ReadTaken(status=status, consumptions=result.consumptions)  # type: ignore[arg-type]
+    taken = ReadTaken(status=status, consumptions=result.consumptions)
     return Response(
         status_code=201, content_type=content_types.APPLICATION_JSON, body=taken.model_dump_json()
     )
 
 
+@observed(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_object_created
+from common.observability import Counts, count, logger, observed
 from metering import composition
 
-logger = Logger()
 KINDS = {"meters/": "meters", "reads/": "reads"}
 
 
@@ -31,8 +30,11 @@ def record_handler(record: SQSRecord) -> None:
     ):
         raise MalformedMessage(f"not a meters or read file: s3://{upload.bucket}/{upload.key}")
     result = composition.take_in_upload(upload, kind)
+    count(Counts.READS_ACCEPTED, result.accepted)
+    count(Counts.READS_REJECTED, result.rejected)
     logger.info("file taken in", extra={"key": upload.key, "kind": kind, "result": result.__dict__})
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import AwareDatetime, BaseModel, ConfigDict, ValidationError
 
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
+from common.observability import logger, observed
 from metering import composition
-
-logger = Logger()
 
 
 class DailyRunScheduled(BaseModel):
@@ -39,5 +37,6 @@ def record_handler(record: SQSRecord) -> None:
     logger.info("daily run", extra={"estimated": estimated, "satellite_months": satellites})
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())
