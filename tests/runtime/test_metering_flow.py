@@ -69,11 +69,14 @@ def scan(rt: LocalRuntime, table: str) -> list[dict[str, Any]]:
 
 
 def kept_at_billing(rt: LocalRuntime) -> dict[tuple[str, str], Decimal]:
-    return {
-        (i["account_id"], i["period_start"]): Decimal(str(i["volume_gal"]))
-        for i in scan(rt, "BillingTable")
-        if i["pk"].startswith("USAGE#")
-    }
+    """(account, period start) -> volume of the consumptions billing keeps (either key layout:
+    ``USAGE#tenant#account``/``PERIOD#start#end`` or ``USAGE#tenant#start#end``/account)."""
+    kept = {}
+    for i in scan(rt, "BillingTable"):
+        if i["pk"].startswith("USAGE#"):
+            start = i.get("period_start") or i["pk"].split("#")[2]
+            kept[(i["account_id"], start)] = Decimal(str(i["volume_gal"]))
+    return kept
 
 
 def metering_consumption(rt: LocalRuntime, account: str, start: str) -> dict[str, Any]:
