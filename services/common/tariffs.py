@@ -122,6 +122,19 @@ class MeteringSettings(_Strict):
     )
 
 
+class SamplingSettings(_Strict):
+    """Sampling's settings of a sewer tenant (issue 10; every one optional, defaults in sampling)."""
+
+    plausible_max_mg_l: Setting[dict[Param, Dec]] | None = None
+    resample_deviation_factor: Setting[Dec] | None = None
+    satellite_results_working_days: Setting[int] | None = None
+    satellite_reminder_working_days: Setting[int] | None = None
+    satellite_resample_request_days: Setting[int] | None = None
+    closure_days: Setting[list[date]] | None = None
+    annual_report_due: Setting[str] | None = None
+    annual_report_reminder_days: Setting[list[int]] | None = None
+
+
 class _TariffBase(_Strict):
     tenant: str
     name: str
@@ -130,6 +143,7 @@ class _TariffBase(_Strict):
     adopted_by: str
     billing_period_months: Literal[1, 3]
     metering: MeteringSettings | None = None
+    sampling: SamplingSettings | None = None
 
     @property
     def version_id(self) -> str:

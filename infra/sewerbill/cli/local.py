@@ -228,6 +228,9 @@ def _run_demo(rt: Any) -> bool:
         except urllib.error.HTTPError as err:
             status, text = err.code, err.read()[:120].decode(errors="replace")
         _say(f"      GET {path} -> {status} {text}")
+    from sewerbill.cli import sampling_demo  # issue 10: a lab upload reclassifies PP-0002 to B
+
+    ok &= sampling_demo.run(rt, _say)
     _say("[4/4] dead letters: " + (", ".join(f"{d.queue}:{d.message_id}" for d in rt.dead_letters) or "none"))
     ok &= not rt.dead_letters
     _say(f"demo {'passed' if ok else 'FAILED'}: {len(rt.invocations)} invocations")
