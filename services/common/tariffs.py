@@ -111,6 +111,17 @@ class LateCharge(_Strict):
     rule: str
 
 
+class MeteringSettings(_Strict):
+    """Metering's settings (issue 9): validation bounds and the estimation window (X-PERIOD)."""
+
+    read_window_days: Setting[int] = Field(
+        description="days after a period's end before a missing read is estimated"
+    )
+    high_low_factor: Setting[Dec] = Field(
+        description="use above factor x or below 1/factor x the account's history is flagged"
+    )
+
+
 class SamplingSettings(_Strict):
     """Sampling's settings of a sewer tenant (issue 10; every one optional, defaults in sampling)."""
 
@@ -131,6 +142,7 @@ class _TariffBase(_Strict):
     effective_until: date | None = None
     adopted_by: str
     billing_period_months: Literal[1, 3]
+    metering: MeteringSettings | None = None
     sampling: SamplingSettings | None = None
 
     @property

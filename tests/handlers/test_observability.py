@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -16,15 +17,36 @@ from billing.handlers import on_consumption_determined, run_billing_cycle
 from billing.handlers import publish_outbox as billing_publish_outbox
 from common.events import Event
 from common.observability import NAMESPACE, Counts, correlation_id_of, logger
-from metering.events import ConsumptionDetermined
+from metering.events import ConsumptionDetermined, ConsumptionsDetermined
 from metering.handlers import on_read_file_uploaded
 
-READS = (
-    "tenant,account_id,period_start,period_end,volume_gal\n"
-    "grafton-sewer,GR-1,2026-07-01,2026-10-01,23000\n"
-    "grafton-sewer,GR-2,2026-07-01,2026-10-01,18000\n"
-    "grafton-sewer,GR-3,2026-07-01,2026-10-01,lots\n"
+METERS = (
+    "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading\n"
+    "grafton-sewer,GR-M1,GR-1,water,gal,6,2026-07-01,0\n"
+    "grafton-sewer,GR-M2,GR-2,water,gal,6,2026-07-01,0\n"
 )
+READS = (
+    "tenant,meter_id,read_on,reading\n"
+    "grafton-sewer,GR-M1,2026-10-01,23000\n"
+    "grafton-sewer,GR-M2,2026-10-01,18000\n"
+    "grafton-sewer,GR-M3,2026-10-01,lots\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def registered_meters(request: pytest.FixtureRequest) -> Any:
+    """Metering's tests run on 2026-10-02 with two meters registered (issue 9: reads name meters)."""
+    if "metering" not in request.fixturenames:
+        yield
+        return
+    from common import clock
+
+    stack = request.getfixturevalue("metering")
+    clock.install(clock.FixedClock(datetime(2026, 10, 2, 15, tzinfo=UTC)))
+    upload = stack.put_upload("meters/m.csv", METERS.encode())
+    on_read_file_uploaded.lambda_handler(sqs_event(json.dumps(upload)), lambda_context())
+    yield
+    clock.install(None)
 
 
 @pytest.fixture
@@ -93,7 +115,11 @@ def test_log_lines_carry_the_request_id_cold_start_and_the_uploads_event_id_as_c
     context = lambda_context("sewerbill-local-metering")
     on_read_file_uploaded.lambda_handler(sqs_event(json.dumps(upload)), context)
 
-    [taken_in] = [line for line in logs(out.readouterr().out) if line["message"] == "read file taken in"]
+    [taken_in] = [
+        line
+        for line in logs(out.readouterr().out)
+        if line["message"] == "file taken in" and line["kind"] == "reads"
+    ]
     assert taken_in["function_request_id"] == context.aws_request_id
     assert taken_in["function_name"] == "sewerbill-local-metering"
     assert isinstance(taken_in["cold_start"], bool)
@@ -106,16 +132,16 @@ def test_events_a_consumer_writes_carry_the_correlation_id_to_the_next_service(
 ) -> None:
     upload = metering.put_upload("reads/q3.csv", READS.encode())
     on_read_file_uploaded.lambda_handler(sqs_event(json.dumps(upload)), lambda_context())
-    determined = [
+    [chunk] = [
         json.loads(i["detail"])
         for i in metering.outbox("metering")
-        if i["detail_type"] == "ConsumptionDetermined"
+        if i["detail_type"] == "ConsumptionsDetermined"
     ]
-    assert {d["correlation_id"] for d in determined} == {upload["id"]}
+    assert chunk["correlation_id"] == upload["id"]  # one event per chunk carries it on
 
     # Billing keeps one of them; its log lines show the same id.
     monkeypatch.setenv("TABLE_NAME", "sewerbill-local-billing")
-    event = ConsumptionDetermined.model_validate(determined[0])
+    event = ConsumptionsDetermined.model_validate(chunk)
     out.readouterr()
     logger.setLevel("DEBUG")  # billing logs a kept consumption at debug level
     try:

@@ -1,7 +1,8 @@
-"""A read file was uploaded under ``reads/`` in the uploads bucket.
+"""A meters file (``meters/``) or a register read file (``reads/``, not ``reads/interval/``)
+was uploaded to the uploads bucket.
 
 Trigger: S3 ``Object Created`` (EventBridge, default bus) -> rule -> SQS queue -> here.
-Each message is taken in on its own; a failed one is reported and redelivered alone.
+Bad rows are reported (``ReadsRejected`` with a report in ``reports/``), never retried.
 """
 
 from __future__ import annotations
@@ -15,17 +16,23 @@ from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_object_created
 from common.observability import Counts, count, logger, observed
 from metering import composition
-from metering.domain.read_files import ReadFile
+
+KINDS = {"meters/": "meters", "reads/": "reads"}
 
 
 def record_handler(record: SQSRecord) -> None:
     upload = parse_object_created(record.body)
-    if upload.bucket != composition.read_file_config().uploads_bucket:
-        raise MalformedMessage(f"upload from unexpected bucket {upload.bucket!r}")
-    result = composition.ingest()(ReadFile(bucket=upload.bucket, key=upload.key, etag=upload.etag))
+    kind = next((k for prefix, k in KINDS.items() if upload.key.startswith(prefix)), None)
+    if (
+        upload.bucket != composition.config().uploads_bucket
+        or kind is None
+        or upload.key.startswith("reads/interval/")
+    ):
+        raise MalformedMessage(f"not a meters or read file: s3://{upload.bucket}/{upload.key}")
+    result = composition.take_in_upload(upload, kind)
     count(Counts.READS_ACCEPTED, result.accepted)
-    count(Counts.READS_REJECTED, len(result.rejected_lines))
-    logger.info("read file taken in", extra={"key": upload.key, "result": result.__dict__})
+    count(Counts.READS_REJECTED, result.rejected)
+    logger.info("file taken in", extra={"key": upload.key, "kind": kind, "result": result.__dict__})
 
 
 @observed

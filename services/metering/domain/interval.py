@@ -1,0 +1,299 @@
+"""Interval data (AMI meters, satellite flow monitors): 5-minute volumes (CONTRACTS.md
+``reads/interval/``), aggregated to one item per meter per local day (X-READS: the tenant's
+local day, America/Chicago), with slug detection (X-SLUG).
+
+The file is streamed: memory holds the open daily sums (meters x days in the file, never
+rows) and, for slug detection, the trailing 24 hours of the meter being read. Interval
+exports list each meter's intervals in time order (AMI head-ends export by meter); a meter
+that reappears later in a file starts a new trailing window, so its first 24 hours there
+are the baseline and raise no slug (interpretation: "normal operation" needs 24 hours).
+
+A file carries whole days: a day's item is replaced by a later file with the same meter and
+day (a re-sent day corrects it). The raw file stays in the (versioned) uploads bucket.
+
+X-SLUG: a slug is more than 3 consecutive intervals (over 15 minutes) each above five times
+the trailing 24-hour mean interval volume; ``SlugDetected`` names the meter, the first and
+last interval and the volume over them. Volumes are gallons (meter units converted once).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from metering.domain import csvinput as cin
+from metering.domain.model import GALLONS_PER
+from metering.events import ID_MAX, LineRejection
+
+# X-READS: interval data belongs to the tenant's local day; all four tenants are in Wisconsin.
+UTILITY_TZ = ZoneInfo("America/Chicago")
+INTERVAL = timedelta(minutes=5)
+WINDOW = 288  # 24 hours of 5-minute intervals
+SLUG_FACTOR = 5
+EARLIEST_YEAR = cin.EARLIEST_DATE.year
+SLUG_MIN_INTERVALS = 4  # "more than 3 consecutive intervals" (over 15 minutes)
+INTERVAL_HEADER = cin.Header(
+    columns=("tenant", "meter_id", "interval_start", "volume"),
+    required=frozenset({"tenant", "meter_id", "interval_start", "volume"}),
+)
+
+
+@dataclass(frozen=True)
+class IntervalMeter:
+    """What aggregation needs of a registered meter."""
+
+    tenant: str
+    meter_id: str
+    account_id: str
+    units: str
+    kind: str
+
+
+@dataclass
+class DaySum:
+    volume_gal: Decimal = Decimal(0)
+    intervals: int = 0
+    peak_gal: Decimal = Decimal(0)
+
+
+@dataclass(frozen=True)
+class Slug:
+    tenant: str
+    meter_id: str
+    account_id: str
+    first: datetime
+    last: datetime
+    intervals: int
+    volume_gal: Decimal
+    threshold_gal: Decimal
+
+
+@dataclass
+class _Window:
+    meter: tuple[str, str] | None = None
+    account: str = ""
+    values: deque[Decimal] = field(default_factory=lambda: deque(maxlen=WINDOW))
+    total: Decimal = Decimal(0)
+    last_start: datetime | None = None
+    run: list[tuple[datetime, Decimal]] = field(default_factory=list)
+    threshold: Decimal = Decimal(0)
+
+
+@dataclass
+class Aggregation:
+    """The result of one file: daily sums by (tenant, meter, local day), slugs, counts."""
+
+    days: dict[tuple[str, str, date], DaySum] = field(default_factory=dict)
+    slugs: list[Slug] = field(default_factory=list)
+    rows: int = 0
+    accepted: int = 0
+
+
+MeterLookup = Callable[[Iterable[tuple[str, str]]], dict[tuple[str, str], IntervalMeter]]
+
+
+def aggregate(
+    chunks: Iterable[bytes],
+    *,
+    meters: MeterLookup,
+    tenants: Iterable[str],
+    now: datetime,
+    reject: Callable[[LineRejection], None],
+    batch: int = 5_000,
+) -> Aggregation:
+    """Validate and aggregate an interval file (the hot path: a few microseconds a row).
+
+    Rows are read into batches of ``batch`` so the meters they name are looked up together
+    (one batched read per batch, cached for the file). Raises ``csvinput.FileRejected`` for
+    an empty file or a bad header.
+    """
+    index, records = cin.records(chunks, INTERVAL_HEADER)
+    cols = (index["tenant"], index["meter_id"], index["interval_start"], index["volume"])
+    known_tenants = tuple(tenants)
+    out = Aggregation()
+    state = _Batcher(cols, known_tenants, meters, reject, now)
+    pending: list[tuple[int, list[str]]] = []
+    append = pending.append
+    for record in records:
+        if record.__class__ is LineRejection:
+            out.rows += 1
+            reject(record)
+            continue
+        append(record)  # type: ignore[arg-type]
+        if len(pending) >= batch:
+            state.run(pending, out)
+            pending.clear()
+    state.run(pending, out)
+    state.finish(out)
+    return out
+
+
+def _plain_id(value: str) -> bool:
+    return 0 < len(value) <= ID_MAX and not value.startswith(cin.FORMULA_STARTS)
+
+
+class _Batcher:
+    """The per-row work, with its state in locals while a batch runs (module doc)."""
+
+    def __init__(
+        self,
+        cols: tuple[int, int, int, int],
+        tenants: tuple[str, ...],
+        meters: MeterLookup,
+        reject: Callable[[LineRejection], None],
+        now: datetime,
+    ) -> None:
+        self.cols = cols
+        self.tenants = tenants
+        self.meters = meters
+        self.reject = reject
+        # Compared in the utility's zone: datetimes with the SAME tzinfo compare without
+        # calling utcoffset (several times faster than across offsets on this hot path).
+        self.latest = (now + INTERVAL).astimezone(UTILITY_TZ)
+        self.cache: dict[tuple[str, str], IntervalMeter | None] = {}
+        self.sums: dict[tuple[str, str, date], list[Any]] = {}  # [gallons, intervals, peak]
+        self.window = _Window()
+
+    def run(self, pending: list[tuple[int, list[str]]], out: Aggregation) -> None:
+        ti, mi, si, vi = self.cols
+        cache, sums, reject, latest, window = self.cache, self.sums, self.reject, self.latest, self.window
+        missing = {(c[ti].strip(), c[mi].strip()) for _, c in pending} - cache.keys()
+        if missing:
+            found = self.meters(k for k in missing if k[0] in self.tenants and _plain_id(k[1]))
+            for k in missing:
+                cache[k] = found.get(k)
+        tz, fromiso, dec, rows, accepted = UTILITY_TZ, datetime.fromisoformat, Decimal, 0, 0
+        ident_now, values, total, last = window.meter, window.values, window.total, window.last_start
+        for line, cells in pending:
+            rows += 1
+            ident = (cells[ti].strip(), cells[mi].strip())
+            meter = cache.get(ident)
+            if meter is None:
+                reject(_unknown(line, ident, self.tenants))
+                continue
+            text = cells[si].strip()
+            try:
+                if len(text) > 40 or "T" not in text:
+                    raise ValueError
+                start = fromiso(text)
+            except ValueError:
+                reject(
+                    LineRejection(
+                        line=line, column="interval_start", reason=f"not an ISO 8601 time: {text[:40]!r}"
+                    )
+                )
+                continue
+            if start.tzinfo is None:
+                reject(
+                    LineRejection(line=line, column="interval_start", reason="needs an offset (e.g. -05:00)")
+                )
+                continue
+            if start.minute % 5 or start.second or start.microsecond:
+                reject(LineRejection(line=line, column="interval_start", reason="not on a 5-minute boundary"))
+                continue
+            local = start.astimezone(tz)
+            if local >= latest or local.year < EARLIEST_YEAR:
+                reject(
+                    LineRejection(
+                        line=line, column="interval_start", reason=f"{text} is in the future or before 1990"
+                    )
+                )
+                continue
+            raw = cells[vi].strip()
+            # ASCII digits with at most one point: no sign, exponent, underscore or full-width digit.
+            if len(raw) > cin.NUMBER_MAX_DIGITS or not raw.isascii() or not raw.replace(".", "", 1).isdigit():
+                reject(
+                    LineRejection(
+                        line=line, column="volume", reason=f"not a non-negative decimal: {raw[:30]!r}"
+                    )
+                )
+                continue
+            gallons = dec(raw) if meter.units == "gal" else dec(raw) * GALLONS_PER[meter.units]
+            key = (ident[0], ident[1], local.date())
+            day = sums.get(key)
+            if day is None:
+                sums[key] = [gallons, 1, gallons]
+            else:
+                day[0] += gallons
+                day[1] += 1
+                if gallons > day[2]:
+                    day[2] = gallons
+            accepted += 1
+            # X-SLUG on the trailing 24 hours of this meter (module doc)
+            if ident != ident_now or (last is not None and local <= last):
+                window.total = total
+                _close_run(window, out)
+                window.meter = ident_now = ident
+                window.account = meter.account_id
+                total = Decimal(0)
+                values.clear()
+            last = local
+            if len(values) == WINDOW:
+                if gallons * WINDOW > total * SLUG_FACTOR:  # above 5x the trailing mean, no division
+                    if not window.run:
+                        window.threshold = total * SLUG_FACTOR / WINDOW
+                    window.run.append((start, gallons))
+                elif window.run:
+                    _close_run(window, out)
+                total = total - values[0] + gallons
+            else:
+                total += gallons
+            values.append(gallons)
+        window.total, window.last_start = total, last
+        out.rows += rows
+        out.accepted += accepted
+
+    def finish(self, out: Aggregation) -> None:
+        _close_run(self.window, out)
+        out.days = {k: DaySum(v[0], v[1], v[2]) for k, v in self.sums.items()}
+
+
+def _unknown(line: int, ident: tuple[str, str], tenants: tuple[str, ...]) -> LineRejection:
+    named = {"tenant": ident[0], "meter_id": ident[1]}
+    try:
+        cin.tenant(named, tenants)
+        cin.text_id(named, "meter_id")
+        reason, column = f"unknown meter {ident[1]} of {ident[0]}", "meter_id"
+    except cin.BadField as exc:
+        reason, column = exc.reason, exc.column
+    return LineRejection(line=line, column=column, reason=reason[:300])
+
+
+def _close_run(window: _Window, out: Aggregation) -> None:
+    run = window.run
+    if len(run) >= SLUG_MIN_INTERVALS and window.meter is not None:
+        out.slugs.append(
+            Slug(
+                tenant=window.meter[0],
+                meter_id=window.meter[1],
+                account_id=window.account,
+                first=run[0][0],
+                last=run[-1][0] + INTERVAL,
+                intervals=len(run),
+                volume_gal=sum((v for _, v in run), Decimal(0)),
+                threshold_gal=window.threshold,
+            )
+        )
+    window.run = []
+
+
+def month_of(day: date) -> str:
+    return f"{day.year:04d}-{day.month:02d}"
+
+
+def previous_month(today: date) -> tuple[date, date]:
+    end = date(today.year, today.month, 1)
+    start = date(end.year - (end.month == 1), (end.month - 2) % 12 + 1, 1)
+    return start, end
+
+
+def days_between(start: date, end: date) -> Iterator[date]:
+    day = start
+    while day < end:
+        yield day
+        day += timedelta(days=1)

@@ -1,0 +1,228 @@
+"""Benchmarks of metering (not a test: pytest does not collect it). Prints figures, asserts nothing.
+
+    .venv/bin/python tests/benchmarks/bench_metering.py [interval|reads|all] [ROWS]
+
+interval (issue 9): a generated interval file of ROWS rows (default 1,000,000: 10,000 meters
+x 100 five-minute intervals) parsed, validated and aggregated to daily items by metering's
+own code (``csvinput.rows`` + ``interval.aggregate``: tenant, registered meter, ISO time
+with offset on a 5-minute boundary, bounded decimal, local day, slug detection), beside a
+plain loop over the same file in the same run (``csv.reader``, ``datetime.fromisoformat``,
+the local day, ``Decimal``, a dict of daily sums). Prints rows/s of each and the ratio
+(best of 3), peak RSS of a child process that aggregates 1/10 of the file and the whole
+file (flat memory: the two should be close), and daily items per meter per day.
+Targets: >= 200,000 rows/s, within 3x of the plain loop, memory flat, 1 item per meter-day.
+
+reads (issue 7): on the local runtime (moto server, the real template), a meters file then
+a register read file of 1,000 and of 10,000 rows, from upload to every consumption kept at
+billing: rows/s and the process's peak RSS; beside moto's raw BatchWriteItem rate in the
+same run (10,000 items to a scratch table), and the ratio.
+Targets: 10,000 rows in < 30 s, peak RSS < 1 GB, within 5x of the raw batch write.
+"""
+
+from __future__ import annotations
+
+import csv
+import gc
+import io
+import os
+import resource
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+ROOT = Path(__file__).resolve().parents[2]
+for extra in (ROOT / "services", ROOT / "infra"):
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
+
+from metering.domain.interval import IntervalMeter, aggregate  # noqa: E402
+
+TZ = ZoneInfo("America/Chicago")
+PP = "pleasant-prairie-sewer"
+NOW = datetime(2026, 4, 10, tzinfo=UTC)
+CHUNK = 1024 * 1024
+
+
+def write_interval_file(path: Path, rows: int, meters: int) -> None:
+    per_meter = rows // meters
+    start = datetime(2026, 4, 1, 3, 0, tzinfo=TZ)
+    stamps = [(start + timedelta(minutes=5 * i)).isoformat() for i in range(per_meter)]
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.write("tenant,meter_id,interval_start,volume\n")
+        for m in range(meters):
+            meter = f"AMI-{m:05d}"
+            f.writelines(
+                f"{PP},{meter},{stamps[i]},{(m * 7 + i * 3) % 40}.{i % 10}\n" for i in range(per_meter)
+            )
+
+
+def chunks(path: Path) -> Iterator[bytes]:
+    with path.open("rb") as f:
+        while block := f.read(CHUNK):
+            yield block
+
+
+def lookup(keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], IntervalMeter]:
+    return {k: IntervalMeter(k[0], k[1], "ACC-" + k[1], "gal", "water") for k in keys}
+
+
+def run_metering(path: Path) -> tuple[int, int, int]:
+    rejected: list[Any] = []
+    result = aggregate(chunks(path), meters=lookup, tenants=(PP,), now=NOW, reject=rejected.append)
+    return result.accepted, len(result.days), len(rejected)
+
+
+def run_plain(path: Path) -> tuple[int, int, int]:
+    days: dict[tuple[str, str, date], Decimal] = {}
+    n = 0
+    with path.open(encoding="utf-8", newline="") as f:
+        reader = csv.reader(f)
+        next(reader)
+        for tenant, meter, stamp, volume in reader:
+            day = datetime.fromisoformat(stamp).astimezone(TZ).date()
+            key = (tenant, meter, day)
+            days[key] = days.get(key, Decimal(0)) + Decimal(volume)
+            n += 1
+    return n, len(days), 0
+
+
+def best_of(
+    fn: Callable[[Path], tuple[int, int, int]], path: Path, repeats: int = 3
+) -> tuple[float, tuple[int, int, int]]:
+    best, result = float("inf"), (0, 0, 0)
+    for _ in range(repeats):
+        gc.collect()
+        gc.disable()
+        began = time.perf_counter()
+        result = fn(path)
+        best = min(best, time.perf_counter() - began)
+        gc.enable()
+    return best, result
+
+
+def child_peak_rss_mib(path: Path) -> float:
+    """Peak RSS of a forked child that only aggregates ``path`` (so the parent's memory is out)."""
+    pid = os.fork()
+    if pid == 0:
+        run_metering(path)
+        os._exit(0)
+    _, _, usage = os.wait4(pid, 0)
+    return usage.ru_maxrss / 1024
+
+
+def bench_interval(rows: int) -> None:
+    meters = max(1, rows // 100)
+    with tempfile.TemporaryDirectory() as tmp:
+        big, small = Path(tmp) / "big.csv", Path(tmp) / "small.csv"
+        write_interval_file(big, rows, meters)
+        write_interval_file(small, rows // 10, meters // 10 or 1)
+        size = big.stat().st_size / 1024 / 1024
+        print(f"interval file: {rows:,} rows, {meters:,} meters, {size:.1f} MiB")
+        plain_s, plain = best_of(run_plain, big)
+        mine_s, mine = best_of(run_metering, big)
+        assert plain[:2] == mine[:2], (plain, mine)  # the same rows and daily sums counted
+        print(
+            f"  plain csv.reader + fromisoformat + Decimal + dict : {rows / plain_s:>10,.0f} rows/s ({plain_s:.2f} s)"
+        )
+        print(
+            f"  metering parse + validate + aggregate + slugs    : {rows / mine_s:>10,.0f} rows/s ({mine_s:.2f} s)"
+        )
+        print(
+            f"  ratio metering / plain time                      : {mine_s / plain_s:>10.2f}x   (target <= 3x, >= 200,000 rows/s)"
+        )
+        distinct_meter_days = mine[1]
+        print(
+            f"  daily items: {distinct_meter_days:,} for {meters:,} meters -> {distinct_meter_days / meters:.2f} per meter "
+            f"(each meter's 100 intervals fall in {distinct_meter_days / meters:.2f} local days): 1 item per meter per day"
+        )
+        print(
+            f"  peak RSS aggregating {rows // 10:,} rows: {child_peak_rss_mib(small):.0f} MiB; "
+            f"{rows:,} rows: {child_peak_rss_mib(big):.0f} MiB (file {size:.0f} MiB; grows with meters x days, not rows)"
+        )
+
+
+# ---------------------------------------------------------------- reads on the local runtime
+
+
+def bench_reads(sizes: tuple[int, ...] = (1_000, 10_000)) -> None:
+    from sewerbill.local import LocalRuntime
+
+    print("register read files on the local runtime (moto server, template.yaml), upload -> kept at billing:")
+    with LocalRuntime.start(
+        ROOT / "template.yaml",
+        start_time=datetime(2026, 3, 3, 12, tzinfo=UTC),
+        parameters={"TariffsDir": str(ROOT / "infra" / "tariffs")},
+    ) as rt:
+        raw = raw_batch_write_rate(rt.client("dynamodb"), 10_000)
+        print(f"  moto raw BatchWriteItem (25 a call)     : {raw:>8,.0f} items/s")
+        for n in sizes:
+            tag = f"B{n}"
+            meters = "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading\n" + "".join(
+                f"{PP},{tag}-M{i},{tag}-A{i},water,gal,6,2026-02-01,0\n" for i in range(n)
+            )
+            reads = "tenant,meter_id,read_on,reading\n" + "".join(
+                f"{PP},{tag}-M{i},2026-03-01,{100 + i}\n" for i in range(n)
+            )
+            began = time.perf_counter()
+            rt.upload("UploadsBucket", f"meters/{tag}.csv", meters)
+            registered = time.perf_counter()
+            rt.upload("UploadsBucket", f"reads/{tag}.csv", reads)
+            done = time.perf_counter()
+            kept = count_kept(rt, tag)
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            rate = n / (done - registered)
+            print(
+                f"  {n:>6,} reads: {done - registered:6.2f} s, {rate:>7,.0f} rows/s (meters file {registered - began:.2f} s); "
+                f"kept at billing {kept:,}; peak RSS {rss:,.0f} MiB; raw/pipeline {raw / rate:.1f}x (target <= 5x)"
+            )
+        print(f"  dead letters: {len(rt.dead_letters)}")
+
+
+def raw_batch_write_rate(ddb: Any, items: int) -> float:
+    table = "bench-raw-batch-write"
+    ddb.create_table(
+        TableName=table,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+    )
+    began = time.perf_counter()
+    for start in range(0, items, 25):
+        ddb.batch_write_item(
+            RequestItems={
+                table: [
+                    {"PutRequest": {"Item": {"pk": {"S": f"P#{i}"}, "sk": {"S": "S"}, "v": {"N": str(i)}}}}
+                    for i in range(start, min(items, start + 25))
+                ]
+            }
+        )
+    return items / (time.perf_counter() - began)
+
+
+def count_kept(rt: Any, tag: str) -> int:
+    pages = rt.client("dynamodb").get_paginator("scan").paginate(TableName=rt.resource("BillingTable"))
+    text = (str(item) for page in pages for item in page["Items"])
+    return sum(1 for t in text if f"{tag}-A" in t and "USAGE" in t)
+
+
+def main(argv: list[str]) -> None:
+    what = argv[1] if len(argv) > 1 else "all"
+    rows = int(argv[2]) if len(argv) > 2 else 1_000_000
+    if what in ("interval", "all"):
+        bench_interval(rows)
+    if what in ("reads", "all"):
+        bench_reads()
+
+
+if __name__ == "__main__":
+    io.DEFAULT_BUFFER_SIZE = CHUNK
+    main(sys.argv)
