@@ -7,7 +7,7 @@ line and fund (a line split between funds, X-FUNDS, is two entries), kind ``char
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
@@ -123,6 +123,7 @@ def issue(
     last_bill_date: date | None,
     estimated: bool = False,
     parcel_id: str | None = None,
+    charges: Sequence[Any] = (),
 ) -> Bill:
     """The bill for ``rated``: previous balance is the account's balance before the bill
     date; payments since are the payments after the last bill's date (X-DUE: paid_on)."""
@@ -149,6 +150,23 @@ def issue(
             details=detail_value(bl.details),
         )
         for bl in rated.lines
+    ) + tuple(
+        # One-time charges (PP-SEW-SAMPLE-COST, PP-CWU-PEF, ...) as their own lines; the
+        # charge id in the details is what keeps one from being billed twice.
+        Line(
+            rule_id=c.rule_id,
+            description=c.description,
+            quantity="1",
+            unit="charge",
+            rate=str(c.amount),
+            amount=c.amount,
+            details={
+                "charge_id": c.charge_id,
+                "charged_on": c.charged_on.isoformat(),
+                "source_event_id": c.source_event_id,
+            },
+        )
+        for c in charges
     )
     return Bill(
         tenant=rated.tenant,

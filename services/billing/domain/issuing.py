@@ -54,6 +54,18 @@ class Strength:
 
 
 @dataclass(frozen=True, slots=True)
+class Charge:
+    """A one-time charge for the account's next bill (PP-SEW-SAMPLE-COST, PP-CWU-PEF, fees)."""
+
+    charge_id: str
+    rule_id: str
+    description: str
+    amount: Decimal
+    charged_on: date
+    source_event_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Held:
     account_id: str
     period_start: date
@@ -86,6 +98,8 @@ class ChunkInputs:
     history: Mapping[str, Sequence[Entry]]
     last_bill_dates: Mapping[str, date]
     total_recs: Decimal | None = None
+    charges: Mapping[str, Sequence[Charge]] = field(default_factory=dict)
+    billed_charges: frozenset[str] = frozenset()  # charge ids already on an issued bill
 
 
 def rating_input(inp: ChunkInputs, account: AccountRecord) -> RatingInput | str:
@@ -151,6 +165,11 @@ def rate_chunk(inp: ChunkInputs, *, engine: RatingEngine, terms: Terms) -> Chunk
             result.held.append(Held(account.account_id, inp.period_start, inp.period_end, str(exc)))
             continue
         usage = inp.usage.get(account.account_id)
+        extra = [
+            c
+            for c in inp.charges.get(account.account_id, ())
+            if c.charged_on < inp.period_end and c.charge_id not in inp.billed_charges
+        ]
         result.bills.append(
             issue(
                 rated,
@@ -161,6 +180,7 @@ def rate_chunk(inp: ChunkInputs, *, engine: RatingEngine, terms: Terms) -> Chunk
                 last_bill_date=inp.last_bill_dates.get(account.account_id),
                 estimated=bool(usage and usage.estimated),
                 parcel_id=account.parcel_id,
+                charges=extra,
             )
         )
     return result
