@@ -140,6 +140,15 @@ def test_every_consumer_queue_is_fed_by_a_rule_or_a_schedule_and_allows_it_to_se
     policies = resources_of_type(cfn(), "AWS::SQS::QueuePolicy")
     fed = {t["Arn"]["Fn::GetAtt"][0] for r in rules.values() for t in r["Properties"]["Targets"]}
     fed |= {s["Properties"]["Target"]["Arn"]["Fn::GetAtt"][0] for s in schedules.values()}
+    # A queue one function feeds another (billing's cycle chunks): its policy names that role.
+    fed |= {
+        p["Properties"]["Queues"][0]["Ref"]
+        for p in policies.values()
+        if "Fn::GetAtt" in p["Properties"]["PolicyDocument"]["Statement"][0]["Principal"].get("AWS", {})
+        and p["Properties"]["PolicyDocument"]["Statement"][0]["Principal"]["AWS"]["Fn::GetAtt"][0].endswith(
+            "FunctionRole"
+        )
+    }
     consumer_queues = {q for q in resources_of_type(cfn(), "AWS::SQS::Queue") if not q.endswith("DLQ")}
     assert consumer_queues == fed
     for queue_id in consumer_queues:
@@ -228,10 +237,13 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "metering.handlers.on_read_file_uploaded.lambda_handler": metering_config.ReadFileUploadedConfig,
         "metering.handlers.publish_outbox.lambda_handler": metering_config.PublishOutboxConfig,
         "billing.handlers.on_consumption_determined.lambda_handler": billing_config.TableConfig,
-        "billing.handlers.run_billing_cycle.lambda_handler": billing_config.BillingCycleConfig,
-        "billing.handlers.run_daily_assessment.lambda_handler": billing_config.TableConfig,
+        "billing.handlers.run_billing_cycle.lambda_handler": billing_config.CycleFanOutConfig,
+        "billing.handlers.run_daily_assessment.lambda_handler": billing_config.BillingCycleConfig,
         "billing.handlers.publish_outbox.lambda_handler": billing_config.PublishOutboxConfig,
-        "billing.handlers.api.lambda_handler": billing_config.ApiConfig,
+        "billing.handlers.api.lambda_handler": billing_config.StaffApiConfig,
+        "billing.handlers.on_file_uploaded.lambda_handler": billing_config.FileUploadedConfig,
+        "billing.handlers.issue_bills.lambda_handler": billing_config.BillingCycleConfig,
+        "billing.handlers.on_producer_event.lambda_handler": billing_config.TableConfig,
     }
 
 

@@ -22,6 +22,8 @@ from typing import Annotated, Any
 
 import typer
 
+from sewerbill.cli import billing_demo
+
 local_app = typer.Typer(no_args_is_help=True, help="Run the whole stack locally (no AWS account, no Docker).")
 clock_app = typer.Typer(no_args_is_help=True, help="The simulated clock that fires the template's schedules.")
 local_app.add_typer(clock_app, name="clock")
@@ -200,6 +202,8 @@ def _run_demo(rt: Any) -> bool:
                 mark = "ok" if fn in reached else "MISSING"
                 ok &= fn in reached
                 _say(f"      {mark}: reached {fn}")
+    if bucket and "BillingOnFileUploadedFunction" in rt.stack.functions:
+        billing_demo.load_accounts(rt, bucket, _say)
     target = rt.clock.now.replace(day=1, hour=0, minute=0, second=0) + timedelta(days=32)
     target = target.replace(day=1, hour=14)
     _say(f"[2/4] advancing the clock from {rt.clock.now:%Y-%m-%d %H:%M} to {target:%Y-%m-%d %H:%M} UTC ...")
@@ -211,6 +215,8 @@ def _run_demo(rt: Any) -> bool:
         ),
     )
     _say(f"      {len(fired)} schedule firing(s), {len(rt.invocations) - before} invocation(s)")
+    if bucket and "BillingOnFileUploadedFunction" in rt.stack.functions:
+        ok &= billing_demo.after_cycle(rt, bucket, _say)
     _say("[3/4] calling the HTTP API with a minted token ...")
     token = rt.mint_token(sub="demo-clerk")
     for route in rt.stack.routes[:4]:
@@ -287,9 +293,20 @@ def token(
     scope: Annotated[list[str] | None, typer.Option("--scope", help="Scope (repeatable).")] = None,
     ttl: Annotated[str, typer.Option(help="Lifetime: 1h, 12h, 7d ...")] = "1h",
     gateway: GatewayOpt = None,
+    role: Annotated[str | None, typer.Option(help="customer, owner or staff (CONTRACTS.md claims).")] = None,
+    tenant: Annotated[list[str] | None, typer.Option("--tenant", help="Tenant (repeatable).")] = None,
+    account: Annotated[list[str] | None, typer.Option("--account", help="Account id (repeatable).")] = None,
+    parcel: Annotated[list[str] | None, typer.Option("--parcel", help="Parcel id (repeatable).")] = None,
 ) -> None:
     """Mint a JWT the running stack's authorizer accepts (signed by its local key)."""
-    body = {"sub": sub, "scopes": scope or [], "ttl": parse_duration(ttl).total_seconds()}
+    body: dict[str, Any] = {"sub": sub, "scopes": scope or [], "ttl": parse_duration(ttl).total_seconds()}
+    if role is not None:
+        body["claims"] = {
+            "role": role,
+            "tenants": tenant or [],
+            "accounts": account or [],
+            "parcels": parcel or [],
+        }
     typer.echo(_call(_gateway(gateway), "POST", "/_local/token", json.dumps(body).encode())["token"])
 
 
