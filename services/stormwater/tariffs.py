@@ -5,10 +5,12 @@ Kept outside `domain/` so the pure domain never depends on how tariffs are store
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 
-from common.tariffs import PPStormwaterTariff
+from common.tariffs import PPStormwaterTariff, TariffBook
 from stormwater.domain.eru import StormwaterSettings
+from stormwater.domain.parcels import TariffView
 
 _HUNDRED = Decimal(100)
 
@@ -25,3 +27,40 @@ def settings_from_tariff(tariff: PPStormwaterTariff) -> StormwaterSettings:
         residential_allowance_sqft=tariff.residential_allowance_sqft.value,
         eru_places=tariff.eru_decimal_places.value,
     )
+
+
+def tariff_view(tariff: PPStormwaterTariff) -> TariffView:
+    return TariffView(
+        version_id=tariff.version_id,
+        effective_from=tariff.effective_from,
+        settings=settings_from_tariff(tariff),
+        eru_rate=tariff.eru_rate.value,
+        project_evaluation_fee=tariff.project_evaluation_fee.value,
+        credit_engineer_limit_percent=tariff.credit.engineer_limit_percent.value,
+        credit_cap_percent=tariff.credit.cap_percent.value,
+        credit_review_fee=tariff.credit.review_fee.value,
+        appeal_fee=tariff.appeal_fee.value,
+    )
+
+
+class StormwaterTariffs:
+    """The stormwater tenants' tariff versions, each built once into a ``TariffView``."""
+
+    def __init__(self, book: TariffBook) -> None:
+        self._book = book
+        self._views: dict[str, TariffView] = {}
+        self.tenants = frozenset(
+            t for t in book.tenants if all(isinstance(v, PPStormwaterTariff) for v in book.versions(t))
+        )
+
+    def __call__(self, tenant: str, on: date) -> TariffView:
+        tariff = self._book.in_force(tenant, on)
+        if not isinstance(tariff, PPStormwaterTariff):
+            raise ValueError(f"{tenant} is not a stormwater tenant")
+        view = self._views.get(tariff.version_id)
+        if view is None:
+            view = self._views[tariff.version_id] = tariff_view(tariff)
+        return view
+
+    def versions(self, tenant: str) -> list[TariffView]:
+        return [self(tenant, v.effective_from) for v in self._book.versions(tenant)]

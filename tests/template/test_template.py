@@ -232,6 +232,7 @@ def test_only_outbox_publishers_may_put_events_on_the_bus() -> None:
 def _config_models() -> dict[str, type[FunctionConfig]]:
     from billing import config as billing_config
     from metering import config as metering_config
+    from stormwater import config as stormwater_config
 
     return {
         "metering.handlers.on_read_file_uploaded.lambda_handler": metering_config.ReadFileUploadedConfig,
@@ -244,6 +245,11 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "billing.handlers.on_file_uploaded.lambda_handler": billing_config.FileUploadedConfig,
         "billing.handlers.issue_bills.lambda_handler": billing_config.BillingCycleConfig,
         "billing.handlers.on_producer_event.lambda_handler": billing_config.TableConfig,
+        "stormwater.handlers.on_gis_extract_uploaded.lambda_handler": stormwater_config.ExtractUploadedConfig,
+        "stormwater.handlers.publish_outbox.lambda_handler": stormwater_config.PublishOutboxConfig,
+        "stormwater.handlers.api.lambda_handler": stormwater_config.TableConfig,
+        "stormwater.handlers.on_billing_event.lambda_handler": stormwater_config.TableConfig,
+        "stormwater.handlers.run_tariff_check.lambda_handler": stormwater_config.TableConfig,
     }
 
 

@@ -1,0 +1,202 @@
+"""Use case: take in a GIS extract uploaded under ``gis/`` (DESIGN "Flow": S3 -> stormwater).
+
+Idempotent by content: the extract's SHA-256 (computed while it streams in) identifies it,
+so the same bytes under any key change nothing the second time; and a row that repeats the
+GIS values already kept is not a change either, so even a new file repeating old rows
+publishes nothing. Each changed parcel gets its new state, a GIS history entry and, only
+when its ERU or exemption changed, an ``ERUDetermined`` (and, where due, the project
+evaluation fee). Rejected rows go to a report in S3 (claim check) named by the
+``GisExtractTakenIn`` event; the other rows are kept.
+
+Order of writes (so a crash is repaired by the retry): the event-bearing items first
+(their keys are deterministic: parcel and sequence, fee id), then parcel states, then the
+file record. A retry after a crash recomputes the same keys; a rewrite of an event item is
+not an insert and is not published again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import IO, Protocol
+
+from common.clock import Clock
+from common.errors import PermanentError
+from stormwater.domain.gis import ExtractRejected, Rejection, reduce_extract
+from stormwater.domain.gis_files import extract_format, read_extract
+from stormwater.domain.parcels import ExtractChange, ParcelState, TariffView, apply_record
+from stormwater.events import GisExtractTakenIn, LineRejection
+
+FIRST_REJECTIONS_IN_EVENT = 20
+
+
+class ObjectMissing(PermanentError):
+    """The uploaded object is gone (deleted before it was read)."""
+
+
+@dataclass(frozen=True)
+class UploadedExtract:
+    bucket: str
+    key: str
+    etag: str
+
+
+class HashingReader:
+    """A binary stream that hashes what is read through it (content identity while streaming)."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self._stream = stream
+        self._sha = hashlib.sha256()
+        self.size = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self._stream.read(n)
+        self._sha.update(data)
+        self.size += len(data)
+        return data
+
+    def drain(self) -> None:
+        while self.read(1 << 16):
+            pass
+
+    @property
+    def digest(self) -> str:
+        return self._sha.hexdigest()
+
+
+class ExtractStore(Protocol):
+    def open(self, bucket: str, key: str) -> IO[bytes]: ...
+
+
+class Reports(Protocol):
+    def put_report(self, key: str, document: dict[str, object]) -> tuple[str, str]:
+        """Store a JSON report; returns (bucket, key)."""
+        ...
+
+
+class ParcelRepository(Protocol):
+    def file_seen(self, file_id: str) -> bool: ...
+
+    def states(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], ParcelState]: ...
+
+    def record_extract_changes(
+        self, changes: Sequence[ExtractChange], *, file_key: str, file_id: str
+    ) -> None: ...
+
+    def record_file(self, event: GisExtractTakenIn) -> None: ...
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    file_id: str
+    duplicate_file: bool = False
+    accepted: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    determined: int = 0
+    fees: int = 0
+    rejected: int = 0
+    report_key: str | None = None
+
+
+CHUNK = 1_000  # parcels read, decided and written per round (bounded memory for writes)
+
+
+def ingest_extract(
+    upload: UploadedExtract,
+    *,
+    store: ExtractStore,
+    repo: ParcelRepository,
+    reports: Reports,
+    tariff_for: Callable[[str, date], TariffView],
+    tenants: Collection[str],
+    clock: Clock,
+) -> IngestResult:
+    now = clock.now()
+    today = now.date()
+    reader = HashingReader(store.open(upload.bucket, upload.key))
+    try:
+        fmt = extract_format(upload.key)
+        extract = reduce_extract(read_extract(reader, upload.key, tenants=tenants))  # type: ignore[arg-type]
+        refused: ExtractRejected | None = None
+    except ExtractRejected as exc:
+        fmt = "geojson" if upload.key.lower().endswith((".geojson", ".json")) else "csv"
+        extract = reduce_extract(())
+        refused = exc
+    reader.drain()
+    file_id = reader.digest
+    if repo.file_seen(file_id):
+        return IngestResult(file_id=file_id, duplicate_file=True)
+
+    rejections: list[Rejection] = list(extract.rejections)
+    if refused is not None:
+        rejections = [Rejection(line=0, field=refused.field, reason=refused.reason)]
+
+    keys = list(extract.records)
+    changed = unchanged = determined = fees = 0
+    for start in range(0, len(keys), CHUNK):
+        chunk = keys[start : start + CHUNK]
+        states = repo.states(chunk)
+        changes: list[ExtractChange] = []
+        for parcel_key in chunk:
+            record = extract.records[parcel_key]
+            change = apply_record(
+                states.get(parcel_key),
+                record,
+                tariff=tariff_for(record.tenant, today),
+                today=today,
+                file_key=upload.key,
+                now=now,
+            )
+            if change is None:
+                unchanged += 1
+                continue
+            changes.append(change)
+            determined += change.determined is not None
+            fees += change.fee is not None
+        changed += len(changes)
+        repo.record_extract_changes(changes, file_key=upload.key, file_id=file_id)
+
+    report_bucket = report_key = None
+    if rejections:
+        report_bucket, report_key = reports.put_report(
+            f"reports/stormwater/gis/{file_id}.json",
+            {
+                "file_key": upload.key,
+                "file_id": file_id,
+                "format": fmt,
+                "taken_in_at": now.isoformat(),
+                "refused": refused is not None,
+                "rejections": [{"line": r.line, "field": r.field, "reason": r.reason} for r in rejections],
+            },
+        )
+    repo.record_file(
+        GisExtractTakenIn(
+            occurred_at=now,
+            file_key=upload.key,
+            file_id=file_id,
+            format=fmt,
+            accepted=len(keys),
+            changed=changed,
+            unchanged=unchanged,
+            rejected=len(rejections),
+            report_bucket=report_bucket,
+            report_key=report_key,
+            first_rejections=tuple(
+                LineRejection(line=r.line, field=r.field, reason=r.reason[:500])
+                for r in rejections[:FIRST_REJECTIONS_IN_EVENT]
+            ),
+        )
+    )
+    return IngestResult(
+        file_id=file_id,
+        accepted=len(keys),
+        changed=changed,
+        unchanged=unchanged,
+        determined=determined,
+        fees=fees,
+        rejected=len(rejections),
+        report_key=report_key,
+    )

@@ -1,0 +1,116 @@
+"""GIS extracts (CONTRACTS.md "Import files", gis/): rows checked as they stream in, bad rows
+reported with their line or feature index and field, the rest kept."""
+
+from __future__ import annotations
+
+import io
+import json
+from decimal import Decimal
+
+import pytest
+
+from stormwater.domain.gis import ExtractRejected, ParcelRecord, Rejection, reduce_extract
+from stormwater.domain.gis_files import read_extract
+
+T = "pleasant-prairie-stormwater"
+TENANTS = {T}
+HEADER = "tenant,parcel_id,owner_name,use,area_sqft,impervious_sqft,woods_sqft,excluded_sqft,farmstead,parent_parcel_id\n"
+
+
+def _csv(text: str) -> list[ParcelRecord | Rejection]:
+    return list(read_extract(io.BytesIO(text.encode()), "gis/x.csv", tenants=TENANTS))
+
+
+def _geojson(features: list[dict], key: str = "gis/x.geojson") -> list[ParcelRecord | Rejection]:
+    doc = json.dumps({"type": "FeatureCollection", "features": features})
+    return list(read_extract(io.BytesIO(doc.encode()), key, tenants=TENANTS))
+
+
+def _feature(**props: object) -> dict:
+    base = {"tenant": T, "parcel_id": "P-1", "owner_name": "O", "use": "residential", "area_sqft": 15100}
+    base |= {"impervious_sqft": 2000}
+    return {
+        "type": "Feature",
+        "geometry": {"type": "Point", "coordinates": [-87.9, 42.5]},
+        "properties": base | props,
+    }
+
+
+def test_a_good_csv_row_becomes_a_record_with_blank_optional_cells_as_not_given() -> None:
+    (row,) = _csv("\ufeff" + HEADER + f"{T},P-1,Ann,residential,15100,1999.71,,,,\n")
+    assert isinstance(row, ParcelRecord)
+    assert (row.area_sqft, row.impervious_sqft, row.woods_sqft, row.farmstead) == (
+        Decimal(15100),
+        Decimal("1999.71"),
+        0,
+        False,
+    )
+    assert row.line == 2  # the header is line 1
+
+
+@pytest.mark.parametrize(
+    ("cells", "field", "says"),
+    [
+        ("-1,0,,,,", "area_sqft", "negative"),
+        ("0,0,,,,", "area_sqft", "above 0"),
+        ("1000,1200,,,,", "impervious_sqft", "larger than the lot"),
+        ("1000,500,400,200,,", "area_sqft", "exceed the parcel area"),
+        ("1000,1.5e400,,,,", "impervious_sqft", ""),
+        ("abc,1,,,,", "area_sqft", "number"),
+        ("1000,1,,,maybe,", "farmstead", "true or false"),
+    ],
+)
+def test_impossible_areas_are_rejected_naming_the_field(cells: str, field: str, says: str) -> None:
+    (row,) = _csv(HEADER + f"{T},P-1,Ann,residential,{cells}\n")
+    assert isinstance(row, Rejection) and (row.line, row.field) == (2, field)
+    assert says in row.reason
+
+
+def test_unknown_use_and_unknown_tenant_are_rejected() -> None:
+    rows = _csv(HEADER + f"{T},P-1,Ann,industrial,100,1,,,,\ngrafton-sewer,P-2,Bo,residential,100,1,,,,\n")
+    assert [(r.line, r.field) for r in rows if isinstance(r, Rejection)] == [(2, "use"), (3, "tenant")]
+
+
+def test_a_farmstead_must_be_entered_as_its_own_residential_parcel() -> None:
+    (row,) = _csv(HEADER + f"{T},P-1,Farm,agricultural,100000,1000,,,true,\n")
+    assert isinstance(row, Rejection) and row.field == "farmstead" and "PP-CWU-EXEMPT" in row.reason
+
+
+def test_an_unknown_column_refuses_the_whole_file() -> None:
+    with pytest.raises(ExtractRejected) as err:
+        _csv("tenant,parcel_id,owner_name,use,area_sqft,impervious_sqft,zoning\n")
+    assert err.value.field == "header" and "zoning" in err.value.reason
+
+
+def test_a_parcel_given_twice_with_different_values_is_rejected_on_every_line_an_exact_repeat_is_kept() -> (
+    None
+):
+    extract = reduce_extract(
+        _csv(
+            HEADER
+            + f"{T},P-1,Ann,residential,15100,2000,,,,\n"
+            + f"{T},P-2,Bo,residential,15100,2000,,,,\n"
+            + f"{T},P-1,Ann,residential,15100,2500,,,,\n"
+            + f"{T},P-2,Bo,residential,15100,2000,,,,\n"
+        )
+    )
+    assert list(extract.records) == [(T, "P-2")] and extract.repeats == 1
+    assert [(r.line, r.field) for r in extract.rejections] == [(2, "parcel_id"), (4, "parcel_id")]
+    assert "lines/features 2, 4" in extract.rejections[0].reason
+
+
+def test_geojson_features_stream_with_exact_decimals_and_keep_their_geometry() -> None:
+    rows = _geojson([_feature(impervious_sqft=1999.71), _feature(parcel_id="P-2", area_sqft=-3)])
+    good, bad = rows
+    assert isinstance(good, ParcelRecord) and good.impervious_sqft == Decimal("1999.71")
+    assert good.line == 0 and good.geometry is not None and "Point" in good.geometry
+    assert isinstance(bad, Rejection) and (bad.line, bad.field) == (1, "area_sqft")
+
+
+def test_an_unknown_geojson_property_refuses_the_file_and_bad_json_too() -> None:
+    with pytest.raises(ExtractRejected):
+        _geojson([_feature(zoning="B-2")])
+    with pytest.raises(ExtractRejected):
+        list(read_extract(io.BytesIO(b'{"features": [{"properties": '), "gis/x.geojson", tenants=TENANTS))
+    with pytest.raises(ExtractRejected):
+        _geojson([_feature()], key="gis/x.xlsx")

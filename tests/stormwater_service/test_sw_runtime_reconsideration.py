@@ -1,0 +1,182 @@
+"""Reconsideration and appeal through the local runtime (PP-CWU-RECONSIDER, PP-CWU-APPEAL).
+
+Billing's bills and payments arrive as events on the bus (stand-ins shaped like billing's
+BillIssued / PaymentApplied until billing publishes them) and bound the filing window."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from conftest import STAFF, TENANT, Captured, call, owner
+
+from sewerbill.local import LocalRuntime
+
+pytestmark = pytest.mark.integration
+
+PARCEL = "RC-C1"
+BASE = f"/parcels/{TENANT}/{PARCEL}"
+STAFF_BASE = f"/staff/{TENANT}/parcels/{PARCEL}"
+EXTRACT = (
+    "tenant,parcel_id,owner_name,use,area_sqft,impervious_sqft\n"
+    f"{TENANT},{PARCEL},Lakeview Commerce LLC,nonresidential,43560,30000\n"  # 6.54 ERU
+)
+
+
+def _bill(rt: LocalRuntime, bill_id: str, *, due: str = "2026-10-21") -> None:
+    rt.put_event(
+        "sewerbill.billing",
+        "BillIssued",
+        {
+            "schema_version": 1,
+            "occurred_at": "2026-10-01T12:00:00Z",
+            "tenant": TENANT,
+            "bill_id": bill_id,
+            "account_id": "PPS-000412",
+            "parcel_id": PARCEL,
+            "bill_date": "2026-10-01",
+            "due_date": due,
+            "period_start": "2026-09-01",
+            "period_end": "2026-10-01",
+            "total": "41.24",  # 2.00 base + 6.54 x 6.00
+        },
+        bus="EventBus",
+    )
+    rt.drain()
+
+
+def _pay(rt: LocalRuntime, bill_id: str, paid_on: str) -> None:
+    detail = {"occurred_at": f"{paid_on}T15:00:00Z", "tenant": TENANT, "account_id": "PPS-000412"}
+    rt.put_event(
+        "sewerbill.billing",
+        "PaymentApplied",
+        detail | {"bill_id": bill_id, "paid_on": paid_on},
+        bus="EventBus",
+    )
+    rt.drain()
+
+
+def _request(bill_id: str) -> dict[str, str]:
+    return {"bill_id": bill_id, "grounds": "the paving was remeasured", "asserted_amount": "25.00"}
+
+
+def test_reconsiderations_change_nothing_within_10_percent_and_refund_above(
+    rt: LocalRuntime, captured: Captured
+) -> None:
+    rt.upload("UploadsBucket", "gis/rc.csv", EXTRACT)
+    _bill(rt, "B-1")
+    _bill(rt, "B-2")
+    captured.take()
+
+    status, recon = call(rt, "POST", f"{BASE}/reconsiderations", owner(PARCEL), _request("B-1"))
+    assert status == 200 and (recon["status"], recon["billed_eru"], recon["asserted_amount"]) == (
+        "filed",
+        "6.54",
+        "25.00",
+    )
+    # Found: 28,000 sq ft impervious -> 6.11 ERU; |6.11 - 6.54| = 0.43 = 6.6% of 6.54: no change.
+    status, decided = call(
+        rt,
+        "POST",
+        f"{STAFF_BASE}/reconsiderations/{recon['reconsideration_id']}/decision",
+        STAFF,
+        {"outcome": "decide", "reason": "survey of 2026-09", "found": {"impervious_sqft": "28000"}},
+    )
+    assert status == 200 and (decided["status"], decided["eru_found"], decided["refund_amount"]) == (
+        "no_change",
+        "6.11",
+        "0",
+    )
+    events = captured.take()
+    assert [e["detail-type"] for e in events] == ["ReconsiderationDecided"]
+    assert events[0]["detail"]["outcome"] == "no_change"
+
+    # Found: 15,000 sq ft -> 3.83 ERU, 41% less: the ERU changes from today and the
+    # overbilled month is credited: (6.54 - 3.83) x 6.00 x 1 month = 16.26.
+    status, recon2 = call(rt, "POST", f"{BASE}/reconsiderations", owner(PARCEL), _request("B-2"))
+    status, decided2 = call(
+        rt,
+        "POST",
+        f"{STAFF_BASE}/reconsiderations/{recon2['reconsideration_id']}/decision",
+        STAFF,
+        {"outcome": "decide", "reason": "half the lot is now lawn", "found": {"impervious_sqft": "15000"}},
+    )
+    assert status == 200 and (decided2["status"], decided2["refund_amount"]) == ("changed", "16.26")
+    events = {e["detail-type"]: e["detail"] for e in captured.take()}
+    refund = events["RefundGranted"]
+    assert (refund["account_id"], refund["bill_id"], refund["amount"]) == ("PPS-000412", "B-2", "16.26")
+    determined = events["ERUDetermined"]
+    assert (determined["eru"], determined["previous_eru"], determined["cause"]) == (
+        "3.83",
+        "6.54",
+        "reconsideration",
+    )
+    assert (
+        determined["effective_from"] == "2026-10-01"
+        and determined["breakdown"]["data_source"] == "reconsideration"
+    )
+
+    # An appeal in time carries its fee; the Board reverses only by a majority (3 of 5).
+    status, appeal = call(
+        rt,
+        "POST",
+        f"{BASE}/appeals",
+        owner(PARCEL),
+        {"reconsideration_id": recon["reconsideration_id"], "grounds": "the survey missed the gravel lot"},
+    )
+    assert status == 200 and appeal["fee"] == "50.00"
+    (fee,) = [e["detail"] for e in captured.take("FeeCharged")]
+    assert (fee["kind"], fee["amount"], fee["rule_id"]) == ("appeal", "50.00", "PP-CWU-APPEAL")
+    status, heard = call(
+        rt,
+        "POST",
+        f"{STAFF_BASE}/appeals/{appeal['appeal_id']}/hearing",
+        STAFF,
+        {"hearing_date": "2026-10-01", "members_present": 5, "votes_to_reverse": 3, "votes_to_uphold": 2},
+    )
+    assert status == 200 and heard["status"] == "reversed"
+    (outcome,) = [e["detail"] for e in captured.take("AppealDecided")]
+    assert (outcome["outcome"], outcome["votes_to_reverse"]) == ("reversed", 3)
+    assert rt.dead_letters == []
+
+
+def test_late_requests_and_late_appeals_are_refused_with_their_dates(
+    rt: LocalRuntime, captured: Captured
+) -> None:
+    _bill(rt, "B-3")  # due 2026-10-21, never paid
+    _bill(rt, "B-4")
+    _pay(rt, "B-4", "2026-10-02")  # paid: 30 days run to 2026-11-01
+    status, recon = call(rt, "POST", f"{BASE}/reconsiderations", owner(PARCEL), _request("B-4"))
+    decided = call(
+        rt,
+        "POST",
+        f"{STAFF_BASE}/reconsiderations/{recon['reconsideration_id']}/decision",
+        STAFF,
+        {"outcome": "deny", "reason": "the measurements stand"},
+    )[1]
+    assert decided["appeal_by"] == "2026-10-31"
+
+    rt.clock.advance(to=datetime(2026, 11, 2, 14, 0, tzinfo=UTC))
+    status, body = call(rt, "POST", f"{BASE}/reconsiderations", owner(PARCEL), _request("B-3"))
+    assert status == 400
+    assert body["error"]["message"] == (
+        "filed_on: filed 2026-11-02: bill B-3 was due 2026-10-21 and is unpaid, so a request had to be "
+        "filed by the due date (PP-CWU-RECONSIDER)"
+    )
+    status, body = call(rt, "POST", f"{BASE}/reconsiderations", owner(PARCEL), _request("B-4"))
+    assert status == 400 and "paid on 2026-10-02" in body["error"]["message"]
+    assert "filed by 2026-11-01" in body["error"]["message"]
+
+    status, body = call(
+        rt,
+        "POST",
+        f"{BASE}/appeals",
+        owner(PARCEL),
+        {"reconsideration_id": recon["reconsideration_id"], "grounds": "late"},
+    )
+    assert status == 400
+    assert body["error"]["message"] == (
+        "filed_on: filed 2026-11-02: the decision of 2026-10-01 could be appealed until 2026-10-31 "
+        "(within 30 days; PP-CWU-APPEAL)"
+    )
+    assert rt.dead_letters == []
