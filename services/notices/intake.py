@@ -33,7 +33,9 @@ ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\b")
 
 
 class Contacts(Protocol):
-    def remember_account(self, tenant: str, account_id: str, recipient: Recipient, parcel_id: str | None) -> None: ...
+    def remember_account(
+        self, tenant: str, account_id: str, recipient: Recipient, parcel_id: str | None
+    ) -> None: ...
 
     def remember_owner(self, tenant: str, parcel_id: str, owner: Recipient, account_id: str) -> None: ...
 
@@ -41,7 +43,9 @@ class Contacts(Protocol):
 
     def owner(self, tenant: str, parcel_id: str) -> tuple[Recipient, str] | None: ...
 
-    def remember_usage(self, tenant: str, account_id: str, period_start: date, volume_gal: Decimal) -> None: ...
+    def remember_usage(
+        self, tenant: str, account_id: str, period_start: date, volume_gal: Decimal
+    ) -> None: ...
 
     def usage(self, tenant: str, account_id: str) -> list[UsagePoint]: ...
 
@@ -62,7 +66,9 @@ class Planned:
 
 def recipient_of(party: Party, role: str) -> Recipient:
     """A billing Party as an addressee: the address split into lines, the ZIP found in it."""
-    lines = tuple(part.strip() for part in re.split(r"[\n;]|,(?=\s*[A-Za-z ]+,?\s*WI\b)", party.address) if part.strip())
+    lines = tuple(
+        part.strip() for part in re.split(r"[\n;]|,(?=\s*[A-Za-z ]+,?\s*WI\b)", party.address) if part.strip()
+    )
     found = ZIP.findall(party.address)
     return Recipient(
         role=role,
@@ -83,10 +89,14 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
     recipient = recipient_of(event.recipient, "customer")
     contacts.remember_account(event.tenant, event.account_id, recipient, event.parcel_id)
     if event.owner is not None and event.parcel_id:
-        contacts.remember_owner(event.tenant, event.parcel_id, recipient_of(event.owner, "owner"), event.account_id)
+        contacts.remember_owner(
+            event.tenant, event.parcel_id, recipient_of(event.owner, "owner"), event.account_id
+        )
     volume = sum((_kgal(line.quantity) for line in event.lines if line.unit == "kgal"), Decimal(0)) * 1000
     contacts.remember_usage(event.tenant, event.account_id, event.period_start, volume)
-    due = annual_notice is not None and contacts.annual_notice_due(event.tenant, event.account_id, event.bill_date.year)
+    due = annual_notice is not None and contacts.annual_notice_due(
+        event.tenant, event.account_id, event.bill_date.year
+    )
     notice = annual_notice if due else None
     document = BillDocument(
         tenant=event.tenant,
@@ -124,7 +134,9 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
 
 def plan_overdue(event: BillOverdue, contacts: Contacts) -> Planned:
     recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
-    notice_date = event.disconnection_eligible_on.fromordinal(event.disconnection_eligible_on.toordinal() - 10)
+    notice_date = event.disconnection_eligible_on.fromordinal(
+        event.disconnection_eligible_on.toordinal() - 10
+    )
     return Planned(
         [
             disconnection_notice(
@@ -206,7 +218,11 @@ def plan_credit_revocation(event: CreditRevocationProposed, contacts: Contacts) 
 def plan_reconsideration_letter(event: ReconsiderationDecided, contacts: Contacts) -> Planned:
     known = contacts.owner(event.tenant, event.parcel_id)
     recipient = known[0] if known else _known(contacts.recipient(event.tenant, event.account_id), event)
-    outcome = {"denied": "denied", "no_change": "no change (the difference is not more than 10%)", "changed": "changed"}
+    outcome = {
+        "denied": "denied",
+        "no_change": "no change (the difference is not more than 10%)",
+        "changed": "changed",
+    }
     return Planned(
         [
             delivery_notice(

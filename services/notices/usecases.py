@@ -27,11 +27,17 @@ from notices.intake import (
 )
 from stormwater.events import CreditRevocationProposed, ReconsiderationDecided
 
-
 # detail-type -> event class; the queue's rule lets only these through.
 CONSUMED: dict[str, type[Event]] = {
     cls.detail_type(): cls
-    for cls in (BillIssued, BillOverdue, BillDelinquent, TaxRollNoticed, CreditRevocationProposed, ReconsiderationDecided)
+    for cls in (
+        BillIssued,
+        BillOverdue,
+        BillDelinquent,
+        TaxRollNoticed,
+        CreditRevocationProposed,
+        ReconsiderationDecided,
+    )
 }
 
 

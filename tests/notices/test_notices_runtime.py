@@ -33,7 +33,9 @@ def rt() -> Iterator[LocalRuntime]:
         yield runtime
 
 
-def bill_issued(account: str, *, opted_in: bool, zip_code: str, tenant: str = "grafton-sewer") -> dict[str, Any]:
+def bill_issued(
+    account: str, *, opted_in: bool, zip_code: str, tenant: str = "grafton-sewer"
+) -> dict[str, Any]:
     return {
         "schema_version": 1,
         "event_id": f"evt-{account}",
@@ -47,8 +49,22 @@ def bill_issued(account: str, *, opted_in: bool, zip_code: str, tenant: str = "g
         "bill_date": "2026-10-01",
         "due_date": "2026-11-01",
         "lines": [
-            {"rule_id": "GR-SVC", "description": 'Quarterly service charge, 5/8" meter', "quantity": "1", "unit": "quarter", "rate": "45.00", "amount": "45.00"},
-            {"rule_id": "GR-VOL", "description": "Volume charge", "quantity": "23", "unit": "kgal", "rate": "6.50", "amount": "149.50"},
+            {
+                "rule_id": "GR-SVC",
+                "description": 'Quarterly service charge, 5/8" meter',
+                "quantity": "1",
+                "unit": "quarter",
+                "rate": "45.00",
+                "amount": "45.00",
+            },
+            {
+                "rule_id": "GR-VOL",
+                "description": "Volume charge",
+                "quantity": "23",
+                "unit": "kgal",
+                "rate": "6.50",
+                "amount": "149.50",
+            },
         ],
         "total": "194.50",
         "previous_balance": "0.00",
@@ -117,4 +133,5 @@ def test_an_opted_in_customer_gets_one_email_and_the_others_a_letter_once(rt: Lo
 def raw_emails(rt: LocalRuntime) -> list[dict[str, Any]]:
     with urllib.request.urlopen(rt.emulator.endpoint_url + "/moto-api/data.json", timeout=10) as resp:  # noqa: S310
         data = json.loads(resp.read())
-    return [m for m in data["ses"]["sent_messages"] if "raw_data" in m]
+    # moto's model data: every RawMessage the emulator's SES accepted, with its MIME text.
+    return list(data.get("ses", {}).get("RawMessage", []))

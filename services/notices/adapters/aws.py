@@ -298,11 +298,27 @@ class DynamoContacts:
     def _put(self, item: dict[str, Any]) -> None:
         self._client.put_item(TableName=self._table, Item=to_item(item))
 
-    def remember_account(self, tenant: str, account_id: str, recipient: Recipient, parcel_id: str | None) -> None:
-        self._put({"pk": key("CONTACT", tenant, account_id), "sk": "RECIPIENT", "recipient": recipient.model_dump_json(), "parcel_id": parcel_id or ""})
+    def remember_account(
+        self, tenant: str, account_id: str, recipient: Recipient, parcel_id: str | None
+    ) -> None:
+        self._put(
+            {
+                "pk": key("CONTACT", tenant, account_id),
+                "sk": "RECIPIENT",
+                "recipient": recipient.model_dump_json(),
+                "parcel_id": parcel_id or "",
+            }
+        )
 
     def remember_owner(self, tenant: str, parcel_id: str, owner: Recipient, account_id: str) -> None:
-        self._put({"pk": key("PARCEL", tenant, parcel_id), "sk": "OWNER", "recipient": owner.model_dump_json(), "account_id": account_id})
+        self._put(
+            {
+                "pk": key("PARCEL", tenant, parcel_id),
+                "sk": "OWNER",
+                "recipient": owner.model_dump_json(),
+                "account_id": account_id,
+            }
+        )
 
     def recipient(self, tenant: str, account_id: str) -> Recipient | None:
         item = get(self._client, self._table, key("CONTACT", tenant, account_id), "RECIPIENT")
@@ -313,7 +329,13 @@ class DynamoContacts:
         return (Recipient.model_validate_json(item["recipient"]), item["account_id"]) if item else None
 
     def remember_usage(self, tenant: str, account_id: str, period_start: date, volume_gal: Decimal) -> None:
-        self._put({"pk": key("USAGE", tenant, account_id), "sk": period_start.isoformat(), "volume_gal": str(volume_gal)})
+        self._put(
+            {
+                "pk": key("USAGE", tenant, account_id),
+                "sk": period_start.isoformat(),
+                "volume_gal": str(volume_gal),
+            }
+        )
 
     def usage(self, tenant: str, account_id: str) -> list[UsagePoint]:
         response = self._client.query(
@@ -325,7 +347,10 @@ class DynamoContacts:
         )
         points = [from_item(i) for i in response["Items"]]
         return sorted(
-            (UsagePoint(period_start=date.fromisoformat(p["sk"]), volume_gal=Decimal(p["volume_gal"])) for p in points),
+            (
+                UsagePoint(period_start=date.fromisoformat(p["sk"]), volume_gal=Decimal(p["volume_gal"]))
+                for p in points
+            ),
             key=lambda u: u.period_start,
         )
 

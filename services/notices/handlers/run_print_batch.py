@@ -39,5 +39,3 @@ def record_handler(record: SQSRecord) -> None:
 
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())
-
-
