@@ -139,3 +139,42 @@ def test_an_event_notices_does_not_consume_is_rejected(notices: Stack) -> None:
     assert [e["detail"]["error"] for e in notices.captured() if e["detail-type"] == "MessageRejected"] == [
         "MalformedMessage"
     ]
+
+
+def api_get(path: str, claims: dict[str, Any], **query: str) -> tuple[int, dict[str, Any]]:
+    from handler_support import http_event
+
+    from notices.handlers import api
+
+    event = http_event("GET", path, query)
+    event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
+    response = api.lambda_handler(event, None)
+    return response["statusCode"], json.loads(response["body"])
+
+
+STAFF = {"sub": "clerk", "role": "staff", "tenants": "[grafton-sewer]"}
+
+
+def test_the_notice_log_is_readable_by_staff_and_the_accounts_customer_only(notices: Stack) -> None:
+    delivered(eventbridge_body(issued(opted_in=False, account="GR-1")))
+    delivered(eventbridge_body(issued(opted_in=False, account="GR-2")))
+    status, body = api_get("/staff/grafton-sewer/accounts/GR-1/notices", STAFF)
+    assert status == 200
+    [entry] = body["notices"]
+    assert (entry["rule_id"], entry["channel"], entry["status"]) == ("N-BILL", "mail", "sent")
+    assert len(entry["content_sha256"]) == 64 and body["next_cursor"] is None
+    mine = {"sub": "c1", "role": "customer", "tenants": "[grafton-sewer]", "accounts": "[GR-1]"}
+    assert api_get("/staff/grafton-sewer/accounts/GR-1/notices", mine)[0] == 200
+    status, body = api_get("/staff/grafton-sewer/accounts/GR-2/notices", mine)
+    assert (status, body["error"]["code"]) == (403, "forbidden")
+    other_tenant = {**STAFF, "tenants": "[sullivan-sewer]"}
+    assert api_get("/staff/grafton-sewer/accounts/GR-1/notices", other_tenant)[0] == 403
+
+
+def test_the_failed_notices_report_lists_what_is_being_retried(notices: Stack) -> None:
+    delivered(eventbridge_body(issued(opted_in=True)))  # SES refuses: the sender is unverified
+    status, body = api_get("/staff/grafton-sewer/notices/failed", STAFF)
+    assert status == 200
+    [failed] = body["failed"]
+    assert (failed["account_id"], failed["channel"], failed["attempts"]) == ("GR-1", "email", 1)
+    assert "SES refused" in failed["error"]
