@@ -8,7 +8,7 @@ from typing import Any
 import boto3
 
 from common.config import RuntimeClock, cold_start, load
-from common.handling import EventBridgeRejections, rejections_for
+from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
 from notices import rendering
@@ -78,7 +78,7 @@ def print_batch() -> partial[PrintBatch | None]:
 
 
 @cold_start
-def rejections() -> EventBridgeRejections:
+def rejections() -> RejectionSink:
     return rejections_for("notices")
 
 

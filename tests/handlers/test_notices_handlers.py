@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 import boto3
-from handler_support import ACCOUNT, MAIL, REGION, Stack, eventbridge_body, sqs_event
+from handler_support import ACCOUNT, MAIL, REGION, Stack, eventbridge_body, rejections, sqs_event
 from moto.ses.models import ses_backends
 from pypdf import PdfReader
 
@@ -126,7 +126,7 @@ def test_a_notice_with_no_address_on_file_is_rejected_not_retried(notices: Stack
         disconnection_eligible_on=date(2026, 10, 31),
     )
     assert delivered(eventbridge_body(overdue)) == {"batchItemFailures": []}
-    [rejected] = [e for e in notices.captured() if e["detail-type"] == "MessageRejected"]
+    [rejected] = rejections(notices)
     assert rejected["detail"]["error"] == "UnaddressableNotice"
     assert "GR-404" in rejected["detail"]["reason"]
     assert log(notices) == []
@@ -136,9 +136,7 @@ def test_an_event_notices_does_not_consume_is_rejected(notices: Stack) -> None:
     body = json.loads(eventbridge_body(issued()))
     body["detail-type"] = "SomethingElse"
     assert delivered(json.dumps(body)) == {"batchItemFailures": []}
-    assert [e["detail"]["error"] for e in notices.captured() if e["detail-type"] == "MessageRejected"] == [
-        "MalformedMessage"
-    ]
+    assert [e["detail"]["error"] for e in rejections(notices)] == ["MalformedMessage"]
 
 
 def api_get(path: str, claims: dict[str, Any], **query: str) -> tuple[int, dict[str, Any]]:

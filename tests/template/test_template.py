@@ -223,6 +223,7 @@ def test_only_outbox_publishers_may_put_events_on_the_bus() -> None:
 def _config_models() -> dict[str, type[FunctionConfig]]:
     from billing import config as billing_config
     from metering import config as metering_config
+    from notices import config as notices_config
 
     return {
         "metering.handlers.on_read_file_uploaded.lambda_handler": metering_config.ReadFileUploadedConfig,
@@ -232,6 +233,10 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "billing.handlers.run_daily_assessment.lambda_handler": billing_config.TableConfig,
         "billing.handlers.publish_outbox.lambda_handler": billing_config.PublishOutboxConfig,
         "billing.handlers.api.lambda_handler": billing_config.ApiConfig,
+        "notices.handlers.on_notice_event.lambda_handler": notices_config.NoticesConfig,
+        "notices.handlers.run_print_batch.lambda_handler": notices_config.NoticesConfig,
+        "notices.handlers.publish_outbox.lambda_handler": notices_config.PublishOutboxConfig,
+        "notices.handlers.api.lambda_handler": notices_config.ApiConfig,
     }
 
 
