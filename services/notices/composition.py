@@ -54,7 +54,9 @@ def contacts() -> DynamoContacts:
 
 @cold_start
 def mail_room() -> S3MailRoom:
-    return S3MailRoom(boto3.client("s3"), config().mail_bucket, boto3.client("dynamodb"), config().table_name)
+    return S3MailRoom(
+        boto3.client("s3"), config().mail_bucket, boto3.client("dynamodb"), config().table_name, clock()
+    )
 
 
 @cold_start

@@ -118,10 +118,17 @@ def test_an_opted_in_customer_gets_one_email_and_the_others_a_letter_once(rt: Lo
     pages = PdfReader(io.BytesIO(batch)).pages
     assert len(pages) == 2
     assert "GR-2026Q3-GR-3" in pages[0].extract_text()
+    # ... announced once through the notices outbox, naming the objects (claim check).
+    outbox = [i for i in items_of(rt) if i["pk"]["S"].startswith("OUTBOX#")]
+    announced = [
+        json.loads(i["detail"]["S"]) for i in outbox if i["detail_type"]["S"] == "PrintBatchAssembled"
+    ]
+    assert [(a["day"], a["letters"], a["pdf_key"]) for a in announced] == [
+        ("2026-10-01", 2, "batches/2026-10-01/batch.pdf")
+    ]
 
     # The notice log: one entry per notice, channel and content hash, readable per account.
-    items = rt.client("dynamodb").scan(TableName=rt.resource("NoticesTable"))["Items"]
-    log = [i for i in items if i["pk"]["S"].startswith("NOTICE#")]
+    log = [i for i in items_of(rt) if i["pk"]["S"].startswith("NOTICE#")]
     assert sorted((i["account_id"]["S"], i["channel"]["S"], i["status"]["S"]) for i in log) == [
         ("GR-1", "email", "sent"),
         ("GR-2", "mail", "sent"),
@@ -135,3 +142,8 @@ def raw_emails(rt: LocalRuntime) -> list[dict[str, Any]]:
         data = json.loads(resp.read())
     # moto's model data: every RawMessage the emulator's SES accepted, with its MIME text.
     return list(data.get("ses", {}).get("RawMessage", []))
+
+
+def items_of(rt: LocalRuntime) -> list[dict[str, Any]]:
+    pages = rt.client("dynamodb").get_paginator("scan").paginate(TableName=rt.resource("NoticesTable"))
+    return [item for page in pages for item in page["Items"]]

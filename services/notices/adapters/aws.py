@@ -30,7 +30,7 @@ from common.outbox import outbox_item
 from notices.domain.delivery import Attachment, NoticeRecord, SendFailed
 from notices.domain.documents import UsagePoint
 from notices.domain.model import NoticeRequest, Recipient
-from notices.events import NoticeFailed, NoticeSent
+from notices.events import NoticeFailed, NoticeSent, PrintBatchAssembled
 
 
 def _record_item(record: NoticeRecord) -> dict[str, Any]:
@@ -201,11 +201,12 @@ MANIFEST_COLUMNS = (
 class S3MailRoom:
     """Letters for the day's print batch: each PDF in the mail bucket, its address in the table."""
 
-    def __init__(self, s3: Any, bucket: str, ddb: Any, table: str) -> None:
+    def __init__(self, s3: Any, bucket: str, ddb: Any, table: str, clock: Clock) -> None:
         self._s3 = s3
         self._bucket = bucket
         self._ddb = ddb
         self._table = table
+        self._clock = clock
 
     def enqueue(self, *, day: date, record: NoticeRecord, request: NoticeRequest, pdf: bytes) -> str:
         object_key = f"pending/{day.isoformat()}/{record.notice_id}.pdf"
@@ -245,25 +246,29 @@ class S3MailRoom:
 
     def store_batch(self, day: date, pdf: bytes, manifest: str, count: int) -> tuple[str, str]:
         prefix = f"batches/{day.isoformat()}"
+        pdf_key, manifest_key = f"{prefix}/batch.pdf", f"{prefix}/manifest.csv"
+        self._s3.put_object(Bucket=self._bucket, Key=pdf_key, Body=pdf, ContentType="application/pdf")
         self._s3.put_object(
-            Bucket=self._bucket, Key=f"{prefix}/batch.pdf", Body=pdf, ContentType="application/pdf"
+            Bucket=self._bucket, Key=manifest_key, Body=manifest.encode(), ContentType="text/csv"
         )
-        self._s3.put_object(
-            Bucket=self._bucket, Key=f"{prefix}/manifest.csv", Body=manifest.encode(), ContentType="text/csv"
+        batch = {"pk": key("BATCH", day.isoformat()), "sk": "BATCH", "letters": count, "pdf_key": pdf_key}
+        self._ddb.put_item(TableName=self._table, Item=to_item({**batch, "manifest_key": manifest_key}))
+        # Announced through the outbox (claim check: the event names the objects, once per day).
+        event = PrintBatchAssembled(
+            event_id=f"print-batch-{day.isoformat()}",
+            occurred_at=self._clock.now(),
+            day=day,
+            letters=count,
+            bucket=self._bucket,
+            pdf_key=pdf_key,
+            manifest_key=manifest_key,
         )
-        self._ddb.put_item(
-            TableName=self._table,
-            Item=to_item(
-                {
-                    "pk": key("BATCH", day.isoformat()),
-                    "sk": "BATCH",
-                    "letters": count,
-                    "pdf_key": f"{prefix}/batch.pdf",
-                    "manifest_key": f"{prefix}/manifest.csv",
-                }
-            ),
-        )
-        return f"{prefix}/batch.pdf", f"{prefix}/manifest.csv"
+        try:
+            self._ddb.put_item(**put_if_absent(self._table, outbox_item(event, now=self._clock.now()))["Put"])
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+        return pdf_key, manifest_key
 
 
 def _cell(value: object) -> str:
