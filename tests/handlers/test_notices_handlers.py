@@ -53,6 +53,21 @@ def issued(opted_in: bool = True, account: str = "GR-1") -> BillIssued:
     )
 
 
+def overdue(account: str, unpaid: Decimal) -> BillOverdue:
+    # GR-OVERDUE: issued 2026-10-01, overdue on day 20, disconnection eligible 10 days later.
+    return BillOverdue(
+        occurred_at=NOW,
+        tenant="grafton-sewer",
+        account_id=account,
+        bill_id=f"B-{account}",
+        bill_date=date(2026, 10, 1),
+        due_date=date(2026, 11, 1),
+        overdue_on=date(2026, 10, 21),
+        amount_unpaid=unpaid,
+        disconnection_eligible_on=date(2026, 10, 31),
+    )
+
+
 def delivered(body: str, receive_count: int = 1) -> dict[str, Any]:
     event = sqs_event(body)
     event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receive_count)
@@ -84,18 +99,7 @@ def test_an_ses_failure_is_retried_recorded_and_sent_once_on_a_later_attempt(not
 
 def test_the_disconnection_notice_is_mailed_with_every_required_item(notices: Stack) -> None:
     assert delivered(eventbridge_body(issued(opted_in=False))) == {"batchItemFailures": []}
-    overdue = BillOverdue(
-        occurred_at=NOW,
-        tenant="grafton-sewer",
-        account_id="GR-1",
-        bill_id="B-GR-1",
-        bill_date=date(2026, 10, 1),
-        due_date=date(2026, 11, 1),
-        overdue_on=date(2026, 10, 21),
-        amount_unpaid=Decimal("45.00"),
-        disconnection_eligible_on=date(2026, 10, 31),
-    )
-    assert delivered(eventbridge_body(overdue)) == {"batchItemFailures": []}
+    assert delivered(eventbridge_body(overdue("GR-1", Decimal("45.00")))) == {"batchItemFailures": []}
     letters = [i for i in log(notices) if i["rule"] == "GR-OVERDUE"]
     assert [(i["channel"], i["status"]) for i in letters] == [("mail", "sent")]
     pdf = notices.s3.get_object(Bucket=MAIL, Key=letters[0]["reference"])["Body"].read()
@@ -114,18 +118,7 @@ def test_the_disconnection_notice_is_mailed_with_every_required_item(notices: St
 
 
 def test_a_notice_with_no_address_on_file_is_rejected_not_retried(notices: Stack) -> None:
-    overdue = BillOverdue(
-        occurred_at=NOW,
-        tenant="grafton-sewer",
-        account_id="GR-404",
-        bill_id="B-404",
-        bill_date=date(2026, 10, 1),
-        due_date=date(2026, 11, 1),
-        overdue_on=date(2026, 10, 21),
-        amount_unpaid=Decimal("1.00"),
-        disconnection_eligible_on=date(2026, 10, 31),
-    )
-    assert delivered(eventbridge_body(overdue)) == {"batchItemFailures": []}
+    assert delivered(eventbridge_body(overdue("GR-404", Decimal("1.00")))) == {"batchItemFailures": []}
     [rejected] = rejections(notices)
     assert rejected["detail"]["error"] == "UnaddressableNotice"
     assert "GR-404" in rejected["detail"]["reason"]
