@@ -233,6 +233,7 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
     from billing import config as billing_config
     from metering import config as metering_config
     from stormwater import config as stormwater_config
+    from notices import config as notices_config
 
     return {
         "metering.handlers.on_read_file_uploaded.lambda_handler": metering_config.ReadFileUploadedConfig,
@@ -250,6 +251,10 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "stormwater.handlers.api.lambda_handler": stormwater_config.TableConfig,
         "stormwater.handlers.on_billing_event.lambda_handler": stormwater_config.TableConfig,
         "stormwater.handlers.run_tariff_check.lambda_handler": stormwater_config.TableConfig,
+        "notices.handlers.on_notice_event.lambda_handler": notices_config.NoticesConfig,
+        "notices.handlers.run_print_batch.lambda_handler": notices_config.NoticesConfig,
+        "notices.handlers.publish_outbox.lambda_handler": notices_config.PublishOutboxConfig,
+        "notices.handlers.api.lambda_handler": notices_config.ApiConfig,
     }
 
 
