@@ -14,7 +14,7 @@ from typing import Any
 
 from billing.adapters.repository import BillingRepo
 from billing.domain.bills import Bill
-from billing.domain.ledger import ZERO, Entry, allocate, balance
+from billing.domain.ledger import ZERO, Entry, allocate, balance, unpaid_of
 from common.money import fmt
 
 
@@ -77,6 +77,32 @@ def bills_of(repo: BillingRepo, tenant: str, account_id: str) -> list[dict[str, 
 def ledger_of(repo: BillingRepo, tenant: str, account_id: str) -> tuple[list[dict[str, Any]], Decimal]:
     entries = sorted(repo.entries_of(tenant, account_id), key=lambda e: (e.posted_on, e.entry_id))
     return [entry_json(e) for e in entries], balance(entries)
+
+
+def owner_bills(repo: BillingRepo, tenant: str, parcel_id: str) -> list[dict[str, Any]]:
+    """PP-CWU-BILLING: the bills of a parcel's accounts and whether each was paid, with no
+    name, address, account number or payment detail of the tenant. A bill is paid when the account's payments
+    and credits, applied oldest debit first, leave nothing of it unpaid; arrears moved to the
+    tax roll (X-TAXROLL) are not payments, so those bills stay unpaid."""
+    found: list[dict[str, Any]] = []
+    for account in repo.accounts(tenant):
+        if account.parcel_id != parcel_id:
+            continue
+        entries = [e for e in repo.entries_of(tenant, account.account_id) if e.kind != "tax_roll"]
+        unpaid = allocate(entries)
+        for b in sorted(
+            repo.bills_of(tenant, account.account_id), key=lambda b: (b.period_start, b.bill_date)
+        ):
+            owing = unpaid_of(unpaid, [e for e in entries if e.bill_id == b.bill_id])
+            found.append(
+                {
+                    "period": {"start": b.period_start.isoformat(), "end": b.period_end.isoformat()},
+                    "due_date": b.due_date.isoformat(),
+                    "total": fmt(b.total),
+                    "paid": owing <= ZERO,
+                }
+            )
+    return found
 
 
 def tax_roll(repo: BillingRepo, tenant: str, year: int) -> dict[str, Any] | None:

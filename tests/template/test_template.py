@@ -232,8 +232,8 @@ def test_only_outbox_publishers_may_put_events_on_the_bus() -> None:
 def _config_models() -> dict[str, type[FunctionConfig]]:
     from billing import config as billing_config
     from metering import config as metering_config
-    from stormwater import config as stormwater_config
     from notices import config as notices_config
+    from stormwater import config as stormwater_config
 
     return {
         "metering.handlers.on_read_file_uploaded.lambda_handler": metering_config.ReadFileUploadedConfig,
@@ -285,7 +285,44 @@ def test_portal_api_has_a_jwt_authorizer_by_default() -> None:
     assert api["DefaultAuthorizer"] == "PortalJwt"
     jwt = api["Authorizers"]["PortalJwt"]
     assert jwt["IdentitySource"] == "$request.header.Authorization"
-    assert jwt["JwtConfiguration"] == {"issuer": {"Ref": "JwtIssuer"}, "audience": [{"Ref": "JwtAudience"}]}
+    # The local issuer by default (PortalSignIn=local-issuer); the Cognito pool in AWS (issue 14).
+    assert jwt["JwtConfiguration"] == {
+        "issuer": {
+            "Fn::If": [
+                "PortalUsesCognito",
+                {"Fn::Sub": "https://cognito-idp.${AWS::Region}.amazonaws.com/${PortalUserPool}"},
+                {"Ref": "JwtIssuer"},
+            ]
+        },
+        "audience": [
+            {"Fn::If": ["PortalUsesCognito", {"Ref": "PortalUserPoolClient"}, {"Ref": "JwtAudience"}]}
+        ],
+    }
+    assert sam()["Parameters"]["PortalSignIn"]["Default"] == "local-issuer"
+
+
+def test_the_portal_in_aws_is_a_private_bucket_behind_cloudfront_with_cognito_sign_in() -> None:
+    resources = sam()["Resources"]
+    portal = {k: v for k, v in resources.items() if v.get("Condition") == "PortalUsesCognito"}
+    kinds = sorted({v["Type"] for v in portal.values()})
+    assert kinds == [
+        "AWS::CloudFront::Distribution",
+        "AWS::CloudFront::OriginAccessControl",
+        "AWS::Cognito::UserPool",
+        "AWS::Cognito::UserPoolClient",
+        "AWS::Cognito::UserPoolDomain",
+        "AWS::Cognito::UserPoolGroup",
+        "AWS::S3::Bucket",
+        "AWS::S3::BucketPolicy",
+    ]
+    bucket = resources["PortalSiteBucket"]["Properties"]["PublicAccessBlockConfiguration"]
+    assert all(bucket.values())
+    origin = resources["PortalDistribution"]["Properties"]["DistributionConfig"]["Origins"][0]
+    assert origin["OriginAccessControlId"] == {"Fn::GetAtt": ["PortalOriginAccessControl", "Id"]}
+    groups = sorted(v["Properties"]["GroupName"] for v in portal.values() if v["Type"].endswith("Group"))
+    assert groups == ["customer", "owner", "staff"]
+    attributes = [a["Name"] for a in resources["PortalUserPool"]["Properties"]["Schema"]]
+    assert attributes == ["tenants", "accounts", "parcels"]
 
 
 def test_http_routes_in_the_template_are_the_routes_in_the_openapi_document() -> None:

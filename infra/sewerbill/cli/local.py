@@ -123,6 +123,7 @@ def _start(template: Path, start: str | None, params: list[str] | None, port: in
     _say(f"local stack {rt.stack.name} up in {rt.startup_seconds:.2f} s")
     _say(f"  emulator  {rt.endpoint_url}   (AWS_ENDPOINT_URL for boto3 / aws --endpoint-url)")
     _say(f"  gateway   {rt.gateway_url}   (OpenAPI: {rt.gateway_url}/openapi.json)")
+    _say(f"  portal    {rt.gateway_url}/portal/   (demo sign-in: choose an identity)")
     _say(f"  clock     {rt.clock.now.isoformat()}")
     _say(
         f"  functions {len(rt.stack.functions)}, queues/streams polled {len(rt.stack.queue_sources) + len(rt.stack.stream_sources)}, "
@@ -236,6 +237,9 @@ def _run_demo(rt: Any) -> bool:
     _say("[4/4] dead letters: " + (", ".join(f"{d.queue}:{d.message_id}" for d in rt.dead_letters) or "none"))
     ok &= not rt.dead_letters
     _say(f"demo {'passed' if ok else 'FAILED'}: {len(rt.invocations)} invocations")
+    from sewerbill.local.portal_site import mint
+
+    _say(f"portal {rt.gateway_url}/portal/  demo customer token (Ada, PP-0001): {mint(rt, 'ada')}")
     return ok
 
 

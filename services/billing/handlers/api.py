@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from billing import composition, readmodels, usecases
 from billing.domain import accounts
 from billing.domain.csvfiles import BadCell
+from common.authz import require
 from common.clock import RuntimeClock
 from common.dates import add_months
 from common.http import ApiError, error_responses, install_error_handlers
@@ -143,7 +144,7 @@ def staff_bills(
     tenant: TenantPath, account_id: AccountPath, limit: Limit = None, cursor: Cursor = None
 ) -> BillsPage:
     _known_tenant(tenant)
-    _require(tenant, roles=("staff", "owner", "customer"), account_id=account_id)
+    _require(tenant, roles=("staff", "customer"), account_id=account_id)
     items, nxt = readmodels.page(readmodels.bills_of(composition.repo(), tenant, account_id), limit, cursor)
     return BillsPage(bills=items, next_cursor=nxt)
 
@@ -158,7 +159,7 @@ def staff_ledger(
     tenant: TenantPath, account_id: AccountPath, limit: Limit = None, cursor: Cursor = None
 ) -> LedgerPage:
     _known_tenant(tenant)
-    _require(tenant)
+    _require(tenant, roles=("staff", "customer"), account_id=account_id)
     entries, total = readmodels.ledger_of(composition.repo(), tenant, account_id)
     items, nxt = readmodels.page(entries, limit, cursor)
     return LedgerPage(entries=items, balance=fmt(total), next_cursor=nxt)
@@ -301,6 +302,37 @@ def staff_report(
     return Response(200, "application/json", json.dumps({"report": report, "tenant": tenant, "rows": rows}))
 
 
+class OwnerBill(BaseModel):
+    period: dict[str, str]
+    due_date: str
+    total: str
+    paid: bool
+
+
+class OwnerBillsPage(BaseModel):
+    parcel_id: str
+    bills: list[OwnerBill]
+    next_cursor: str | None
+
+
+@app.get(
+    "/owners/<tenant>/parcels/<parcel_id>/bills",
+    summary="PP-CWU-BILLING: whether the charges on an owner's rental parcel were paid",
+    tags=["owners"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def owner_bills(
+    tenant: TenantPath,
+    parcel_id: Annotated[str, Path(description="Parcel id", max_length=64, pattern=r"^[^#]+$")],
+    limit: Limit = None,
+    cursor: Cursor = None,
+) -> OwnerBillsPage:
+    _known_tenant(tenant)
+    require(app.current_event.raw_event, tenant, roles=("staff", "owner"), parcel_id=parcel_id)
+    items, nxt = readmodels.page(readmodels.owner_bills(composition.repo(), tenant, parcel_id), limit, cursor)
+    return OwnerBillsPage(parcel_id=parcel_id, bills=[OwnerBill(**b) for b in items], next_cursor=nxt)
+
+
 class PaymentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -333,7 +365,7 @@ def post_payment(
     ],
 ) -> PaymentOut:
     _known_tenant(payment.tenant)
-    _require(payment.tenant, roles=("staff", "customer", "owner"), account_id=payment.account_id)
+    _require(payment.tenant, roles=("staff", "customer"), account_id=payment.account_id)
     now = RuntimeClock().now()
     try:
         result = usecases.post_api_payment(

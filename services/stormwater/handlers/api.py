@@ -74,7 +74,8 @@ def _owner_or_staff(tenant: str, parcel_id: str) -> str:
     in_tenant = tenant in _list_claim(claims.get("tenants"))
     if role == "staff" and in_tenant:
         return "staff"
-    if role == "owner" and in_tenant and parcel_id in _list_claim(claims.get("parcels")):
+    # A customer whose token names the parcel (an owner-occupant) may act on it as its owner.
+    if role in ("owner", "customer") and in_tenant and parcel_id in _list_claim(claims.get("parcels")):
         return "owner"
     raise ApiError(403, "forbidden", f"only the owner of parcel {parcel_id} or {tenant} staff may do this")
 
