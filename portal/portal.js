@@ -120,7 +120,7 @@ function usageChart(bills) {
   }));
   if (!points.some((p) => p.kgal > 0)) return el("p", { class: "hint", text: "No metered usage on these bills." });
   const w = 320, h = 140, pad = 24, max = Math.max(...points.map((p) => p.kgal)) || 1;
-  const bw = (w - pad * 2) / points.length;
+  const bw = Math.min((w - pad * 2) / points.length, 48);
   const ns = "http://www.w3.org/2000/svg";
   const svg = document.createElementNS(ns, "svg");
   svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
@@ -251,9 +251,9 @@ async function pay(ev, tenant, account, card) {
   try {
     const out = await api("POST", "/payments", { tenant, account_id: account, amount }, { "Idempotency-Key": key });
     delete form.dataset.key;
-    say(`Payment of ${money(out.amount)} received (reference ${out.reference}).`);
     const ledger = await api("GET", `/staff/${encodeURIComponent(tenant)}/accounts/${encodeURIComponent(account)}/ledger`);
     $(".balance-value", card).textContent = money(ledger.balance);
+    say(`Payment of ${money(out.amount)} received (reference ${out.reference}).`);
   } catch (e) {
     say("Payment not taken: " + e.message, true);
   }

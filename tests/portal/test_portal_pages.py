@@ -16,7 +16,7 @@ pytestmark = pytest.mark.integration
 
 def test_the_portal_pages_are_served_with_their_content_types(portal_rt: LocalRuntime) -> None:
     for path, kind in (
-        ("/", "text/html"),
+        ("/", "text/html"),  # redirected to /portal/
         ("/portal/", "text/html"),
         ("/portal/index.html", "text/html"),
         ("/portal/portal.css", "text/css"),

@@ -358,6 +358,9 @@ class _Handler(BaseHTTPRequestHandler):
             ) from None
         body = self._read_body(MAX_UPLOAD_BODY if raw_path == "/_local/upload" else MAX_API_BODY)
         if method in ("GET", "HEAD") and portal_site.serves(raw_path):
+            moved = portal_site.redirect(raw_path)
+            if moved is not None:
+                return self._send(302, b"", {"location": moved, "content-type": "text/plain"})
             status, payload, ctype = portal_site.page(raw_path)
             return self._send(status, payload, portal_site.headers(ctype))
         if raw_path.startswith("/_local/portal/"):

@@ -88,9 +88,14 @@ def headers(content_type: str) -> dict[str, str]:
     }
 
 
+def redirect(path: str) -> str | None:
+    """``/`` and ``/portal`` move to ``/portal/`` so the pages' relative links resolve."""
+    return PREFIX if path in ("/", "/portal") else None
+
+
 def page(path: str) -> tuple[int, bytes, str]:
     """The file for ``path`` (already URL-decoded), never one outside ``portal/``."""
-    if path in ("/", "/portal", PREFIX):
+    if path == PREFIX:
         path = PREFIX + "index.html"
     relative = path[len(PREFIX) :]
     parts = relative.split("/")

@@ -338,7 +338,13 @@ class PaymentIn(BaseModel):
 
     tenant: str = Field(max_length=64)
     account_id: str = Field(max_length=64, pattern=r"^[^#]+$")
-    amount: Decimal = Field(gt=0, le=Decimal("10000000"), decimal_places=2)
+    # A decimal string of dollars and cents above zero, below ten million (the pattern says
+    # so in the OpenAPI document, so a schema-valid amount is never refused).
+    amount: str = Field(
+        pattern=r"^([1-9][0-9]{0,6}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$",
+        max_length=10,
+        examples=["68.00"],
+    )
     paid_on: date | None = None
 
 
@@ -356,7 +362,7 @@ class PaymentOut(BaseModel):
     "/payments",
     summary="Post a payment; idempotent by the Idempotency-Key header",
     tags=["payments"],
-    responses=error_responses(400, 401, 403, 409),
+    responses=error_responses(400, 401, 403, 404, 409),
 )
 def post_payment(
     payment: PaymentIn,
@@ -371,7 +377,7 @@ def post_payment(
         result = usecases.post_api_payment(
             payment.tenant,
             payment.account_id,
-            payment.amount,
+            Decimal(payment.amount),
             payment.paid_on or usecases.local_today(now),
             idempotency_key,
             repo=composition.repo(),

@@ -28,7 +28,7 @@ install_error_handlers(app)
 TenantPath = Annotated[str, Path(description="Tenant id, e.g. pleasant-prairie-stormwater", max_length=100)]
 ParcelPath = Annotated[str, Path(description="Parcel id", max_length=200)]
 IdPath = Annotated[str, Path(description="Record id", max_length=100)]
-ERRORS = error_responses(400, 401, 404)
+ERRORS = error_responses(400, 401, 403, 404)
 
 
 @app.exception_handler(FieldError)
