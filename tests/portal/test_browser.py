@@ -5,6 +5,7 @@ Screenshots at a desktop and a phone viewport go to tests/artifacts/ (gitignored
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from decimal import Decimal
 from pathlib import Path
@@ -97,7 +98,7 @@ def test_staff_and_owner_views_render(portal_rt: LocalRuntime) -> None:
                 page.goto(portal_rt.gateway_url + "/")
                 page.get_by_label(label).check()
                 page.get_by_role("button", name="Sign in").click()
-                page.get_by_text(expect).first.wait_for(timeout=30000)
+                page.get_by_role("heading", name=re.compile(expect)).first.wait_for(timeout=30000)
                 page.screenshot(path=str(ARTIFACTS / f"portal-{who}-phone.png"), full_page=True)
                 context.close()
         finally:
