@@ -353,7 +353,8 @@ async function loadCycle() {
       for (const p of pending) ul.append(el("li", { text: JSON.stringify(p) }));
       pendBox.append(ul);
     } else pendBox.append(el("p", { class: "hint", text: "Nothing is waiting for a decision in this cycle." }));
-    box.replaceChildren(dl, heldBox, pendBox);
+    // Pending decisions are listed when the summary carries them (no route lists them yet).
+    box.replaceChildren(dl, heldBox, ...("pending_decisions" in s ? [pendBox] : []));
   } catch (e) {
     box.replaceChildren(el("p", { class: "bad", text: "No summary: " + e.message }));
   }
