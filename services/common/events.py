@@ -6,7 +6,10 @@ Every event is a frozen pydantic model deriving from :class:`Event`:
   variable ``SOURCE``);
 - every detail carries ``schema_version``, ``occurred_at`` (aware, UTC), ``event_id`` and
   its business key (the fields named by ``BUSINESS_KEY``);
-- changes are additive only, so consumers ignore fields they do not know.
+- changes are additive only, so consumers ignore fields they do not know;
+- ``correlation_id`` (optional) names the chain of work the event belongs to, across
+  services: the outbox and the rejection publisher stamp it from the consumer that is
+  running (``common.observability``); it is left out of the detail when unknown.
 
 This module builds the EventBridge ``PutEvents`` entry for an event; ``common.messages``
 parses what arrives. It imports only pydantic, so domain code may build events.
@@ -49,6 +52,7 @@ class Event(BaseModel):
     schema_version: int = 1
     event_id: str = Field(default_factory=new_event_id)
     occurred_at: AwareDatetime
+    correlation_id: str | None = Field(default=None, max_length=256)
 
     @field_validator("occurred_at")
     @classmethod
@@ -69,9 +73,15 @@ class Event(BaseModel):
         return "#".join(str(getattr(self, name)) for name in self.BUSINESS_KEY)
 
     def detail_json(self) -> str:
-        detail = self.model_dump_json()
+        detail = self.model_dump_json(exclude=None if self.correlation_id else {"correlation_id"})
         check_entry_size(source=self.SOURCE, detail_type=self.detail_type(), detail=detail)
         return detail
+
+    def correlated(self, correlation_id: str | None) -> Self:
+        """This event carrying ``correlation_id``, unless it already carries one."""
+        if self.correlation_id or not correlation_id:
+            return self
+        return self.model_copy(update={"correlation_id": correlation_id})
 
     def put_events_entry(self, bus_name: str) -> dict[str, str]:
         """The entry for ``events.put_events(Entries=[...])``."""

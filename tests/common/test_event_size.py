@@ -24,7 +24,7 @@ def _note_filling(total: int) -> str:
     overhead = entry_size(
         source=NotesTaken.SOURCE,
         detail_type="NotesTaken",
-        detail=NotesTaken(occurred_at=AT, event_id="e1", note="").model_dump_json(),
+        detail=NotesTaken(occurred_at=AT, event_id="e1", note="").detail_json(),
     )
     return "n" * (total - overhead)
 

@@ -9,7 +9,15 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from handler_support import FIXTURES, Stack, eventbridge_body, fixture_text, sqs_event
+from handler_support import (
+    FIXTURES,
+    Stack,
+    eventbridge_body,
+    fixture_text,
+    lambda_context,
+    rejections,
+    sqs_event,
+)
 
 from billing.handlers import (
     issue_bills,
@@ -41,7 +49,9 @@ def flow(billing: Stack, monkeypatch: pytest.MonkeyPatch) -> Stack:
 
 
 def upload(stack: Stack, key: str, text: str) -> dict[str, Any]:
-    return on_file_uploaded.lambda_handler(sqs_event(json.dumps(stack.put_upload(key, text.encode()))), None)
+    return on_file_uploaded.lambda_handler(
+        sqs_event(json.dumps(stack.put_upload(key, text.encode()))), lambda_context()
+    )
 
 
 def consume(
@@ -56,13 +66,13 @@ def consume(
         volume_gal=gallons,
         source_file="reads/q.csv",
     )
-    on_consumption_determined.lambda_handler(sqs_event(eventbridge_body(event)), None)
+    on_consumption_determined.lambda_handler(sqs_event(eventbridge_body(event)), lambda_context())
 
 
 def run_cycle(stack: Stack, at: str = "2026-10-01T11:00:00Z") -> int:
     """The cycle schedule, then every chunk message it sent (as the queue would deliver)."""
     run_billing_cycle.lambda_handler(
-        sqs_event(json.dumps({"tenant": "grafton-sewer", "scheduled_time": at})), None
+        sqs_event(json.dumps({"tenant": "grafton-sewer", "scheduled_time": at})), lambda_context()
     )
     sent = 0
     while True:
@@ -72,7 +82,7 @@ def run_cycle(stack: Stack, at: str = "2026-10-01T11:00:00Z") -> int:
         if not msgs:
             return sent
         for m in msgs:
-            issue_bills.lambda_handler(sqs_event(m["Body"]), None)
+            issue_bills.lambda_handler(sqs_event(m["Body"]), lambda_context())
             stack.sqs.delete_message(QueueUrl=stack.issue_queue_url, ReceiptHandle=m["ReceiptHandle"])  # type: ignore[attr-defined]
             sent += 1
 
@@ -104,7 +114,7 @@ def test_an_accounts_file_with_an_unknown_column_is_rejected_whole(flow: Stack) 
         HEADER + ",colour\ngrafton-sewer,GR-9,A,1,1,1,2026-01-01,residential,5/8,P,A,red\n",
     )
     assert of(flow, "ACCOUNTS#") == []
-    [rejected] = [e for e in flow.captured() if e["detail-type"] == "MessageRejected"]
+    [rejected] = rejections(flow)
     assert "colour" in rejected["detail"]["reason"]
 
 
@@ -220,7 +230,7 @@ def test_a_lockbox_file_posted_twice_posts_once_and_unknown_accounts_go_to_suspe
 
 
 def assess(at: str) -> None:
-    run_daily_assessment.lambda_handler(sqs_event(json.dumps({"scheduled_time": at})), None)
+    run_daily_assessment.lambda_handler(sqs_event(json.dumps({"scheduled_time": at})), lambda_context())
 
 
 def test_the_daily_assessment_charges_grafton_late_once_and_announces_overdue(flow: Stack) -> None:
@@ -258,7 +268,7 @@ PRODUCER_FIXTURES = [
 @pytest.mark.parametrize("name", PRODUCER_FIXTURES)
 def test_every_producer_fixture_is_kept_by_billings_consumer_once(flow: Stack, name: str) -> None:
     body = fixture_text(f"{name}.json")
-    assert on_producer_event.lambda_handler(sqs_event(body), None) == {"batchItemFailures": []}
+    assert on_producer_event.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
     rejected = [e for e in flow.captured() if e["detail-type"] == "MessageRejected"]
     detail = json.loads(body)["detail"]
     if name == "FeeCharged" and not detail.get("account_id"):
@@ -267,7 +277,7 @@ def test_every_producer_fixture_is_kept_by_billings_consumer_once(flow: Stack, n
     assert rejected == []
     kept = flow.state("billing")
     assert kept and json.dumps(kept, default=str).count(detail["event_id"]) >= 1  # records its source event
-    on_producer_event.lambda_handler(sqs_event(body), None)
+    on_producer_event.lambda_handler(sqs_event(body), lambda_context())
     assert flow.state("billing") == kept or all(
         a["pk"] == b["pk"] for a, b in zip(flow.state("billing"), kept, strict=True)
     )
@@ -275,7 +285,7 @@ def test_every_producer_fixture_is_kept_by_billings_consumer_once(flow: Stack, n
 
 def test_the_metering_fixture_is_kept_by_billings_consumer(flow: Stack) -> None:
     body = fixture_text("ConsumptionDetermined.json")
-    on_consumption_determined.lambda_handler(sqs_event(body), None)
+    on_consumption_determined.lambda_handler(sqs_event(body), lambda_context())
     [usage] = of(flow, "USAGE#")
     assert usage["source_event_id"] == json.loads(body)["detail"]["event_id"]
     assert FIXTURES.exists()

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from handler_support import Stack, authorized_http_event
+from handler_support import Stack, authorized_http_event, lambda_context
 from test_billing_flow import ACCOUNTS, consume, flow, run_cycle, upload  # noqa: F401
 
 from billing.handlers import api
@@ -18,7 +18,7 @@ def call(
     method: str, path: str, claims: dict[str, str] = STAFF, body: Any = None, **kw: Any
 ) -> tuple[int, Any]:
     event = authorized_http_event(method, path, claims, body=None if body is None else json.dumps(body), **kw)
-    response = api.lambda_handler(event, None)
+    response = api.lambda_handler(event, lambda_context())
     text = response["body"]
     return response["statusCode"], json.loads(text) if text.startswith(("{", "[")) else text
 

@@ -9,7 +9,16 @@ from decimal import Decimal
 from typing import Any
 
 import boto3
-from handler_support import ACCOUNT, MAIL, REGION, Stack, eventbridge_body, rejections, sqs_event
+from handler_support import (
+    ACCOUNT,
+    MAIL,
+    REGION,
+    Stack,
+    eventbridge_body,
+    lambda_context,
+    rejections,
+    sqs_event,
+)
 from moto.ses.models import ses_backends
 from pypdf import PdfReader
 
@@ -71,7 +80,7 @@ def overdue(account: str, unpaid: Decimal) -> BillOverdue:
 def delivered(body: str, receive_count: int = 1) -> dict[str, Any]:
     event = sqs_event(body)
     event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receive_count)
-    return on_notice_event.lambda_handler(event, None)
+    return on_notice_event.lambda_handler(event, lambda_context())
 
 
 def log(stack: Stack) -> list[dict[str, Any]]:
@@ -139,7 +148,7 @@ def api_get(path: str, claims: dict[str, Any], **query: str) -> tuple[int, dict[
 
     event = http_event("GET", path, query)
     event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
-    response = api.lambda_handler(event, None)
+    response = api.lambda_handler(event, lambda_context())
     return response["statusCode"], json.loads(response["body"])
 
 

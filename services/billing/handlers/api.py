@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
+from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, ConfigDict, Field
 
 from billing import composition, readmodels, usecases
@@ -23,6 +24,7 @@ from common.clock import RuntimeClock
 from common.dates import add_months
 from common.http import ApiError, error_responses, install_error_handlers
 from common.money import fmt
+from common.observability import observed
 from common.openapi import PUBLIC_EXTENSION
 from common.tariffs import TariffNotInForce, UnknownTenant
 
@@ -388,5 +390,6 @@ def post_payment(
     return PaymentOut(**result)
 
 
+@observed(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return app.resolve(event, context)
