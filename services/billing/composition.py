@@ -4,20 +4,33 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import partial
+from typing import Any
 
 import boto3
 
 from billing.adapters.dynamodb import DynamoBillingRepository
+from billing.adapters.projections import Projections
+from billing.adapters.queue import SqsQueue
+from billing.adapters.repository import BillingRepo
 from billing.adapters.tariffs import BookCalendar
-from billing.config import ApiConfig, BillingCycleConfig, PublishOutboxConfig, TableConfig
+from billing.config import (
+    ApiConfig,
+    BillingCycleConfig,
+    CycleFanOutConfig,
+    FileUploadedConfig,
+    PublishOutboxConfig,
+    TableConfig,
+)
 from billing.domain.cycles import (
     AssessmentScheduled,
     CycleScheduled,
+    local_date,
     run_daily_assessment,
     start_billing_cycle,
 )
-from billing.domain.usage import keep_consumption
-from billing.events import BillingCycleStarted
+from billing.domain.issuing import ChunkResult
+from billing.domain.rating import RatingEngine
+from billing.usecases import ChunkRequest, issue_chunk, keep_producer_event, run_assessment, run_cycle
 from common.config import RuntimeClock, cold_start, load
 from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
@@ -31,23 +44,82 @@ def _repository(table_name: str) -> DynamoBillingRepository:
 
 @cold_start
 def keep_consumption_use_case() -> Callable[[ConsumptionDetermined], bool]:
-    return partial(keep_consumption, repo=_repository(load(TableConfig).table_name))
+    kept = projections()
+    return lambda event: kept.keep_consumption(event, RuntimeClock().now())
 
 
 @cold_start
-def start_billing_cycle_use_case() -> Callable[[CycleScheduled], BillingCycleStarted | None]:
-    config = load(BillingCycleConfig)
+def keep_producer_event_use_case() -> Callable[[Any], None]:
+    return partial(keep_producer_event, projections=projections(), clock=RuntimeClock())
+
+
+@cold_start
+def run_cycle_use_case() -> Callable[[CycleScheduled], int]:
+    config = load(CycleFanOutConfig)
+    calendar = BookCalendar(book())
     return partial(
-        start_billing_cycle,
-        calendar=BookCalendar(TariffBook.load(config.tariffs_dir)),
-        repo=_repository(config.table_name),
-        clock=RuntimeClock(),
+        run_cycle,
+        start=partial(
+            start_billing_cycle, calendar=calendar, repo=_repository(config.table_name), clock=RuntimeClock()
+        ),
+        calendar_months=calendar.billing_period_months,
+        repo=repo(),
+        book=book(),
+        queue=issue_bills_queue(),
     )
 
 
 @cold_start
-def daily_assessment_use_case() -> Callable[[AssessmentScheduled], bool]:
-    return partial(run_daily_assessment, repo=_repository(load(TableConfig).table_name))
+def issue_chunk_use_case() -> Callable[[ChunkRequest], ChunkResult]:
+    clock = RuntimeClock()
+    return lambda request: issue_chunk(request, repo=repo(), engine=engine(), book=book(), now=clock.now())
+
+
+@cold_start
+def daily_assessment_use_case() -> Callable[[AssessmentScheduled], dict[str, int]]:
+    clock = RuntimeClock()
+    recorder = _repository(load(TableConfig).table_name)
+
+    def assess(request: AssessmentScheduled) -> dict[str, int]:
+        run_daily_assessment(request, repo=recorder)  # the day it ran, for the record
+        return run_assessment(local_date(request.scheduled_time), repo=repo(), book=book(), now=clock.now())
+
+    return assess
+
+
+@cold_start
+def repo() -> BillingRepo:
+    return BillingRepo(boto3.client("dynamodb"), load(TableConfig).table_name)
+
+
+@cold_start
+def projections() -> Projections:
+    return Projections(boto3.client("dynamodb"), load(TableConfig).table_name)
+
+
+@cold_start
+def uploads_bucket() -> str:
+    return load(FileUploadedConfig).uploads_bucket
+
+
+@cold_start
+def book() -> TariffBook:
+    return TariffBook.load(load(BillingCycleConfig).tariffs_dir)
+
+
+@cold_start
+def engine() -> RatingEngine:
+    return RatingEngine(book())
+
+
+@cold_start
+def issue_bills_queue() -> SqsQueue:
+    return SqsQueue(boto3.client("sqs"), load(CycleFanOutConfig).issue_bills_queue_url)
+
+
+@cold_start
+def s3() -> Any:
+    return boto3.client("s3")
 
 
 @cold_start

@@ -21,3 +21,19 @@ class PublishOutboxConfig(FunctionConfig):
 
 class ApiConfig(FunctionConfig):
     tariffs_dir: str
+
+
+class FileUploadedConfig(TableConfig):
+    """on_file_uploaded (accounts/ and payments/ under the uploads bucket)."""
+
+    uploads_bucket: str
+
+
+class CycleFanOutConfig(BillingCycleConfig):
+    """run_billing_cycle: the queue its chunks of accounts go to."""
+
+    issue_bills_queue_url: str
+
+
+class StaffApiConfig(TableConfig):
+    tariffs_dir: str

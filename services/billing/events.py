@@ -1,14 +1,15 @@
 """Events published by billing (the contract other services import; additive changes only).
 
-BillIssued, PaymentApplied, BillOverdue, BillDelinquent and TaxRollCertified come with
-the issues that implement them.
+Money is a decimal string with two places ("12.30"), never a float (X-MONEY). Every event
+names its business key; consumers (notices, the portal) are idempotent by it.
 """
 
 from __future__ import annotations
 
 from datetime import date
+from decimal import Decimal
 
-from pydantic import AwareDatetime, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from common.events import Event
 
@@ -26,3 +27,145 @@ class BillingCycleStarted(Event):
     period_end: date
     period_months: int = Field(ge=1)
     scheduled_time: AwareDatetime
+
+
+class Party(BaseModel):
+    """A person a notice goes to (bill recipient, owner or occupant)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    address: str
+    email: str | None = None
+    email_opt_in: bool = False
+
+
+class IssuedLine(BaseModel):
+    """One line of an issued bill as the bill document shows it (derivation stays in billing)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    rule_id: str
+    description: str
+    quantity: str
+    unit: str
+    rate: str
+    amount: Decimal
+
+
+class BillIssued(Event):
+    """A bill was issued (X-IMMUTABLE): the notices service sends it (N-BILL).
+
+    ``amount_due`` = ``previous_balance`` + ``total`` - ``payments_since``; ``estimated``
+    is true when a read behind the bill was estimated (marked on the bill).
+    """
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "account_id", "period_start")
+
+    tenant: str
+    account_id: str
+    bill_id: str
+    bill_number: str
+    period_start: date
+    period_end: date
+    bill_date: date
+    due_date: date
+    lines: tuple[IssuedLine, ...]
+    total: Decimal
+    previous_balance: Decimal
+    payments_since: Decimal
+    amount_due: Decimal
+    estimated: bool = False
+    recipient: Party
+    owner: Party | None = None
+    parcel_id: str | None = None
+
+
+class PaymentApplied(Event):
+    """A payment (or a reversal: negative ``amount``) was posted; ``suspense`` when the
+    account is unknown and the money waits in suspense (never lost)."""
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "reference")
+
+    tenant: str
+    account_id: str
+    reference: str
+    paid_on: date
+    amount: Decimal
+    channel: str  # "api" or "lockbox"
+    suspense: bool = False
+
+
+class BillOverdue(Event):
+    """GR-OVERDUE: unpaid 20 days after issue; the overdue notice may go. Unless paid or
+    arranged by ``disconnection_eligible_on`` (10 days later), service may be disconnected."""
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "account_id", "bill_id")
+
+    tenant: str
+    account_id: str
+    bill_id: str
+    bill_date: date
+    due_date: date
+    overdue_on: date
+    amount_unpaid: Decimal
+    disconnection_eligible_on: date
+    rule_id: str = "GR-OVERDUE"
+
+
+class BillDelinquent(Event):
+    """PP-CWU-DELINQUENT: unpaid 30 days after the bill date; PP-CWU-PENALTY starts."""
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "account_id", "bill_id")
+
+    tenant: str
+    account_id: str
+    bill_id: str
+    bill_date: date
+    delinquent_on: date
+    amount_delinquent: Decimal
+    penalty: Decimal
+    penalty_percent_per_month: Decimal
+    rule_id: str = "PP-CWU-DELINQUENT"
+
+
+class TaxRollNoticed(Event):
+    """X-TAXROLL, October 15: a parcel's arrears will go on the tax roll unless paid by
+    ``pay_by`` (10% is added then); one per parcel, tenant and year, to owner and occupant."""
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "year", "account_id")
+
+    tenant: str
+    year: int
+    account_id: str
+    parcel_id: str
+    noticed_on: date
+    arrears: Decimal
+    penalty_percent: Decimal
+    pay_by: date
+    certify_on: date
+    owner: Party
+    occupant: Party
+    rule_id: str
+
+
+class TaxRollCertified(Event):
+    """X-TAXROLL, November 16: the year's list was certified and moved off the accounts.
+
+    The list itself is served by ``GET /staff/{tenant}/tax-roll/{year}`` (claim check).
+    """
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "year")
+
+    tenant: str
+    year: int
+    certified_on: date
+    parcels: int = Field(ge=0)
+    total: Decimal
+    rule_id: str

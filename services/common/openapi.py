@@ -26,6 +26,7 @@ VERSION = "0.1.0"
 PORTAL_API_MODULES = (
     "billing.handlers.api",
     "metering.handlers.api",
+    "notices.handlers.api",
     "sampling.handlers.api",
     "stormwater.handlers.api",
 )

@@ -135,6 +135,32 @@ class SamplingSettings(_Strict):
     annual_report_reminder_days: Setting[list[int]] | None = None
 
 
+class TaxRollTerms(_Strict):
+    """X-TAXROLL (Wis. Stat. 66.0809(3)): the dates as month-day strings and the penalty."""
+
+    rule: str
+    example: bool
+    notice_on: str = "10-15"
+    arrears_before: str = "10-01"
+    penalty_on: str = "11-01"
+    penalty_percent: Dec = Decimal("10")
+    certify_on: str = "11-16"
+
+
+class BillingTerms(_Strict):
+    """How bills fall due and are paid (X-DUE, X-TAXROLL, payment order); billing's section.
+
+    ``due_days`` None means due on the first of the month after the period (GR-BILLING).
+    ``payment_order``: within one day, the kinds of entries a payment pays first (payments
+    always go to the oldest charges first).
+    """
+
+    due_days: Setting[int] | None = None
+    payment_order: Setting[list[str]]
+    tax_roll: TaxRollTerms | None = None
+    late_fund: Setting[str]
+
+
 class _TariffBase(_Strict):
     tenant: str
     name: str
@@ -144,6 +170,7 @@ class _TariffBase(_Strict):
     billing_period_months: Literal[1, 3]
     metering: MeteringSettings | None = None
     sampling: SamplingSettings | None = None
+    billing_terms: BillingTerms | None = None
 
     @property
     def version_id(self) -> str:

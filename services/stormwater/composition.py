@@ -8,7 +8,7 @@ from functools import partial
 import boto3
 
 from common.config import RuntimeClock, cold_start, load
-from common.handling import OutboxRejections, rejections_for
+from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
 from stormwater.adapters.dynamodb import DynamoParcelRepository, DynamoRecords, DynamoTariffChanges
@@ -80,5 +80,5 @@ def outbox_publisher() -> OutboxPublisher:
 
 
 @cold_start
-def rejections() -> OutboxRejections:
+def rejections() -> RejectionSink:
     return rejections_for("stormwater")

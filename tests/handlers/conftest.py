@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from handler_support import BUS, REGION, TABLES, UPLOADS, Stack, create_stack
+from handler_support import BUS, MAIL, REGION, TABLES, UPLOADS, Stack, create_stack
 from moto import mock_aws
 
 from common.config import reset_cold_starts
@@ -43,4 +43,15 @@ def metering(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Stack:
 def billing(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Stack:
     """Environment of billing's functions (as template.yaml sets it)."""
     monkeypatch.setenv("TABLE_NAME", TABLES["billing"])
+    return stack
+
+
+@pytest.fixture
+def notices(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Stack:
+    """Environment of notices' functions (as template.yaml sets it); the sender is not yet
+    a verified SES identity, so tests choose when sending works."""
+    monkeypatch.setenv("TABLE_NAME", TABLES["notices"])
+    monkeypatch.setenv("MAIL_BUCKET", MAIL)
+    monkeypatch.setenv("SENDER_EMAIL", "billing@sewerbill.local")
+    stack.s3.create_bucket(Bucket=MAIL)
     return stack

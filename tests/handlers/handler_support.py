@@ -20,7 +20,9 @@ TABLES = {
     "metering": "sewerbill-local-metering",
     "billing": "sewerbill-local-billing",
     "sampling": "sewerbill-local-sampling",
+    "notices": "sewerbill-local-notices",
 }
+MAIL = f"sewerbill-local-mail-{ACCOUNT}-{REGION}"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "events"
 
 
@@ -247,3 +249,21 @@ def rejections(stack: Stack) -> list[dict[str, Any]]:
                     }
                 )
     return found
+
+
+def authorized_http_event(
+    method: str,
+    path: str,
+    claims: dict[str, str],
+    query: dict[str, str] | None = None,
+    body: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """``http_event`` with the JWT claims the authorizer passes (lists as "[a b]") and a body."""
+    event = http_event(method, path, query)
+    event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
+    event["headers"].update(headers or {})
+    if body is not None:
+        event["body"] = body
+        event["headers"]["content-type"] = "application/json"
+    return event

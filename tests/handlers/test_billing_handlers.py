@@ -5,11 +5,26 @@ from __future__ import annotations
 import json
 from datetime import UTC, date, datetime
 
+import pytest
 from handler_support import Stack, eventbridge_body, lambda_context, rejections, sqs_event
 
 from billing.domain.cycles import local_date, period_ending
 from billing.handlers import on_consumption_determined, run_billing_cycle, run_daily_assessment
 from metering.events import ConsumptionDetermined
+
+
+@pytest.fixture(autouse=True)
+def issue_bills_queue(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(
+        "ISSUE_BILLS_QUEUE_URL", "https://sqs.us-east-1.amazonaws.com/123456789012/issue-bills"
+    )
+
+
+@pytest.fixture
+def queue(billing: Stack, monkeypatch: pytest.MonkeyPatch) -> str:
+    url: str = billing.sqs.create_queue(QueueName="issue-bills")["QueueUrl"]
+    monkeypatch.setenv("ISSUE_BILLS_QUEUE_URL", url)
+    return url
 
 
 def consumption(account: str = "GR-1", volume: int = 23000) -> ConsumptionDetermined:
@@ -34,8 +49,8 @@ def test_consumption_is_kept_by_business_key(billing: Stack) -> None:
     )
     assert result == {"batchItemFailures": []}
     [item] = billing.state("billing")
-    assert (item["pk"], item["sk"]) == ("USAGE#grafton-sewer#GR-1", "PERIOD#2026-07-01#2026-10-01")
-    assert item["volume_gal"] == 23000
+    assert (item["pk"], item["sk"]) == ("USAGE#grafton-sewer#2026-07-01#2026-10-01", "GR-1")
+    assert item["volume_gal"] == "23000"
 
 
 def test_the_same_consumption_event_twice_changes_nothing(billing: Stack) -> None:
@@ -63,7 +78,7 @@ def test_malformed_events_are_rejected_and_acknowledged_not_retried(billing: Sta
     assert all(e["detail"]["error"] == "MalformedMessage" for e in rejected)
 
 
-def test_a_quarterly_cycle_records_the_quarter_just_ended_with_its_event(billing: Stack) -> None:
+def test_a_quarterly_cycle_records_the_quarter_just_ended_with_its_event(billing: Stack, queue: str) -> None:
     result = run_billing_cycle.lambda_handler(
         sqs_event(cycle("grafton-sewer", "2026-10-01T11:00:00Z")), lambda_context()
     )
@@ -81,7 +96,7 @@ def test_a_quarterly_cycle_records_the_quarter_just_ended_with_its_event(billing
     )
 
 
-def test_a_monthly_cycle_records_the_month_just_ended(billing: Stack) -> None:
+def test_a_monthly_cycle_records_the_month_just_ended(billing: Stack, queue: str) -> None:
     run_billing_cycle.lambda_handler(
         sqs_event(cycle("pleasant-prairie-sewer", "2026-03-01T12:00:00Z")), lambda_context()
     )
@@ -89,7 +104,7 @@ def test_a_monthly_cycle_records_the_month_just_ended(billing: Stack) -> None:
     assert run["sk"] == "PERIOD#2026-02-01#2026-03-01"
 
 
-def test_a_replayed_cycle_schedule_changes_nothing(billing: Stack) -> None:
+def test_a_replayed_cycle_schedule_changes_nothing(billing: Stack, queue: str) -> None:
     body = cycle("grafton-sewer", "2026-10-01T11:00:00Z")
     run_billing_cycle.lambda_handler(sqs_event(body), lambda_context())
     before = billing.items("billing")
@@ -97,7 +112,7 @@ def test_a_replayed_cycle_schedule_changes_nothing(billing: Stack) -> None:
     assert billing.items("billing") == before
 
 
-def test_a_cycle_for_an_unknown_tenant_is_rejected_without_touching_state(billing: Stack) -> None:
+def test_a_cycle_for_an_unknown_tenant_is_rejected_without_touching_state(billing: Stack, queue: str) -> None:
     result = run_billing_cycle.lambda_handler(
         sqs_event(cycle("nowhere-sewer", "2026-10-01T11:00:00Z")), lambda_context()
     )

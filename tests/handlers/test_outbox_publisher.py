@@ -6,6 +6,7 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
 from handler_support import Stack, lambda_context, sqs_event
 
 from billing.handlers import publish_outbox as billing_publish_outbox
@@ -65,9 +66,10 @@ def test_state_items_and_non_inserts_are_not_published(metering: Stack) -> None:
     assert len(metering.captured()) == 1  # one chunk of two consumptions
 
 
-def test_billing_publisher_publishes_billing_events(billing: Stack) -> None:
+def test_billing_publisher_publishes_billing_events(billing: Stack, monkeypatch: pytest.MonkeyPatch) -> None:
     from billing.handlers import run_billing_cycle
 
+    monkeypatch.setenv("ISSUE_BILLS_QUEUE_URL", billing.sqs.create_queue(QueueName="issue-bills")["QueueUrl"])
     run_billing_cycle.lambda_handler(
         sqs_event(json.dumps({"tenant": "grafton-sewer", "scheduled_time": "2026-10-01T11:00:00Z"})),
         lambda_context(),

@@ -142,6 +142,15 @@ def test_every_consumer_queue_is_fed_by_a_rule_or_a_schedule_and_allows_it_to_se
     policies = resources_of_type(cfn(), "AWS::SQS::QueuePolicy")
     fed = {t["Arn"]["Fn::GetAtt"][0] for r in rules.values() for t in r["Properties"]["Targets"]}
     fed |= {s["Properties"]["Target"]["Arn"]["Fn::GetAtt"][0] for s in schedules.values()}
+    # A queue one function feeds another (billing's cycle chunks): its policy names that role.
+    fed |= {
+        p["Properties"]["Queues"][0]["Ref"]
+        for p in policies.values()
+        if "Fn::GetAtt" in p["Properties"]["PolicyDocument"]["Statement"][0]["Principal"].get("AWS", {})
+        and p["Properties"]["PolicyDocument"]["Statement"][0]["Principal"]["AWS"]["Fn::GetAtt"][0].endswith(
+            "FunctionRole"
+        )
+    }
     consumer_queues = {q for q in resources_of_type(cfn(), "AWS::SQS::Queue") if not q.endswith("DLQ")}
     assert consumer_queues == fed
     for queue_id in consumer_queues:
@@ -225,6 +234,7 @@ def test_only_outbox_publishers_may_put_events_on_the_bus() -> None:
 def _config_models() -> dict[str, type[FunctionConfig]]:
     from billing import config as billing_config
     from metering import config as metering_config
+    from notices import config as notices_config
     from sampling import config as sampling_config
     from stormwater import config as stormwater_config
 
@@ -235,19 +245,26 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "metering.handlers.api.lambda_handler": metering_config.MeteringConfig,
         "metering.handlers.publish_outbox.lambda_handler": metering_config.PublishOutboxConfig,
         "billing.handlers.on_consumption_determined.lambda_handler": billing_config.TableConfig,
-        "billing.handlers.run_billing_cycle.lambda_handler": billing_config.BillingCycleConfig,
-        "billing.handlers.run_daily_assessment.lambda_handler": billing_config.TableConfig,
+        "billing.handlers.run_billing_cycle.lambda_handler": billing_config.CycleFanOutConfig,
+        "billing.handlers.run_daily_assessment.lambda_handler": billing_config.BillingCycleConfig,
         "billing.handlers.publish_outbox.lambda_handler": billing_config.PublishOutboxConfig,
-        "billing.handlers.api.lambda_handler": billing_config.ApiConfig,
         "sampling.handlers.on_lab_file_uploaded.lambda_handler": sampling_config.SamplingConfig,
         "sampling.handlers.publish_outbox.lambda_handler": sampling_config.PublishOutboxConfig,
         "sampling.handlers.run_sampling_daily.lambda_handler": sampling_config.SamplingConfig,
         "sampling.handlers.api.lambda_handler": sampling_config.SamplingConfig,
+        "billing.handlers.api.lambda_handler": billing_config.StaffApiConfig,
+        "billing.handlers.on_file_uploaded.lambda_handler": billing_config.FileUploadedConfig,
+        "billing.handlers.issue_bills.lambda_handler": billing_config.BillingCycleConfig,
+        "billing.handlers.on_producer_event.lambda_handler": billing_config.TableConfig,
         "stormwater.handlers.on_gis_extract_uploaded.lambda_handler": stormwater_config.ExtractUploadedConfig,
         "stormwater.handlers.publish_outbox.lambda_handler": stormwater_config.PublishOutboxConfig,
         "stormwater.handlers.api.lambda_handler": stormwater_config.TableConfig,
         "stormwater.handlers.on_billing_event.lambda_handler": stormwater_config.TableConfig,
         "stormwater.handlers.run_tariff_check.lambda_handler": stormwater_config.TableConfig,
+        "notices.handlers.on_notice_event.lambda_handler": notices_config.NoticesConfig,
+        "notices.handlers.run_print_batch.lambda_handler": notices_config.NoticesConfig,
+        "notices.handlers.publish_outbox.lambda_handler": notices_config.PublishOutboxConfig,
+        "notices.handlers.api.lambda_handler": notices_config.ApiConfig,
     }
 
 
@@ -278,7 +295,44 @@ def test_portal_api_has_a_jwt_authorizer_by_default() -> None:
     assert api["DefaultAuthorizer"] == "PortalJwt"
     jwt = api["Authorizers"]["PortalJwt"]
     assert jwt["IdentitySource"] == "$request.header.Authorization"
-    assert jwt["JwtConfiguration"] == {"issuer": {"Ref": "JwtIssuer"}, "audience": [{"Ref": "JwtAudience"}]}
+    # The local issuer by default (PortalSignIn=local-issuer); the Cognito pool in AWS (issue 14).
+    assert jwt["JwtConfiguration"] == {
+        "issuer": {
+            "Fn::If": [
+                "PortalUsesCognito",
+                {"Fn::Sub": "https://cognito-idp.${AWS::Region}.amazonaws.com/${PortalUserPool}"},
+                {"Ref": "JwtIssuer"},
+            ]
+        },
+        "audience": [
+            {"Fn::If": ["PortalUsesCognito", {"Ref": "PortalUserPoolClient"}, {"Ref": "JwtAudience"}]}
+        ],
+    }
+    assert sam()["Parameters"]["PortalSignIn"]["Default"] == "local-issuer"
+
+
+def test_the_portal_in_aws_is_a_private_bucket_behind_cloudfront_with_cognito_sign_in() -> None:
+    resources = sam()["Resources"]
+    portal = {k: v for k, v in resources.items() if v.get("Condition") == "PortalUsesCognito"}
+    kinds = sorted({v["Type"] for v in portal.values()})
+    assert kinds == [
+        "AWS::CloudFront::Distribution",
+        "AWS::CloudFront::OriginAccessControl",
+        "AWS::Cognito::UserPool",
+        "AWS::Cognito::UserPoolClient",
+        "AWS::Cognito::UserPoolDomain",
+        "AWS::Cognito::UserPoolGroup",
+        "AWS::S3::Bucket",
+        "AWS::S3::BucketPolicy",
+    ]
+    bucket = resources["PortalSiteBucket"]["Properties"]["PublicAccessBlockConfiguration"]
+    assert all(bucket.values())
+    origin = resources["PortalDistribution"]["Properties"]["DistributionConfig"]["Origins"][0]
+    assert origin["OriginAccessControlId"] == {"Fn::GetAtt": ["PortalOriginAccessControl", "Id"]}
+    groups = sorted(v["Properties"]["GroupName"] for v in portal.values() if v["Type"].endswith("Group"))
+    assert groups == ["customer", "owner", "staff"]
+    attributes = [a["Name"] for a in resources["PortalUserPool"]["Properties"]["Schema"]]
+    assert attributes == ["tenants", "accounts", "parcels"]
 
 
 def test_http_routes_in_the_template_are_the_routes_in_the_openapi_document() -> None:

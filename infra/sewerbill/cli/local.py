@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sewerbill.cli import stormwater_demo
+from sewerbill.cli import billing_demo, stormwater_demo
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # metering's demo files (issue 9)
 
@@ -125,6 +125,7 @@ def _start(template: Path, start: str | None, params: list[str] | None, port: in
     _say(f"local stack {rt.stack.name} up in {rt.startup_seconds:.2f} s")
     _say(f"  emulator  {rt.endpoint_url}   (AWS_ENDPOINT_URL for boto3 / aws --endpoint-url)")
     _say(f"  gateway   {rt.gateway_url}   (OpenAPI: {rt.gateway_url}/openapi.json)")
+    _say(f"  portal    {rt.gateway_url}/portal/   (demo sign-in: choose an identity)")
     _say(f"  clock     {rt.clock.now.isoformat()}")
     _say(
         f"  functions {len(rt.stack.functions)}, queues/streams polled {len(rt.stack.queue_sources) + len(rt.stack.stream_sources)}, "
@@ -201,6 +202,8 @@ def _run_demo(rt: Any) -> bool:
                 mark = "ok" if fn in reached else "MISSING"
                 ok &= fn in reached
                 _say(f"      {mark}: reached {fn}")
+    if bucket and "BillingOnFileUploadedFunction" in rt.stack.functions:
+        billing_demo.load_accounts(rt, bucket, _say)
     target = rt.clock.now.replace(day=1, hour=0, minute=0, second=0) + timedelta(days=32)
     target = target.replace(day=1, hour=14)
     _say(f"[2/4] advancing the clock from {rt.clock.now:%Y-%m-%d %H:%M} to {target:%Y-%m-%d %H:%M} UTC ...")
@@ -214,6 +217,8 @@ def _run_demo(rt: Any) -> bool:
     _say(f"      {len(fired)} schedule firing(s), {len(rt.invocations) - before} invocation(s)")
     if bucket and "BillingTable" in rt.stack.resources:
         ok &= _say_consumptions(rt)
+    if bucket and "BillingOnFileUploadedFunction" in rt.stack.functions:
+        ok &= billing_demo.after_cycle(rt, bucket, _say)
     _say("[3/4] calling the HTTP API with a minted token ...")
     token = rt.mint_token(sub="demo-clerk")
     for route in rt.stack.routes[:4]:
@@ -237,6 +242,9 @@ def _run_demo(rt: Any) -> bool:
     _say("[4/4] dead letters: " + (", ".join(f"{d.queue}:{d.message_id}" for d in rt.dead_letters) or "none"))
     ok &= not rt.dead_letters
     _say(f"demo {'passed' if ok else 'FAILED'}: {len(rt.invocations)} invocations")
+    from sewerbill.local.portal_site import mint
+
+    _say(f"portal {rt.gateway_url}/portal/  demo customer token (Ada, PP-0001): {mint(rt, 'ada')}")
     return ok
 
 
@@ -314,9 +322,20 @@ def token(
     scope: Annotated[list[str] | None, typer.Option("--scope", help="Scope (repeatable).")] = None,
     ttl: Annotated[str, typer.Option(help="Lifetime: 1h, 12h, 7d ...")] = "1h",
     gateway: GatewayOpt = None,
+    role: Annotated[str | None, typer.Option(help="customer, owner or staff (CONTRACTS.md claims).")] = None,
+    tenant: Annotated[list[str] | None, typer.Option("--tenant", help="Tenant (repeatable).")] = None,
+    account: Annotated[list[str] | None, typer.Option("--account", help="Account id (repeatable).")] = None,
+    parcel: Annotated[list[str] | None, typer.Option("--parcel", help="Parcel id (repeatable).")] = None,
 ) -> None:
     """Mint a JWT the running stack's authorizer accepts (signed by its local key)."""
-    body = {"sub": sub, "scopes": scope or [], "ttl": parse_duration(ttl).total_seconds()}
+    body: dict[str, Any] = {"sub": sub, "scopes": scope or [], "ttl": parse_duration(ttl).total_seconds()}
+    if role is not None:
+        body["claims"] = {
+            "role": role,
+            "tenants": tenant or [],
+            "accounts": account or [],
+            "parcels": parcel or [],
+        }
     typer.echo(_call(_gateway(gateway), "POST", "/_local/token", json.dumps(body).encode())["token"])
 
 

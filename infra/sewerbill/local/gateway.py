@@ -21,6 +21,7 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from common.openapi import build_document
+from sewerbill.local import portal_site
 from sewerbill.local.auth import Forbidden, Unauthorized, gateway_claims, token_scopes
 from sewerbill.local.stack import Route
 
@@ -356,6 +357,16 @@ class _Handler(BaseHTTPRequestHandler):
                 400, "invalid_request", "the path is not UTF-8 once URL-decoded", close=True
             ) from None
         body = self._read_body(MAX_UPLOAD_BODY if raw_path == "/_local/upload" else MAX_API_BODY)
+        if method in ("GET", "HEAD") and portal_site.serves(raw_path):
+            moved = portal_site.redirect(raw_path)
+            if moved is not None:
+                return self._send(302, b"", {"location": moved, "content-type": "text/plain"})
+            status, payload, ctype = portal_site.page(raw_path)
+            return self._send(status, payload, portal_site.headers(ctype))
+        if raw_path.startswith("/_local/portal/"):
+            if self.client_address[0] not in ("127.0.0.1", "::1"):
+                raise ClientFault(403, "forbidden", "control endpoints answer loopback clients only")
+            return self._json(*portal_site.control(self.gateway.runtime, method, raw_path, body))
         if raw_path == "/openapi.json" and method == "GET":
             return self._json(200, self.gateway.openapi())
         if raw_path == "/.well-known/jwks.json" and method == "GET":

@@ -1,7 +1,6 @@
-"""Billing's table (the foundation part): kept consumption, cycle runs, assessment days, outbox.
+"""Billing's table (the foundation part): cycle runs, assessment days, outbox.
 
-Keys: ``USAGE#<tenant>#<account_id>`` / ``PERIOD#<start>#<end>``;
-``CYCLE#<tenant>`` / ``PERIOD#<start>#<end>``; ``ASSESSMENT`` / ``DATE#<date>``;
+Keys: ``CYCLE#<tenant>`` / ``PERIOD#<start>#<end>``; ``ASSESSMENT`` / ``DATE#<date>``;
 ``OUTBOX#<event_id>`` / ``OUTBOX`` (``common.outbox``).
 """
 
@@ -15,7 +14,6 @@ from common.clock import Clock
 from common.dynamo import ConditionFailed, put_if_absent, transact
 from common.ids import key
 from common.outbox import outbox_put
-from metering.events import ConsumptionDetermined
 
 
 class DynamoBillingRepository:
@@ -23,20 +21,6 @@ class DynamoBillingRepository:
         self._client = client
         self._table = table
         self._clock = clock
-
-    def record_consumption(self, event: ConsumptionDetermined) -> bool:
-        item = {
-            "pk": key("USAGE", event.tenant, event.account_id),
-            "sk": key("PERIOD", event.period_start, event.period_end),
-            "tenant": event.tenant,
-            "account_id": event.account_id,
-            "period_start": event.period_start.isoformat(),
-            "period_end": event.period_end.isoformat(),
-            "volume_gal": event.volume_gal,
-            "source_event_id": event.event_id,
-            "recorded_at": self._clock.now().isoformat(),
-        }
-        return self._write([put_if_absent(self._table, item)])
 
     def record_cycle_start(self, started: BillingCycleStarted) -> bool:
         now = self._clock.now()

@@ -6,16 +6,24 @@
 
 from __future__ import annotations
 
+import json
 from datetime import date
+from decimal import Decimal
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
-from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler.openapi.params import Header, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict, Field
 
-from billing import composition
+from billing import composition, readmodels, usecases
+from billing.domain import accounts
+from billing.domain.csvfiles import BadCell
+from common.authz import require
+from common.clock import RuntimeClock
+from common.dates import add_months
 from common.http import ApiError, error_responses, install_error_handlers
+from common.money import fmt
 from common.observability import observed
 from common.openapi import PUBLIC_EXTENSION
 from common.tariffs import TariffNotInForce, UnknownTenant
@@ -66,6 +74,320 @@ def get_tariff(
         billing_period_months=tariff.billing_period_months,
         tariff=tariff.model_dump(mode="json"),
     )
+
+
+# --- staff and payment routes (issue 12) -------------------------------------------------
+
+
+def _claims() -> dict[str, Any]:
+    raw = app.current_event.raw_event.get("requestContext", {}).get("authorizer") or {}
+    return dict((raw.get("jwt") or {}).get("claims") or {})
+
+
+def _listed(value: Any) -> list[str]:
+    """API Gateway hands list claims to the function as "[a b]" strings."""
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    text = str(value or "").strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1]
+    return [p for p in text.replace(",", " ").split() if p]
+
+
+def _require(
+    tenant: str, *, roles: tuple[str, ...] = ("staff",), account_id: str | None = None
+) -> dict[str, Any]:
+    """CONTRACTS.md tokens: ``role`` and ``tenants``; a customer only its ``accounts``."""
+    claims = _claims()
+    role = str(claims.get("role", ""))
+    if role not in roles or tenant not in _listed(claims.get("tenants")):
+        raise ApiError(403, "forbidden", f"tenant: a {'/'.join(roles)} token of {tenant} is required")
+    if role == "customer" and account_id not in _listed(claims.get("accounts")):
+        raise ApiError(403, "forbidden", f"account_id: {account_id} is not an account of this token")
+    return claims
+
+
+def _known_tenant(tenant: str) -> None:
+    if tenant not in composition.tariff_book().tenants:
+        raise ApiError(404, "unknown_tenant", f"tenant: no tenant {tenant!r}")
+
+
+Limit = Annotated[int | None, Query(ge=1, le=1000, description="Page size; without it, everything")]
+Cursor = Annotated[str | None, Query(pattern=r"^[0-9]{1,9}$", description="next_cursor of the previous page")]
+TenantPath = Annotated[str, Path(description="Tenant id, e.g. grafton-sewer", max_length=64)]
+AccountPath = Annotated[str, Path(description="Account id", max_length=64, pattern=r"^[^#]+$")]
+
+
+class BillsPage(BaseModel):
+    bills: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+class LedgerPage(BaseModel):
+    entries: list[dict[str, Any]]
+    balance: str
+    next_cursor: str | None
+
+
+class TaxRollList(BaseModel):
+    noticed_on: str
+    certified_on: str | None
+    entries: list[dict[str, Any]]
+    next_cursor: str | None
+
+
+@app.get(
+    "/staff/<tenant>/accounts/<account_id>/bills",
+    summary="An account's bills, oldest first",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_bills(
+    tenant: TenantPath, account_id: AccountPath, limit: Limit = None, cursor: Cursor = None
+) -> BillsPage:
+    _known_tenant(tenant)
+    _require(tenant, roles=("staff", "customer"), account_id=account_id)
+    items, nxt = readmodels.page(readmodels.bills_of(composition.repo(), tenant, account_id), limit, cursor)
+    return BillsPage(bills=items, next_cursor=nxt)
+
+
+@app.get(
+    "/staff/<tenant>/accounts/<account_id>/ledger",
+    summary="An account's ledger entries and derived balance",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_ledger(
+    tenant: TenantPath, account_id: AccountPath, limit: Limit = None, cursor: Cursor = None
+) -> LedgerPage:
+    _known_tenant(tenant)
+    _require(tenant, roles=("staff", "customer"), account_id=account_id)
+    entries, total = readmodels.ledger_of(composition.repo(), tenant, account_id)
+    items, nxt = readmodels.page(entries, limit, cursor)
+    return LedgerPage(entries=items, balance=fmt(total), next_cursor=nxt)
+
+
+@app.get(
+    "/staff/<tenant>/tax-roll/<year>",
+    summary="The year's tax-roll list (X-TAXROLL): noticed, then certified",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_tax_roll(
+    tenant: TenantPath,
+    year: Annotated[int, Path(ge=2000, le=2200)],
+    limit: Limit = None,
+    cursor: Cursor = None,
+) -> TaxRollList:
+    _known_tenant(tenant)
+    _require(tenant)
+    found = readmodels.tax_roll(composition.repo(), tenant, year)
+    if found is None:
+        raise ApiError(404, "not_noticed", f"year: no tax-roll notice for {tenant} in {year}")
+    items, nxt = readmodels.page(found["entries"], limit, cursor)
+    return TaxRollList(
+        noticed_on=found["noticed_on"], certified_on=found["certified_on"], entries=items, next_cursor=nxt
+    )
+
+
+@app.get(
+    "/staff/<tenant>/accounts/<account_id>",
+    summary="An account's current version and its history",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_account(tenant: TenantPath, account_id: AccountPath) -> dict[str, Any]:
+    _known_tenant(tenant)
+    _require(tenant)
+    repo = composition.repo()
+    current = repo.account(tenant, account_id)
+    if current is None:
+        raise ApiError(404, "unknown_account", f"account_id: no account {account_id!r} at {tenant}")
+    history = [
+        {k: v for k, v in h.items() if k not in ("pk", "sk")}
+        for h in repo.account_history(tenant, account_id)
+    ]
+    values = {
+        k: (v.isoformat() if isinstance(v, date) else str(v) if isinstance(v, Decimal) else v)
+        for k, v in current.to_values().items()
+    }
+    return {"account": values, "history": json.loads(json.dumps(history, default=str))}
+
+
+@app.put(
+    "/staff/<tenant>/accounts/<account_id>",
+    summary="Add or change an account (the accounts/ import columns as JSON strings)",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_put_account(tenant: TenantPath, account_id: AccountPath) -> dict[str, Any]:
+    _known_tenant(tenant)
+    claims = _require(tenant)
+    body = app.current_event.json_body
+    if not isinstance(body, dict):
+        raise ApiError(400, "invalid_request", "body: must be a JSON object")
+    row = {str(k): str(v) for k, v in body.items() if v is not None and str(v).strip()}
+    row.update({"tenant": tenant, "account_id": account_id})
+    unknown = sorted(set(row) - set(accounts.REQUIRED) - set(accounts.OPTIONAL))
+    if unknown:
+        raise ApiError(400, "invalid_request", f"{unknown[0]}: unknown field")
+    try:
+        record = accounts.parse_account_row(row, composition.tariff_book().tenants)
+    except BadCell as exc:
+        raise ApiError(400, "invalid_request", f"{exc.column}: {exc.reason}") from None
+    composition.repo().store_accounts(
+        [record], source=f"api:{claims.get('sub', '')}", now=RuntimeClock().now()
+    )
+    return {"account_id": account_id, "stored": True}
+
+
+@app.get(
+    "/staff/<tenant>/cycles/<period_start>",
+    summary="Cycle summary: bills, total, held accounts with reasons",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_cycle(tenant: TenantPath, period_start: Annotated[date, Path()]) -> dict[str, Any]:
+    _known_tenant(tenant)
+    _require(tenant)
+    months = composition.tariff_book().in_force(tenant, period_start).billing_period_months
+    return usecases.cycle_summary(tenant, period_start, add_months(period_start, months), composition.repo())
+
+
+@app.post(
+    "/staff/<tenant>/cycles/<period_start>/dry-run",
+    summary="What a cycle would bill, writing nothing",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_dry_run(tenant: TenantPath, period_start: Annotated[date, Path()]) -> dict[str, Any]:
+    _known_tenant(tenant)
+    _require(tenant)
+    return usecases.dry_run(
+        tenant,
+        period_start,
+        repo=composition.repo(),
+        book=composition.tariff_book(),
+        today=RuntimeClock().now().date(),
+    )
+
+
+@app.get(
+    "/staff/<tenant>/reports/<report>",
+    summary="Reports: aging, revenue, reconciliation (SU-FUNDS), as JSON or CSV (format=csv)",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_report(
+    tenant: TenantPath,
+    report: Annotated[str, Path(pattern=r"^(aging|revenue|reconciliation)$")],
+    start: Annotated[date | None, Query()] = None,
+    end: Annotated[date | None, Query()] = None,
+    format: Annotated[str, Query(pattern=r"^(json|csv)$")] = "json",  # noqa: A002
+) -> Response[str]:
+    _known_tenant(tenant)
+    _require(tenant)
+    repo = composition.repo()
+    today = RuntimeClock().now().date()
+    if report == "aging":
+        rows = readmodels.aging(repo, tenant, today)
+    else:
+        first = start or date(today.year, 1, 1)
+        last = end or add_months(first, 12)
+        rows = (
+            readmodels.revenue(repo, tenant, first, last)
+            if report == "revenue"
+            else readmodels.reconciliation(repo, tenant, first, last)
+        )
+    if format == "csv":
+        return Response(200, "text/csv", readmodels.to_csv(rows))
+    return Response(200, "application/json", json.dumps({"report": report, "tenant": tenant, "rows": rows}))
+
+
+class OwnerBill(BaseModel):
+    period: dict[str, str]
+    due_date: str
+    total: str
+    paid: bool
+
+
+class OwnerBillsPage(BaseModel):
+    parcel_id: str
+    bills: list[OwnerBill]
+    next_cursor: str | None
+
+
+@app.get(
+    "/owners/<tenant>/parcels/<parcel_id>/bills",
+    summary="PP-CWU-BILLING: whether the charges on an owner's rental parcel were paid",
+    tags=["owners"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def owner_bills(
+    tenant: TenantPath,
+    parcel_id: Annotated[str, Path(description="Parcel id", max_length=64, pattern=r"^[^#]+$")],
+    limit: Limit = None,
+    cursor: Cursor = None,
+) -> OwnerBillsPage:
+    _known_tenant(tenant)
+    require(app.current_event.raw_event, tenant, roles=("staff", "owner"), parcel_id=parcel_id)
+    items, nxt = readmodels.page(readmodels.owner_bills(composition.repo(), tenant, parcel_id), limit, cursor)
+    return OwnerBillsPage(parcel_id=parcel_id, bills=[OwnerBill(**b) for b in items], next_cursor=nxt)
+
+
+class PaymentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    tenant: str = Field(max_length=64)
+    account_id: str = Field(max_length=64, pattern=r"^[^#]+$")
+    # A decimal string of dollars and cents above zero, below ten million (the pattern says
+    # so in the OpenAPI document, so a schema-valid amount is never refused).
+    amount: str = Field(
+        pattern=r"^([1-9][0-9]{0,6}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$",
+        max_length=10,
+        examples=["68.00"],
+    )
+    paid_on: date | None = None
+
+
+class PaymentOut(BaseModel):
+    reference: str
+    tenant: str
+    account_id: str
+    amount: str
+    paid_on: date
+    suspense: bool
+    replayed: bool
+
+
+@app.post(
+    "/payments",
+    summary="Post a payment; idempotent by the Idempotency-Key header",
+    tags=["payments"],
+    responses=error_responses(400, 401, 403, 404, 409),
+)
+def post_payment(
+    payment: PaymentIn,
+    idempotency_key: Annotated[
+        str, Header(alias="idempotency-key", min_length=8, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
+    ],
+) -> PaymentOut:
+    _known_tenant(payment.tenant)
+    _require(payment.tenant, roles=("staff", "customer"), account_id=payment.account_id)
+    now = RuntimeClock().now()
+    try:
+        result = usecases.post_api_payment(
+            payment.tenant,
+            payment.account_id,
+            Decimal(payment.amount),
+            payment.paid_on or usecases.local_today(now),
+            idempotency_key,
+            repo=composition.repo(),
+            now=now,
+        )
+    except usecases.PaymentConflict as exc:
+        raise ApiError(409, "idempotency_key_reused", f"idempotency-key: {exc}") from None
+    return PaymentOut(**result)
 
 
 @observed(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)

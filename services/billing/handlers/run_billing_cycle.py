@@ -1,9 +1,9 @@
-"""A billing-cycle schedule fired for one tenant: record the cycle and announce it.
+"""A billing-cycle schedule fired for one tenant: record the cycle, fan out its accounts.
 
 Trigger: EventBridge Scheduler (one schedule per tenant, template.yaml) -> SQS -> here; the
-message body is the schedule's Input ``{"tenant": ..., "scheduled_time": ...}``.
-Idempotent per (tenant, period). Rating accounts and issuing bills are NOT done here yet:
-they come with the rating-engine issue, which will consume ``BillingCycleStarted``.
+message body is the schedule's Input ``{"tenant": ..., "scheduled_time": ...}``. The cycle
+is recorded once per (tenant, period); its accounts go to the issue-bills queue in chunks
+(never one message per account). Running it again finishes a cycle that crashed.
 """
 
 from __future__ import annotations
@@ -26,11 +26,8 @@ def record_handler(record: SQSRecord) -> None:
         request = CycleScheduled.model_validate_json(record.body)
     except ValidationError as exc:
         raise MalformedMessage(f"billing cycle input: {first_error(exc)}") from None
-    started = composition.start_billing_cycle_use_case()(request)
-    logger.info(
-        "billing cycle started" if started else "billing cycle already started",
-        extra={"tenant": request.tenant},
-    )
+    chunks = composition.run_cycle_use_case()(request)
+    logger.info("billing cycle fanned out", extra={"tenant": request.tenant, "chunks": chunks})
 
 
 @observed

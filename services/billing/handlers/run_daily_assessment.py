@@ -1,8 +1,9 @@
-"""The daily assessment schedule fired: record the day it ran for.
+"""The daily assessment schedule fired: late charges, penalties, overdue, delinquency and
+the tax roll for the tenant-local date (RULES.md GR-LATE, SU-LATE, PP-CWU-*, X-TAXROLL).
 
 Trigger: EventBridge Scheduler (daily, template.yaml) -> SQS -> here; body is the
-schedule's Input ``{"scheduled_time": ...}``. Idempotent per tenant-local date. Late
-charges, overdue and delinquency come with the payments issue; nothing is assessed yet.
+schedule's Input ``{"scheduled_time": ...}``. Idempotent per day; a skipped day is caught
+up by the next run (every point is computed from the bills, the ledger and the date).
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ def record_handler(record: SQSRecord) -> None:
         request = AssessmentScheduled.model_validate_json(record.body)
     except ValidationError as exc:
         raise MalformedMessage(f"daily assessment input: {first_error(exc)}") from None
-    recorded = composition.daily_assessment_use_case()(request)
-    logger.info("assessment recorded" if recorded else "assessment already recorded")
+    counts = composition.daily_assessment_use_case()(request)
+    logger.info("assessment done", extra=counts)
 
 
 @observed

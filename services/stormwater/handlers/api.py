@@ -30,7 +30,7 @@ install_error_handlers(app)
 TenantPath = Annotated[str, Path(description="Tenant id, e.g. pleasant-prairie-stormwater", max_length=100)]
 ParcelPath = Annotated[str, Path(description="Parcel id", max_length=200)]
 IdPath = Annotated[str, Path(description="Record id", max_length=100)]
-ERRORS = error_responses(400, 401, 404)
+ERRORS = error_responses(400, 401, 403, 404)
 
 
 @app.exception_handler(FieldError)
@@ -76,7 +76,8 @@ def _owner_or_staff(tenant: str, parcel_id: str) -> str:
     in_tenant = tenant in _list_claim(claims.get("tenants"))
     if role == "staff" and in_tenant:
         return "staff"
-    if role == "owner" and in_tenant and parcel_id in _list_claim(claims.get("parcels")):
+    # A customer whose token names the parcel (an owner-occupant) may act on it as its owner.
+    if role in ("owner", "customer") and in_tenant and parcel_id in _list_claim(claims.get("parcels")):
         return "owner"
     raise ApiError(403, "forbidden", f"only the owner of parcel {parcel_id} or {tenant} staff may do this")
 

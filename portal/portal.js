@@ -1,0 +1,394 @@
+// The sewerbill portal: plain JavaScript, no build step. It talks to the HTTP API on the same
+// origin (the local gateway) or on the API URL in config.json (AWS), with the JWT as a Bearer token.
+"use strict";
+
+const state = { token: null, claims: null, api: "", rules: {}, config: {}, pdfRoute: false };
+const $ = (sel, root = document) => root.querySelector(sel);
+
+function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else node.setAttribute(k, v);
+  }
+  for (const c of children) node.append(c);
+  return node;
+}
+
+function say(text, bad = false) {
+  const s = $("#status");
+  s.textContent = text;
+  s.classList.toggle("bad", bad);
+}
+
+function claimsOf(token) {
+  const part = token.split(".")[1] || "";
+  const json = atob(part.replace(/-/g, "+").replace(/_/g, "/").padEnd(Math.ceil(part.length / 4) * 4, "="));
+  return JSON.parse(json);
+}
+
+function listed(value) {
+  if (Array.isArray(value)) return value.map(String);
+  return String(value || "").replace(/[\[\],]/g, " ").split(/\s+/).filter(Boolean);
+}
+
+const money = (s) => (Number(s) < 0 ? "−$" + String(s).replace("-", "") : "$" + s);
+
+async function api(method, path, body, headers = {}) {
+  const init = { method, headers: { authorization: "Bearer " + state.token, ...headers } };
+  if (body !== undefined) {
+    init.body = JSON.stringify(body);
+    init.headers["content-type"] = "application/json";
+  }
+  const resp = await fetch(state.api + path, init);
+  const type = resp.headers.get("content-type") || "";
+  const data = type.includes("json") ? await resp.json() : await resp.text();
+  if (resp.status === 401) {
+    // The authorizer refused the token (expired or not ours): sign in again.
+    sessionStorage.removeItem("sewerbill.token");
+  }
+  if (!resp.ok) {
+    const msg = (data && data.error && data.error.message) || (data && data.message) || resp.statusText;
+    const err = new Error(msg);
+    err.status = resp.status;
+    throw err;
+  }
+  return data;
+}
+
+// --- sign-in ---------------------------------------------------------------------------------
+async function loadConfig() {
+  try {
+    const r = await fetch("config.json");
+    if (r.ok) state.config = await r.json();
+  } catch (_) { /* local: no config */ }
+  state.api = state.config.api_url || "";
+  try {
+    const r = await fetch("rules.json");
+    if (r.ok) state.rules = await r.json();
+  } catch (_) { /* rules explained only when available */ }
+}
+
+async function showSignIn() {
+  $("#sign-in").hidden = false;
+  if (state.config.sign_in_url) {
+    $("#hosted-ui").hidden = false;
+    $("#hosted-ui-link").href = state.config.sign_in_url;
+  }
+  try {
+    const r = await fetch("/_local/portal/identities");
+    if (!r.ok) return;
+    const { identities } = await r.json();
+    const box = $("#demo-identities");
+    box.replaceChildren();
+    identities.forEach((who, i) => {
+      const id = "who-" + who.id;
+      const input = el("input", { type: "radio", name: "identity", id, value: who.id });
+      if (i === 0) input.checked = true;
+      box.append(el("div", { class: "choice" }, input, el("label", { for: id, text: who.label })));
+    });
+    $("#demo-chooser").hidden = false;
+  } catch (_) { /* not the local gateway */ }
+}
+
+async function demoSignIn(ev) {
+  ev.preventDefault();
+  const chosen = new FormData(ev.target).get("identity");
+  const r = await fetch("/_local/portal/token", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ identity: chosen }),
+  });
+  if (!r.ok) return say("Sign-in failed: " + r.status, true);
+  const { token } = await r.json();
+  sessionStorage.setItem("sewerbill.token", token);
+  await start(token);
+}
+
+function signOut() {
+  sessionStorage.removeItem("sewerbill.token");
+  location.hash = "";
+  location.reload();
+}
+
+// --- customer -----------------------------------------------------------------------------------
+function usageChart(bills) {
+  const points = bills.map((b) => ({
+    label: b.period.start.slice(0, 7),
+    kgal: b.lines.filter((l) => l.unit === "kgal").reduce((s, l) => s + Number(l.quantity || 0), 0),
+  }));
+  if (!points.some((p) => p.kgal > 0)) return el("p", { class: "hint", text: "No metered usage on these bills." });
+  const w = 320, h = 140, pad = 24, max = Math.max(...points.map((p) => p.kgal)) || 1;
+  const bw = Math.min((w - pad * 2) / points.length, 48);
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  svg.setAttribute("role", "img");
+  const desc = points.map((p) => `${p.label}: ${p.kgal} thousand gallons`).join("; ");
+  svg.setAttribute("aria-label", "Usage by billing period. " + desc);
+  points.forEach((p, i) => {
+    const bh = ((h - pad * 2) * p.kgal) / max;
+    const r = document.createElementNS(ns, "rect");
+    r.setAttribute("x", pad + i * bw + 4);
+    r.setAttribute("y", h - pad - bh);
+    r.setAttribute("width", Math.max(bw - 8, 4));
+    r.setAttribute("height", bh);
+    r.setAttribute("class", "bar");
+    const t = document.createElementNS(ns, "text");
+    t.setAttribute("x", pad + i * bw + bw / 2);
+    t.setAttribute("y", h - 6);
+    t.setAttribute("text-anchor", "middle");
+    t.textContent = p.label;
+    const v = document.createElementNS(ns, "text");
+    v.setAttribute("x", pad + i * bw + bw / 2);
+    v.setAttribute("y", h - pad - bh - 4);
+    v.setAttribute("text-anchor", "middle");
+    v.textContent = p.kgal + " kgal";
+    svg.append(r, t, v);
+  });
+  return svg;
+}
+
+function billView(tenant, account, bill) {
+  const d = el("details", { class: "bill" });
+  d.append(el("summary", {
+    text: `Bill ${bill.bill_number || bill.bill_id} · ${bill.period.start} to ${bill.period.end} · due ${bill.due_date} · ${money(bill.amount_due)}`,
+  }));
+  const table = el("table");
+  table.append(el("caption", { text: "Charges on this bill" }));
+  const head = el("tr", {}, el("th", { scope: "col", text: "Charge" }), el("th", { scope: "col", text: "What it means" }),
+    el("th", { scope: "col", class: "num", text: "Amount" }));
+  table.append(el("thead", {}, head));
+  const body = el("tbody");
+  for (const line of bill.lines) {
+    const explained = state.rules[line.rule_id] || "See the utility's ordinance for this rule.";
+    body.append(el("tr", {},
+      el("td", {}, el("span", { text: line.description }), el("br"), el("code", { text: line.rule_id })),
+      el("td", { text: explained }),
+      el("td", { class: "num", text: money(line.amount) })));
+  }
+  table.append(body);
+  table.append(el("tfoot", {}, el("tr", {}, el("th", { scope: "row", colspan: "2", text: "Total this bill" }),
+    el("td", { class: "num", text: money(bill.total) }))));
+  d.append(el("div", { class: "scroll" }, table));
+  if (state.pdfRoute) {
+    const a = el("a", {
+      class: "button pdf", href: "#", text: "Download PDF",
+      "data-pdf": `/staff/${encodeURIComponent(tenant)}/accounts/${encodeURIComponent(account)}/bills/${encodeURIComponent(bill.bill_id)}/pdf`,
+    });
+    a.addEventListener("click", downloadPdf);
+    d.append(a);
+  } else {
+    const b = el("button", { type: "button", class: "print", text: "Print or save as PDF" });
+    b.addEventListener("click", () => { d.open = true; window.print(); });
+    d.append(b);
+  }
+  return d;
+}
+
+async function downloadPdf(ev) {
+  ev.preventDefault();
+  const path = ev.currentTarget.dataset.pdf;
+  const resp = await fetch(state.api + path, { headers: { authorization: "Bearer " + state.token } });
+  if (!resp.ok) return say("The PDF could not be fetched (" + resp.status + ").", true);
+  const blob = await resp.blob();
+  const url = URL.createObjectURL(blob);
+  const a = el("a", { href: url, download: path.split("/").slice(-2, -1)[0] + ".pdf" });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+async function accountCard(tenant, account) {
+  let bills, ledger;
+  try {
+    [bills, ledger] = await Promise.all([
+      api("GET", `/staff/${encodeURIComponent(tenant)}/accounts/${encodeURIComponent(account)}/bills`),
+      api("GET", `/staff/${encodeURIComponent(tenant)}/accounts/${encodeURIComponent(account)}/ledger`),
+    ]);
+  } catch (e) {
+    return null;
+  }
+  if (!bills.bills.length && !ledger.entries.length) return null;
+  const card = $("#account-template").content.firstElementChild.cloneNode(true);
+  card.dataset.account = account;
+  card.dataset.tenant = tenant;
+  $(".account-title", card).textContent = `Account ${account} · ${tenant}`;
+  $(".balance-value", card).textContent = money(ledger.balance);
+  $(".usage", card).append(usageChart(bills.bills));
+  const list = $(".bills", card);
+  if (!bills.bills.length) list.append(el("p", { class: "hint", text: "No bills yet." }));
+  for (const b of [...bills.bills].reverse()) list.append(billView(tenant, account, b));
+  const form = $(".pay-form", card);
+  const due = Number(ledger.balance) > 0 ? ledger.balance : "";
+  form.amount.value = due;
+  form.amount.id = `amount-${tenant}-${account}`;
+  form.addEventListener("submit", (ev) => pay(ev, tenant, account, card));
+  const parcels = listed(state.claims.parcels);
+  if (parcels.length && bills.bills.length) {
+    const box = $(".reconsider", card);
+    const f = $(".reconsider-form", box);
+    for (const p of parcels) f.parcel.append(el("option", { value: p, text: p }));
+    const billSel = el("select", { name: "bill_id" });
+    for (const b of bills.bills) billSel.append(el("option", { value: b.bill_id, text: b.bill_number || b.bill_id }));
+    const amount = el("input", { name: "asserted_amount", inputmode: "decimal", required: "", pattern: "^[0-9]+(\\.[0-9]{1,2})?$" });
+    f.insertBefore(el("label", {}, "Bill ", billSel), f.reason.parentElement);
+    f.insertBefore(el("label", {}, "The amount you believe is right (USD) ", amount), f.querySelector("button"));
+    f.addEventListener("submit", (ev) => reconsider(ev, tenant));
+    box.hidden = false;
+  }
+  return card;
+}
+
+async function pay(ev, tenant, account, card) {
+  ev.preventDefault();
+  const form = ev.target;
+  const amount = form.amount.value.trim();
+  // One key per payment attempt: a retry of the same click cannot pay twice.
+  const key = form.dataset.key || (form.dataset.key = "portal-" + crypto.randomUUID());
+  try {
+    const out = await api("POST", "/payments", { tenant, account_id: account, amount }, { "Idempotency-Key": key });
+    delete form.dataset.key;
+    const ledger = await api("GET", `/staff/${encodeURIComponent(tenant)}/accounts/${encodeURIComponent(account)}/ledger`);
+    $(".balance-value", card).textContent = money(ledger.balance);
+    say(`Payment of ${money(out.amount)} received (reference ${out.reference}).`);
+  } catch (e) {
+    say("Payment not taken: " + e.message, true);
+  }
+}
+
+async function reconsider(ev, tenant) {
+  ev.preventDefault();
+  const f = ev.target;
+  const body = { bill_id: f.bill_id.value, grounds: f.reason.value, asserted_amount: f.asserted_amount.value };
+  try {
+    const out = await api("POST", `/parcels/${encodeURIComponent(tenant)}/${encodeURIComponent(f.parcel.value)}/reconsiderations`, body);
+    say(`Reconsideration request filed${out.reconsideration_id ? " (" + out.reconsideration_id + ")" : ""}.`);
+    f.reset();
+  } catch (e) {
+    say("Request not filed: " + e.message, true);
+  }
+}
+
+async function showCustomer() {
+  $("#customer").hidden = false;
+  const box = $("#accounts");
+  box.replaceChildren(el("p", { text: "Loading…" }));
+  const cards = [];
+  for (const tenant of listed(state.claims.tenants)) {
+    for (const account of listed(state.claims.accounts)) {
+      const card = await accountCard(tenant, account);
+      if (card) cards.push(card);
+    }
+  }
+  box.replaceChildren(...(cards.length ? cards : [el("p", { text: "No bills on your accounts yet." })]));
+}
+
+// --- owner -----------------------------------------------------------------------------------------
+async function showOwner() {
+  $("#owner").hidden = false;
+  const box = $("#parcels");
+  box.replaceChildren();
+  for (const tenant of listed(state.claims.tenants)) {
+    for (const parcel of listed(state.claims.parcels)) {
+      let data;
+      try {
+        data = await api("GET", `/owners/${encodeURIComponent(tenant)}/parcels/${encodeURIComponent(parcel)}/bills`);
+      } catch (e) {
+        continue;
+      }
+      const card = el("article", { class: "card" }, el("h3", { text: `Parcel ${parcel} · ${tenant}` }));
+      const table = el("table");
+      table.append(el("caption", { text: "Bills on this parcel" }));
+      table.append(el("thead", {}, el("tr", {}, ...["Period", "Due", "Amount", "Paid?"].map((t) => el("th", { scope: "col", text: t })))));
+      const body = el("tbody");
+      for (const b of data.bills) {
+        body.append(el("tr", {}, el("td", { text: `${b.period.start} to ${b.period.end}` }), el("td", { text: b.due_date }),
+          el("td", { class: "num", text: money(b.total) }), el("td", { class: b.paid ? "ok" : "bad", text: b.paid ? "Paid" : "Not paid" })));
+      }
+      if (!data.bills.length) body.append(el("tr", {}, el("td", { colspan: "4", text: "No bills yet." })));
+      table.append(body);
+      card.append(el("div", { class: "scroll" }, table));
+      box.append(card);
+    }
+  }
+  if (!box.children.length) box.append(el("p", { text: "No parcels with bills." }));
+}
+
+// --- staff -----------------------------------------------------------------------------------------
+async function showStaff() {
+  $("#staff").hidden = false;
+  const sel = $("#cycle-tenant");
+  sel.replaceChildren(...listed(state.claims.tenants).map((t) => el("option", { value: t, text: t })));
+  const start = $("#cycle-start");
+  if (!start.value) start.value = state.config.default_cycle || "2025-01-01";
+  $("#cycle-form").addEventListener("submit", (ev) => { ev.preventDefault(); loadCycle(); });
+  await loadCycle();
+}
+
+async function loadCycle() {
+  const tenant = $("#cycle-tenant").value, start = $("#cycle-start").value;
+  const box = $("#cycle");
+  box.replaceChildren(el("p", { text: "Loading…" }));
+  try {
+    const s = await api("GET", `/staff/${encodeURIComponent(tenant)}/cycles/${start}`);
+    const dl = el("dl", { class: "facts" });
+    for (const [k, v] of Object.entries(s)) {
+      if (typeof v === "object" && v !== null) continue;
+      dl.append(el("dt", { text: k.replace(/_/g, " ") }), el("dd", { text: String(v) }));
+    }
+    const held = s.held || s.held_accounts || [];
+    const heldBox = el("div", {}, el("h3", { text: `Held accounts (${held.length})` }));
+    if (held.length) {
+      const ul = el("ul");
+      for (const h of held) ul.append(el("li", { text: `${h.account_id}: ${h.reason || h.reasons || JSON.stringify(h)}` }));
+      heldBox.append(ul);
+    } else heldBox.append(el("p", { class: "hint", text: "No account is held." }));
+    const pending = s.pending_decisions || [];
+    const pendBox = el("div", {}, el("h3", { text: `Pending decisions (${pending.length})` }));
+    if (pending.length) {
+      const ul = el("ul");
+      for (const p of pending) ul.append(el("li", { text: JSON.stringify(p) }));
+      pendBox.append(ul);
+    } else pendBox.append(el("p", { class: "hint", text: "Nothing is waiting for a decision in this cycle." }));
+    // Pending decisions are listed when the summary carries them (no route lists them yet).
+    box.replaceChildren(dl, heldBox, ...("pending_decisions" in s ? [pendBox] : []));
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "bad", text: "No summary: " + e.message }));
+  }
+}
+
+// --- start -----------------------------------------------------------------------------------------
+async function start(token) {
+  state.token = token;
+  state.claims = claimsOf(token);
+  $("#sign-in").hidden = true;
+  $("#sign-out").hidden = false;
+  $("#who").textContent = `Signed in as ${state.claims.name || state.claims.sub} (${state.claims.role})`;
+  try {
+    const doc = await (await fetch(state.api + "/openapi.json")).json();
+    state.pdfRoute = Object.keys(doc.paths || {}).some((p) => /\/bills\/\{bill_id\}\/pdf$/.test(p));
+  } catch (_) { state.pdfRoute = false; }
+  const role = state.claims.role;
+  if (role === "customer") await showCustomer();
+  else if (role === "owner") await showOwner();
+  else if (role === "staff") await showStaff();
+  else say("This token has no portal role.", true);
+  $("#main").focus();
+}
+
+document.addEventListener("DOMContentLoaded", async () => {
+  await loadConfig();
+  $("#demo-form").addEventListener("submit", demoSignIn);
+  $("#sign-out").addEventListener("click", signOut);
+  const fromHash = new URLSearchParams(location.hash.slice(1)).get("id_token");
+  const token = fromHash || sessionStorage.getItem("sewerbill.token");
+  if (fromHash) {
+    sessionStorage.setItem("sewerbill.token", fromHash);
+    history.replaceState(null, "", location.pathname);
+  }
+  if (token) await start(token);
+  else await showSignIn();
+});

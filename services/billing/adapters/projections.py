@@ -1,0 +1,148 @@
+"""Billing's projections of its producers' events (event-carried state), one item per
+key with the events kept in a map by their business key, so a redelivery changes nothing.
+
+``ERU#<tenant>`` / ``<parcel_id>``: ``determinations`` (by sequence) and ``credits`` (by
+credit id and status). ``STRENGTH#<tenant>`` / ``<account_id>``: ``classified`` (by
+trigger). ``USAGE#<tenant>#<start>#<end>`` / ``<account_id>``: one consumption.
+``CHARGES#<tenant>`` / ``<account_id>#<charge_id>``: a one-time charge for the next bill.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from billing.adapters.items import entry_item
+from billing.adapters.store import Store
+from billing.domain.ledger import Entry
+from common.dynamo import to_item
+from metering.events import ConsumptionDetermined
+from sampling.events import SamplingCostCharged, StrengthClassified
+from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGranted
+
+
+def _plain(model: Any) -> dict[str, Any]:
+    return json.loads(model.model_dump_json())
+
+
+class Projections(Store):
+    def _put_in_map(
+        self, pk: str, sk: str, attribute: str, key: str, value: dict[str, Any], now: datetime
+    ) -> None:
+        self._count("UpdateItem")
+        self.client.update_item(
+            TableName=self.table,
+            Key={"pk": {"S": pk}, "sk": {"S": sk}},
+            UpdateExpression="SET #m = if_not_exists(#m, :empty), updated_at = :now",
+            ExpressionAttributeNames={"#m": attribute},
+            ExpressionAttributeValues={":empty": {"M": {}}, ":now": {"S": now.isoformat()}},
+        )
+        self._count("UpdateItem")
+        self.client.update_item(
+            TableName=self.table,
+            Key={"pk": {"S": pk}, "sk": {"S": sk}},
+            UpdateExpression="SET #m.#k = :v",
+            ExpressionAttributeNames={"#m": attribute, "#k": key},
+            ExpressionAttributeValues={":v": {"M": to_item(value)}},
+        )
+
+    def keep_consumption(self, e: ConsumptionDetermined, now: datetime) -> bool:
+        """Kept once per (tenant, account, period); a redelivery or duplicate publish changes
+        nothing, a re-determination with another volume replaces it (bills already issued
+        stay as they are, X-IMMUTABLE). False when nothing changed."""
+        values = _plain(e)
+        item = {
+            "pk": f"USAGE#{e.tenant}#{e.period_start.isoformat()}#{e.period_end.isoformat()}",
+            "sk": e.account_id,
+            "tenant": e.tenant,
+            "account_id": e.account_id,
+            "volume_gal": str(e.volume_gal),
+            "estimated": bool(values.get("estimated", False)),
+            "schema_version": e.schema_version,
+            "source_event_id": e.event_id,
+            "recorded_at": now.isoformat(),
+        }
+        if self.put_new(item):
+            return True
+        old = self.get(str(item["pk"]), str(item["sk"])) or {}
+        if (old.get("volume_gal"), old.get("estimated")) == (item["volume_gal"], item["estimated"]):
+            return False
+        self.write([item])
+        return True
+
+    def keep_eru(self, e: ERUDetermined, now: datetime) -> None:
+        value = {
+            "sequence": e.sequence,
+            "effective_from": e.effective_from.isoformat(),
+            "eru": str(e.eru),
+            "exempt": e.exempt,
+            "use": e.breakdown.use,
+            "owner_name": e.owner_name,
+            "breakdown": json.dumps(_plain(e.breakdown)),
+            "source_event_id": e.event_id,
+        }
+        self._put_in_map(f"ERU#{e.tenant}", e.parcel_id, "determinations", f"{e.sequence:06d}", value, now)
+
+    def keep_credit(self, e: CreditChanged, now: datetime) -> None:
+        value = {
+            "credit_id": e.credit_id,
+            "status": e.status,
+            "effective_from": e.effective_from.isoformat(),
+            "credit_percent": str(e.credit_percent),
+            "source_event_id": e.event_id,
+        }
+        self._put_in_map(f"ERU#{e.tenant}", e.parcel_id, "credits", f"{e.credit_id}:{e.status}", value, now)
+
+    def keep_strength(self, e: StrengthClassified, now: datetime) -> None:
+        values = _plain(e)
+        value = {
+            "trigger": e.trigger,
+            "as_of": values["as_of"],
+            "effective_from": values["effective_from"],
+            "category": e.category,
+            "basis": json.dumps(values.get("basis")),
+            "violation_days": json.dumps(values.get("violation_days") or []),
+            "occurred_at": values["occurred_at"],
+            "source_event_id": e.event_id,
+        }
+        self._put_in_map(f"STRENGTH#{e.tenant}", e.account_id, "classified", e.trigger, value, now)
+
+    def keep_charge(self, e: SamplingCostCharged | FeeCharged, account_id: str, now: datetime) -> None:
+        key = e.charge_id if isinstance(e, SamplingCostCharged) else e.fee_id
+        charged_on = e.charged_on
+        self.write(
+            [
+                {
+                    "pk": f"CHARGES#{e.tenant}",
+                    "sk": f"{account_id}#{key}",
+                    "account_id": account_id,
+                    "charge_id": key,
+                    "rule_id": e.rule_id,
+                    "description": e.description,
+                    "amount": str(e.amount),
+                    "charged_on": charged_on.isoformat(),
+                    "source_event_id": e.event_id,
+                    "recorded_at": now.isoformat(),
+                }
+            ]
+        )
+
+    def post_refund(self, e: RefundGranted, now: datetime) -> None:
+        """PP-CWU-RECONSIDER: the refund is a credit on the account (ledger kind ``credit``)."""
+        entry = Entry(
+            entry_id=f"REFUND-{e.reconsideration_id}",
+            tenant=e.tenant,
+            account_id=e.account_id,
+            posted_on=e.granted_on,
+            kind="credit",
+            amount=-e.amount,
+            fund="om",
+            rule_id=e.rule_id,
+            bill_id=e.bill_id,
+            reference=e.reconsideration_id,
+            description=f"reconsideration {e.reconsideration_id} refund",
+        )
+        item = entry_item(entry, now.isoformat())
+        item["source_event_id"] = e.event_id
+        self.write([item])

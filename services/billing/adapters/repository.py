@@ -1,0 +1,185 @@
+"""Billing's repository: domain records in and out of the table (``items`` has the layout)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from billing.adapters.items import (
+    account_history_item,
+    account_item,
+    account_of,
+    bill_item,
+    bill_of,
+    entry_item,
+    entry_of,
+)
+from billing.adapters.store import Store
+from billing.domain.accounts import AccountRecord
+from billing.domain.bills import Bill
+from billing.domain.issuing import Charge, Eru, Held, Strength, Usage
+from billing.domain.ledger import Entry
+from billing.domain.projections import eru_in_force, strength_in_force
+from common.events import Event
+from common.outbox import outbox_item
+
+
+class BillingRepo(Store):
+    # --- accounts ----------------------------------------------------------------------
+    def store_accounts(self, records: Sequence[AccountRecord], *, source: str, now: datetime) -> int:
+        """Current version (overwritten) and history (one item per distinct version)."""
+        at = now.isoformat()
+        items: list[dict[str, Any]] = []
+        for r in records:
+            items.append(account_history_item(r, at, source))
+            items.append(account_item(r, at))
+        return self.write(items)
+
+    def accounts(self, tenant: str) -> list[AccountRecord]:
+        return [account_of(i) for i in self.query(f"ACCOUNTS#{tenant}")]
+
+    def accounts_between(self, tenant: str, first: str, last: str) -> list[AccountRecord]:
+        return [account_of(i) for i in self.query(f"ACCOUNTS#{tenant}", between=(first, last))]
+
+    def account(self, tenant: str, account_id: str) -> AccountRecord | None:
+        item = self.get(f"ACCOUNTS#{tenant}", account_id)
+        return account_of(item) if item else None
+
+    def account_history(self, tenant: str, account_id: str) -> list[dict[str, Any]]:
+        return sorted(self.query(f"ACCOUNT-HISTORY#{tenant}#{account_id}"), key=lambda i: i["recorded_at"])
+
+    def existing_accounts(self, tenant: str, ids: Iterable[str]) -> set[str]:
+        found = self.get_many([(f"ACCOUNTS#{tenant}", i) for i in dict.fromkeys(ids)])
+        return {sk for _, sk in found}
+
+    # --- bills and ledger ----------------------------------------------------------------
+    def bills_between(self, tenant: str, first: str, last: str) -> list[Bill]:
+        return [bill_of(i) for i in self.accounts_range(f"BILLS#{tenant}", first, last)]
+
+    def bills_of(self, tenant: str, account_id: str) -> list[Bill]:
+        return [bill_of(i) for i in self.query(f"BILLS#{tenant}", prefix=f"{account_id}#")]
+
+    def all_bills(self, tenant: str) -> list[Bill]:
+        return [bill_of(i) for i in self.query(f"BILLS#{tenant}")]
+
+    def entries_between(self, tenant: str, first: str, last: str) -> list[Entry]:
+        return [entry_of(i) for i in self.accounts_range(f"LEDGER#{tenant}", first, last)]
+
+    def entries_of(self, tenant: str, account_id: str) -> list[Entry]:
+        return [entry_of(i) for i in self.query(f"LEDGER#{tenant}", prefix=f"{account_id}#")]
+
+    def all_entries(self, tenant: str) -> list[Entry]:
+        return [entry_of(i) for i in self.query(f"LEDGER#{tenant}")]
+
+    def marks(self, tenant: str) -> dict[str, set[str]]:
+        out: dict[str, set[str]] = {}
+        for i in self.query(f"MARKS#{tenant}"):
+            account, mark = i["sk"].split("#", 1)
+            out.setdefault(account, set()).add(mark)
+        return out
+
+    @staticmethod
+    def mark_item(tenant: str, account_id: str, mark: str, now: datetime) -> dict[str, Any]:
+        return {"pk": f"MARKS#{tenant}", "sk": f"{account_id}#{mark}", "recorded_at": now.isoformat()}
+
+    def write_issued(self, bills: Sequence[Bill], events: Sequence[Event], *, now: datetime) -> int:
+        """Ledger entries and BillIssued outbox items first, the bills last: a bill that
+        exists always has its entries, so a rerun after a crash skips it safely."""
+        at = now.isoformat()
+        written = self.write(
+            [entry_item(e, at) for b in bills for e in b.entries()]
+            + [outbox_item(ev, now=now) for ev in events]
+        )
+        return written + self.write([bill_item(b, at) for b in bills])
+
+    def write_entries(
+        self,
+        entries: Sequence[Entry],
+        *,
+        extra: Sequence[dict[str, Any]] = (),
+        events: Sequence[Event] = (),
+        now: datetime,
+    ) -> int:
+        at = now.isoformat()
+        return self.write(
+            [entry_item(e, at) for e in entries] + list(extra) + [outbox_item(ev, now=now) for ev in events]
+        )
+
+    # --- projections ---------------------------------------------------------------------
+    def usage_between(self, tenant: str, start: date, end: date, first: str, last: str) -> dict[str, Usage]:
+        pk = f"USAGE#{tenant}#{start.isoformat()}#{end.isoformat()}"
+        return {
+            i["sk"]: Usage(
+                Decimal(str(i["volume_gal"])), bool(i.get("estimated", False)), i.get("source_event_id", "")
+            )
+            for i in self.query(pk, between=(first, last))
+        }
+
+    def erus(self, tenant: str, parcels: Iterable[str], end: date) -> dict[str, Eru]:
+        found = self.get_many([(f"ERU#{tenant}", p) for p in dict.fromkeys(parcels)])
+        out: dict[str, Eru] = {}
+        for (_, parcel), item in found.items():
+            dets = [
+                {**d, "breakdown": json.loads(d.get("breakdown") or "{}")}
+                for d in (item.get("determinations") or {}).values()
+            ]
+            eru = eru_in_force(dets, (item.get("credits") or {}).values(), end)
+            if eru is not None:
+                out[parcel] = eru
+        return out
+
+    def strength_between(
+        self, tenant: str, first: str, last: str, start: date, end: date
+    ) -> dict[str, Strength]:
+        out: dict[str, Strength] = {}
+        for item in self.query(f"STRENGTH#{tenant}", between=(first, last)):
+            classified = [
+                {
+                    **c,
+                    "basis": json.loads(c.get("basis") or "null"),
+                    "violation_days": json.loads(c.get("violation_days") or "[]"),
+                }
+                for c in (item.get("classified") or {}).values()
+            ]
+            out[item["sk"]] = strength_in_force(classified, start, end)
+        return out
+
+    def charges_between(self, tenant: str, first: str, last: str) -> dict[str, list[Charge]]:
+        out: dict[str, list[Charge]] = {}
+        for i in self.accounts_range(f"CHARGES#{tenant}", first, last):
+            out.setdefault(i["account_id"], []).append(
+                Charge(
+                    i["charge_id"],
+                    i["rule_id"],
+                    i["description"],
+                    Decimal(i["amount"]),
+                    date.fromisoformat(i["charged_on"]),
+                    i.get("source_event_id", ""),
+                )
+            )
+        return out
+
+    def held(self, tenant: str) -> list[Held]:
+        return [
+            Held(
+                i["sk"].split("#", 1)[0],
+                date.fromisoformat(i["period_start"]),
+                date.fromisoformat(i["period_end"]),
+                i["reason"],
+            )
+            for i in self.query(f"HELD#{tenant}")
+        ]
+
+    @staticmethod
+    def held_item(tenant: str, h: Held, now: datetime) -> dict[str, Any]:
+        return {
+            "pk": f"HELD#{tenant}",
+            "sk": f"{h.account_id}#{h.period_start.isoformat()}",
+            "period_start": h.period_start.isoformat(),
+            "period_end": h.period_end.isoformat(),
+            "reason": h.reason,
+            "recorded_at": now.isoformat(),
+        }

@@ -1,0 +1,201 @@
+"""Accounts per tenant, from the ``accounts/`` import file (CONTRACTS.md) and the staff API.
+
+An account is kept as history: each accepted change is a new version; the current version
+is what cycles bill. A change of owner or occupant is just a new version: the charges,
+penalties and arrears stay on the account (and so on its parcel) (GR-TAXROLL,
+SU-OWNER-CHANGE): nothing here touches the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import asdict, dataclass, field, fields
+from datetime import date
+from decimal import Decimal
+from typing import Any, Literal
+
+from billing.domain.csvfiles import BadCell, LineError, key_cell, rows, text_cell
+from common.values import BadValue, to_date, to_decimal
+
+REQUIRED = ("tenant", "account_id", "name", "service_address", "mailing_address", "zip", "opened_on", "class")
+OPTIONAL = (
+    "closed_on",
+    "email",
+    "email_opt_in",
+    "zone",
+    "meter_size",
+    "dwelling_units",
+    "rec_units",
+    "estimated_gallons",
+    "parcel_id",
+    "owner_name",
+    "owner_address",
+    "bill_recipient_name",
+    "bill_recipient_address",
+    "billing_frequency",
+    "satellite",
+    "sic",
+)
+STORMWATER = "pleasant-prairie-stormwater"
+
+
+@dataclass(frozen=True, slots=True)
+class AccountRecord:
+    """The current version of an account (every CONTRACTS.md column, typed)."""
+
+    tenant: str
+    account_id: str
+    name: str
+    service_address: str
+    mailing_address: str
+    zip: str
+    opened_on: date
+    account_class: Literal["residential", "nonresidential"]
+    closed_on: date | None = None
+    email: str | None = None
+    email_opt_in: bool = False
+    zone: str | None = None
+    meter_size: str | None = None
+    dwelling_units: int = 1
+    rec_units: Decimal | None = None
+    estimated_gallons: Decimal | None = None
+    parcel_id: str | None = None
+    owner_name: str | None = None
+    owner_address: str | None = None
+    bill_recipient_name: str | None = None
+    bill_recipient_address: str | None = None
+    billing_frequency: str | None = None
+    satellite: bool = False
+    sic: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def active_in(self, start: date, end: date) -> bool:
+        """Open for some of [start, end)."""
+        return self.opened_on < end and (self.closed_on is None or self.closed_on > start)
+
+    @property
+    def recipient(self) -> tuple[str, str]:
+        return (self.bill_recipient_name or self.name, self.bill_recipient_address or self.mailing_address)
+
+    @property
+    def owner(self) -> tuple[str, str]:
+        return (self.owner_name or self.name, self.owner_address or self.mailing_address)
+
+    def to_values(self) -> dict[str, Any]:
+        values = asdict(self)
+        values.pop("extra", None)
+        return {k: v for k, v in values.items() if v is not None}
+
+    @classmethod
+    def from_values(cls, values: Mapping[str, Any]) -> AccountRecord:
+        kwargs: dict[str, Any] = {}
+        for f in fields(cls):
+            if f.name == "extra" or f.name not in values:
+                continue
+            v = values[f.name]
+            if f.name in ("opened_on", "closed_on"):
+                v = to_date(v)
+            elif f.name in ("rec_units", "estimated_gallons"):
+                v = Decimal(str(v))
+            elif f.name == "dwelling_units":
+                v = int(v)
+            kwargs[f.name] = v
+        return cls(**kwargs)
+
+
+def _bool(row: Mapping[str, str], column: str) -> bool:
+    value = row.get(column)
+    if value is None:
+        return False
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise BadCell(column, f"must be true or false, got {value!r}")
+
+
+def _date(row: Mapping[str, str], column: str) -> date | None:
+    value = row.get(column)
+    if value is None:
+        return None
+    try:
+        return to_date(value)
+    except BadValue as exc:
+        raise BadCell(column, str(exc)) from None
+
+
+def _decimal(row: Mapping[str, str], column: str) -> Decimal | None:
+    value = row.get(column)
+    if value is None:
+        return None
+    try:
+        number = to_decimal(value)
+    except BadValue as exc:
+        raise BadCell(column, str(exc)) from None
+    if number < 0 or number.adjusted() > 30:
+        raise BadCell(column, f"must be a non-negative number below 10^30, got {value!r}")
+    return number
+
+
+def parse_account_row(row: Mapping[str, str], tenants: Collection[str]) -> AccountRecord:
+    tenant = key_cell(dict(row), "tenant")
+    if tenant not in tenants:
+        raise BadCell("tenant", f"{tenant!r} is not a tenant")
+    klass = row.get("class")
+    if klass not in ("residential", "nonresidential"):
+        raise BadCell("class", f"must be residential or nonresidential, got {klass!r}")
+    units = _decimal(row, "dwelling_units")
+    if units is not None and (units != units.to_integral_value() or units < 1):
+        raise BadCell("dwelling_units", "must be a whole number of at least 1")
+    frequency = row.get("billing_frequency")
+    if frequency is not None and frequency not in ("monthly", "quarterly", "annual"):
+        raise BadCell("billing_frequency", f"must be monthly, quarterly or annual, got {frequency!r}")
+    opened = _date(row, "opened_on")
+    if opened is None:
+        raise BadCell("opened_on", "is required")
+    closed = _date(row, "closed_on")
+    if closed is not None and closed <= opened:
+        raise BadCell("closed_on", "must be after opened_on")
+    parcel = key_cell(dict(row), "parcel_id") if row.get("parcel_id") else None
+    if tenant == STORMWATER and parcel is None:
+        raise BadCell("parcel_id", "is required for a stormwater account")
+    text = dict(row)
+    return AccountRecord(
+        tenant=tenant,
+        account_id=key_cell(text, "account_id"),
+        name=text_cell(text, "name", required=True) or "",
+        service_address=text_cell(text, "service_address", required=True) or "",
+        mailing_address=text_cell(text, "mailing_address", required=True) or "",
+        zip=text_cell(text, "zip", required=True) or "",
+        opened_on=opened,
+        account_class=klass,  # type: ignore[arg-type]
+        closed_on=closed,
+        email=text_cell(text, "email"),
+        email_opt_in=_bool(row, "email_opt_in"),
+        zone=text_cell(text, "zone"),
+        meter_size=text_cell(text, "meter_size"),
+        dwelling_units=int(units) if units is not None else 1,
+        rec_units=_decimal(row, "rec_units"),
+        estimated_gallons=_decimal(row, "estimated_gallons"),
+        parcel_id=parcel,
+        owner_name=text_cell(text, "owner_name"),
+        owner_address=text_cell(text, "owner_address"),
+        bill_recipient_name=text_cell(text, "bill_recipient_name"),
+        bill_recipient_address=text_cell(text, "bill_recipient_address"),
+        billing_frequency=frequency,
+        satellite=_bool(row, "satellite"),
+        sic=text_cell(text, "sic"),
+    )
+
+
+def parse_account_file(
+    data: bytes, tenants: Collection[str]
+) -> tuple[list[tuple[int, AccountRecord]], list[LineError]]:
+    """Accepted (line, account) pairs and the rejected lines. A later line for the same
+    account in the same file is a later version of it."""
+    accepted: list[tuple[int, AccountRecord]] = []
+    errors: list[LineError] = []
+    for line, row in rows(data, required=REQUIRED, optional=OPTIONAL):
+        try:
+            accepted.append((line, parse_account_row(row, tenants)))
+        except BadCell as exc:
+            errors.append(LineError(line, exc.column, exc.reason))
+    return accepted, errors

@@ -1,0 +1,125 @@
+"""The double-entry ledger of an account (GR-FUNDS, SU-FUNDS, CONTRACTS.md "Staff read routes").
+
+Every entry moves ``amount`` between the account's receivable and one counter account:
+a charge, late charge or penalty debits the receivable and credits revenue of its fund; a
+payment credits the receivable and debits cash (or suspense); a ``tax_roll`` entry moves
+certified arrears to the county's tax roll. So each entry is balanced by construction and
+``trial_balance`` of any set of entries sums to zero. ``amount`` is signed as the
+receivable sees it: a payment is negative.
+
+Balances and what is still unpaid are derived from the entries, never stored:
+``allocate`` applies every credit (payments, credits, negative adjustments, the tax roll)
+to the charges oldest first, in the tariff's order of kinds within a day (the order is
+tariff data), so the unpaid part of any charge on any day is a pure function of the ledger.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Literal
+
+ZERO = Decimal("0.00")
+
+Kind = Literal["charge", "payment", "adjustment", "late_charge", "penalty", "credit", "tax_roll"]
+KINDS: tuple[Kind, ...] = ("charge", "payment", "adjustment", "late_charge", "penalty", "credit", "tax_roll")
+FUNDS = ("om", "replacement")
+OM = "om"
+DEFAULT_ORDER: tuple[str, ...] = ("penalty", "late_charge", "charge", "adjustment")
+"""Within one day, which kinds a payment pays first (tariff ``payment_order`` overrides)."""
+
+RECEIVABLE = "receivable"
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One ledger entry. ``entry_id`` is the business key (deterministic, so a rerun
+    writes the same entry again instead of a second one)."""
+
+    entry_id: str
+    tenant: str
+    account_id: str
+    posted_on: date
+    kind: Kind
+    amount: Decimal
+    fund: str
+    rule_id: str = ""
+    bill_id: str = ""
+    reference: str = ""
+    description: str = ""
+
+    @property
+    def counter_account(self) -> str:
+        """Where the other side of the entry goes (double entry)."""
+        if self.kind == "payment":
+            return "cash"
+        if self.kind == "tax_roll":
+            return "tax_roll"
+        return f"revenue:{self.fund}"
+
+    @property
+    def is_debit(self) -> bool:
+        return self.amount > 0
+
+
+def balance(entries: Iterable[Entry], as_of: date | None = None) -> Decimal:
+    """The receivable balance (positive: owed; negative: a credit balance)."""
+    total = ZERO
+    for e in entries:
+        if as_of is None or e.posted_on <= as_of:
+            total += e.amount
+    return total
+
+
+def trial_balance(entries: Iterable[Entry]) -> dict[str, Decimal]:
+    """Every account touched, with its balance; the values always sum to zero."""
+    sums: dict[str, Decimal] = {}
+    for e in entries:
+        sums[RECEIVABLE] = sums.get(RECEIVABLE, ZERO) + e.amount
+        sums[e.counter_account] = sums.get(e.counter_account, ZERO) - e.amount
+    return sums
+
+
+def _debit_order(
+    order: Sequence[str], first: frozenset[str]
+) -> Callable[[Entry], tuple[int, date, int, str]]:
+    rank = {kind: i for i, kind in enumerate(order)}
+
+    def key(e: Entry) -> tuple[int, date, int, str]:
+        return (0 if e.entry_id in first else 1, e.posted_on, rank.get(e.kind, len(rank)), e.entry_id)
+
+    return key
+
+
+def allocate(
+    entries: Iterable[Entry],
+    *,
+    paid_by: date | None = None,
+    order: Sequence[str] = DEFAULT_ORDER,
+    first: frozenset[str] = frozenset(),
+) -> dict[str, Decimal]:
+    """The unpaid part of every debit entry, by entry id.
+
+    Credits dated on or before ``paid_by`` (all when None; a payment counts on its
+    ``paid_on`` date, X-DUE) are applied to debits oldest first; ``first`` names debits
+    paid before all others (X-TAXROLL: payments go to the noticed arrears first). A credit
+    never allocates more than its amount; what is left over is the credit balance.
+    Debits posted after ``paid_by`` are included too (a credit balance pays them).
+    """
+    listed = list(entries)
+    debits = sorted((e for e in listed if e.amount > 0), key=_debit_order(order, first))
+    credit = -sum(
+        (e.amount for e in listed if e.amount < 0 and (paid_by is None or e.posted_on <= paid_by)), ZERO
+    )
+    unpaid: dict[str, Decimal] = {}
+    for d in debits:
+        applied = min(credit, d.amount)
+        credit -= applied
+        unpaid[d.entry_id] = d.amount - applied
+    return unpaid
+
+
+def unpaid_of(unpaid: dict[str, Decimal], entries: Iterable[Entry]) -> Decimal:
+    return sum((unpaid.get(e.entry_id, ZERO) for e in entries), ZERO)

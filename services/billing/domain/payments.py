@@ -1,0 +1,103 @@
+"""Payments: the lockbox file under ``payments/`` (CONTRACTS.md) and the HTTP API.
+
+Idempotent by the payment's ``reference`` (unique per tenant): the same reference with
+the same values again changes nothing; with other values it is a rejected line naming
+both. A negative amount with a new reference reverses an earlier payment (a returned
+check). A payment for an unknown account goes to suspense, never lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+
+from billing.domain.csvfiles import BadCell, LineError, key_cell, rows
+from billing.domain.ledger import OM, Entry
+from common.values import BadValue, to_date, to_decimal
+
+REQUIRED = ("tenant", "account_id", "reference", "paid_on", "amount")
+MAX_AMOUNT = Decimal("10000000")
+
+
+@dataclass(frozen=True, slots=True)
+class Payment:
+    tenant: str
+    account_id: str
+    reference: str
+    paid_on: date
+    amount: Decimal
+    channel: str = "lockbox"
+
+    def same_as(self, other: Payment) -> bool:
+        return (self.account_id, self.paid_on, self.amount) == (other.account_id, other.paid_on, other.amount)
+
+    def entry(self, *, suspense: bool = False) -> Entry:
+        """The ledger entry (negative: it reduces what is owed)."""
+        return Entry(
+            entry_id=f"PAY-{self.reference}",
+            tenant=self.tenant,
+            account_id=self.account_id,
+            posted_on=self.paid_on,
+            kind="payment",
+            amount=-self.amount,
+            fund=OM,
+            rule_id="X-DUE",
+            reference=self.reference,
+            description="suspense: unknown account" if suspense else f"payment ({self.channel})",
+        )
+
+
+def parse_amount(value: str, column: str = "amount") -> Decimal:
+    try:
+        amount = to_decimal(value)
+    except BadValue as exc:
+        raise BadCell(column, str(exc)) from None
+    if amount == 0 or abs(amount) > MAX_AMOUNT or amount != amount.quantize(Decimal("0.01")):
+        raise BadCell(column, f"must be a non-zero amount in cents below {MAX_AMOUNT}, got {value!r}")
+    return amount.quantize(Decimal("0.01"))
+
+
+def parse_payment_row(row: Mapping[str, str], tenants: Collection[str]) -> Payment:
+    cells = dict(row)
+    tenant = key_cell(cells, "tenant")
+    if tenant not in tenants:
+        raise BadCell("tenant", f"{tenant!r} is not a tenant")
+    try:
+        paid_on = to_date(cells.get("paid_on", ""))
+    except BadValue as exc:
+        raise BadCell("paid_on", str(exc)) from None
+    return Payment(
+        tenant=tenant,
+        account_id=key_cell(cells, "account_id"),
+        reference=key_cell(cells, "reference"),
+        paid_on=paid_on,
+        amount=parse_amount(cells.get("amount", "")),
+    )
+
+
+def parse_lockbox_file(
+    data: bytes, tenants: Collection[str]
+) -> tuple[list[tuple[int, Payment]], list[LineError]]:
+    accepted: list[tuple[int, Payment]] = []
+    errors: list[LineError] = []
+    seen: dict[tuple[str, str], Payment] = {}
+    for line, row in rows(data, required=REQUIRED, optional=()):
+        try:
+            payment = parse_payment_row(row, tenants)
+        except BadCell as exc:
+            errors.append(LineError(line, exc.column, exc.reason))
+            continue
+        earlier = seen.get((payment.tenant, payment.reference))
+        if earlier is not None:
+            if not earlier.same_as(payment):
+                errors.append(
+                    LineError(
+                        line, "reference", f"{payment.reference!r} repeats an earlier line with other values"
+                    )
+                )
+            continue
+        seen[(payment.tenant, payment.reference)] = payment
+        accepted.append((line, payment))
+    return accepted, errors

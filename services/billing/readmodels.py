@@ -1,0 +1,219 @@
+"""What staff read: bills, ledger, tax roll, account, reports (CONTRACTS.md "Staff read routes").
+
+Plain functions over the repository returning JSON-ready dicts (money as decimal strings).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from billing.adapters.repository import BillingRepo
+from billing.domain.bills import Bill
+from billing.domain.ledger import ZERO, Entry, allocate, balance, unpaid_of
+from common.money import fmt
+
+
+def bill_json(b: Bill) -> dict[str, Any]:
+    return {
+        "bill_id": b.bill_id,
+        "bill_number": b.bill_number,
+        "period": {"start": b.period_start.isoformat(), "end": b.period_end.isoformat()},
+        "bill_date": b.bill_date.isoformat(),
+        "due_date": b.due_date.isoformat(),
+        "lines": [
+            {
+                "rule_id": ln.rule_id,
+                "description": ln.description,
+                "quantity": ln.quantity,
+                "unit": ln.unit,
+                "rate": ln.rate,
+                "amount": fmt(ln.amount),
+                "details": ln.details,
+            }
+            for ln in b.lines
+        ],
+        "total": fmt(b.total),
+        "previous_balance": fmt(b.previous_balance),
+        "payments_since": fmt(b.payments_since),
+        "amount_due": fmt(b.amount_due),
+        "estimated": b.estimated,
+        "tariff_versions": list(b.tariff_versions),
+    }
+
+
+def entry_json(e: Entry) -> dict[str, Any]:
+    return {
+        "entry_id": e.entry_id,
+        "posted_on": e.posted_on.isoformat(),
+        "kind": e.kind,
+        "rule_id": e.rule_id or None,
+        "amount": fmt(e.amount),
+        "bill_id": e.bill_id or None,
+        "fund": e.fund,
+        "reference": e.reference or None,
+        "description": e.description or None,
+    }
+
+
+def page(items: Sequence[Any], limit: int | None, cursor: str | None) -> tuple[list[Any], str | None]:
+    """Offset cursors over a list already in its order; without ``limit``, everything."""
+    start = int(cursor) if cursor else 0
+    if limit is None:
+        return list(items[start:]), None
+    end = start + limit
+    return list(items[start:end]), (str(end) if end < len(items) else None)
+
+
+def bills_of(repo: BillingRepo, tenant: str, account_id: str) -> list[dict[str, Any]]:
+    bills = sorted(repo.bills_of(tenant, account_id), key=lambda b: (b.period_start, b.bill_date))
+    return [bill_json(b) for b in bills]
+
+
+def ledger_of(repo: BillingRepo, tenant: str, account_id: str) -> tuple[list[dict[str, Any]], Decimal]:
+    entries = sorted(repo.entries_of(tenant, account_id), key=lambda e: (e.posted_on, e.entry_id))
+    return [entry_json(e) for e in entries], balance(entries)
+
+
+def owner_bills(repo: BillingRepo, tenant: str, parcel_id: str) -> list[dict[str, Any]]:
+    """PP-CWU-BILLING: the bills of a parcel's accounts and whether each was paid, with no
+    name, address, account number or payment detail of the tenant. A bill is paid when the account's payments
+    and credits, applied oldest debit first, leave nothing of it unpaid; arrears moved to the
+    tax roll (X-TAXROLL) are not payments, so those bills stay unpaid."""
+    found: list[dict[str, Any]] = []
+    for account in repo.accounts(tenant):
+        if account.parcel_id != parcel_id:
+            continue
+        entries = [e for e in repo.entries_of(tenant, account.account_id) if e.kind != "tax_roll"]
+        unpaid = allocate(entries)
+        for b in sorted(
+            repo.bills_of(tenant, account.account_id), key=lambda b: (b.period_start, b.bill_date)
+        ):
+            owing = unpaid_of(unpaid, [e for e in entries if e.bill_id == b.bill_id])
+            found.append(
+                {
+                    "period": {"start": b.period_start.isoformat(), "end": b.period_end.isoformat()},
+                    "due_date": b.due_date.isoformat(),
+                    "total": fmt(b.total),
+                    "paid": owing <= ZERO,
+                }
+            )
+    return found
+
+
+def tax_roll(repo: BillingRepo, tenant: str, year: int) -> dict[str, Any] | None:
+    items = list(repo.query(f"TAXROLL#{tenant}#{year}"))
+    if not items:
+        return None
+    entries = []
+    certified_on = None
+    for item in sorted(items, key=lambda i: i["sk"]):
+        if item.get("certified_on"):
+            certified_on = item["certified_on"]
+            arrears, penalty = Decimal(item["certified_arrears"]), Decimal(item["certified_penalty"])
+        else:
+            ledger = repo.entries_of(tenant, item["sk"])
+            ids = tuple(item["entry_ids"])
+            penalty_id = f"TAXROLL-{year}-PENALTY"
+            unpaid = allocate(ledger, first=frozenset(ids) | {penalty_id})
+            arrears = sum((unpaid.get(i, ZERO) for i in ids), ZERO)
+            penalty = unpaid.get(penalty_id, ZERO)
+        if arrears + penalty <= 0:
+            continue  # paid: not listed
+        entries.append(
+            {
+                "account_id": item["sk"],
+                "parcel_id": item.get("parcel_id"),
+                "owner_name": item.get("owner_name"),
+                "arrears": fmt(arrears),
+                "penalty": fmt(penalty),
+                "amount": fmt(arrears + penalty),
+            }
+        )
+    return {"noticed_on": items[0]["noticed_on"], "certified_on": certified_on, "entries": entries}
+
+
+# --- reports ----------------------------------------------------------------------------
+
+
+def aging(repo: BillingRepo, tenant: str, today: date) -> list[dict[str, Any]]:
+    """Unpaid debits by age from their posting date: current (<30), 30, 60, 90+ days."""
+    by_account: dict[str, list[Entry]] = {}
+    for e in repo.all_entries(tenant):
+        by_account.setdefault(e.account_id, []).append(e)
+    rows = []
+    for account_id, entries in sorted(by_account.items()):
+        unpaid = allocate(entries, paid_by=today)
+        buckets = {"current": ZERO, "30": ZERO, "60": ZERO, "90+": ZERO}
+        for e in entries:
+            owed = unpaid.get(e.entry_id, ZERO)
+            if owed <= 0:
+                continue
+            age = (today - e.posted_on).days
+            bucket = "current" if age < 30 else "30" if age < 60 else "60" if age < 90 else "90+"
+            buckets[bucket] += owed
+        total = balance(entries, as_of=today)
+        if any(buckets.values()) or total:
+            rows.append(
+                {"account_id": account_id, **{k: fmt(v) for k, v in buckets.items()}, "balance": fmt(total)}
+            )
+    return rows
+
+
+def revenue(repo: BillingRepo, tenant: str, start: date, end: date) -> list[dict[str, Any]]:
+    """Billed revenue by class and fund for [start, end) (charges, late charges, penalties)."""
+    classes = {a.account_id: a.account_class for a in repo.accounts(tenant)}
+    sums: dict[tuple[str, str, str], Decimal] = {}
+    for e in repo.all_entries(tenant):
+        if e.amount <= 0 or not (start <= e.posted_on < end) or e.kind == "payment":
+            continue
+        key = (classes.get(e.account_id, "unknown"), e.fund, e.kind)
+        sums[key] = sums.get(key, ZERO) + e.amount
+    return [
+        {"tenant": tenant, "class": c, "fund": f, "kind": k, "amount": fmt(v)}
+        for (c, f, k), v in sorted(sums.items())
+    ]
+
+
+def reconciliation(repo: BillingRepo, tenant: str, start: date, end: date) -> list[dict[str, Any]]:
+    """SU-FUNDS: per class, revenue billed and collected in [start, end), by fund; what a
+    class paid over its billed costs is applied to that class's costs next year."""
+    classes = {a.account_id: a.account_class for a in repo.accounts(tenant)}
+    billed: dict[tuple[str, str], Decimal] = {}
+    collected: dict[str, Decimal] = {}
+    for e in repo.all_entries(tenant):
+        if not (start <= e.posted_on < end):
+            continue
+        klass = classes.get(e.account_id, "unknown")
+        if e.kind == "payment":
+            collected[klass] = collected.get(klass, ZERO) - e.amount
+        elif e.amount > 0:
+            billed[(klass, e.fund)] = billed.get((klass, e.fund), ZERO) + e.amount
+    rows = []
+    for klass in sorted({k for k, _ in billed} | set(collected)):
+        funds = {f: v for (k, f), v in billed.items() if k == klass}
+        total = sum(funds.values(), ZERO)
+        rows.append(
+            {
+                "class": klass,
+                "billed_om": fmt(funds.get("om", ZERO)),
+                "billed_replacement": fmt(funds.get("replacement", ZERO)),
+                "billed_total": fmt(total),
+                "collected": fmt(collected.get(klass, ZERO)),
+            }
+        )
+    return rows
+
+
+def to_csv(rows: Sequence[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()

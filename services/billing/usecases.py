@@ -1,0 +1,738 @@
+"""Billing's use cases: accounts, cycles, payments, the daily assessment, read models.
+
+Each takes its repository, engine, tariffs and ``now`` as parameters (composition.py wires
+the real ones; tests wire the same with moto). The rules themselves live in ``domain/``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, Protocol
+
+from billing.adapters.items import bill_item, bill_key, event_id_for
+from billing.adapters.repository import BillingRepo
+from billing.domain.accounts import AccountRecord, parse_account_file
+from billing.domain.assessment import TaxNotice, assess_account
+from billing.domain.bills import Bill
+from billing.domain.csvfiles import LineError
+from billing.domain.issuing import ChunkInputs, ChunkResult, Held, chunks, rate_chunk
+from billing.domain.ledger import Entry
+from billing.domain.payments import Payment, parse_lockbox_file
+from billing.domain.rating import RatingEngine
+from billing.domain.terms import Terms, terms_of
+from billing.events import (
+    BillDelinquent,
+    BillIssued,
+    BillOverdue,
+    IssuedLine,
+    Party,
+    PaymentApplied,
+    TaxRollCertified,
+    TaxRollNoticed,
+)
+from common.dynamo import to_item
+from common.errors import PermanentError
+from common.tariffs import TariffBook
+
+CHUNK_ACCOUNTS = 250
+WRITE_STEP = 100  # bills written per pair of batch writes (entries + events, then the bills)
+
+
+class Queue(Protocol):
+    def send_many(self, bodies: Sequence[str]) -> None: ...
+
+
+@dataclass
+class FileResult:
+    accepted: int = 0
+    unchanged: int = 0
+    rejected: list[LineError] = field(default_factory=list)
+    suspense: int = 0
+
+
+# --- accounts ---------------------------------------------------------------------------
+
+
+def take_in_account_file(
+    data: bytes, *, source: str, repo: BillingRepo, tenants: Collection[str], now: datetime
+) -> FileResult:
+    """accounts/ upload: good lines kept (as history), bad ones reported with line numbers."""
+    accepted, errors = parse_account_file(data, tenants)
+    latest: dict[tuple[str, str], AccountRecord] = {}
+    for _, record in accepted:
+        latest[(record.tenant, record.account_id)] = record
+    repo.store_accounts(list(latest.values()), source=source, now=now)
+    return FileResult(accepted=len(accepted), rejected=errors)
+
+
+# --- cycles -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChunkRequest:
+    tenant: str
+    period_start: date
+    period_end: date
+    bill_date: date
+    first: str
+    last: str
+    total_recs: str | None = None
+    only: tuple[str, ...] = ()  # re-billing held accounts: just these
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tenant": self.tenant,
+            "period_start": self.period_start.isoformat(),
+            "period_end": self.period_end.isoformat(),
+            "bill_date": self.bill_date.isoformat(),
+            "first": self.first,
+            "last": self.last,
+            "total_recs": self.total_recs,
+            "only": list(self.only),
+        }
+
+    @classmethod
+    def from_json(cls, raw: dict[str, Any]) -> ChunkRequest:
+        return cls(
+            tenant=raw["tenant"],
+            period_start=date.fromisoformat(raw["period_start"]),
+            period_end=date.fromisoformat(raw["period_end"]),
+            bill_date=date.fromisoformat(raw["bill_date"]),
+            first=raw["first"],
+            last=raw["last"],
+            total_recs=raw.get("total_recs"),
+            only=tuple(raw.get("only") or ()),
+        )
+
+
+def total_recs_of(accounts: Sequence[AccountRecord], start: date, end: date, book: TariffBook) -> Decimal:
+    """SU-REC: REC units of every active account (residential: dwelling units x tariff)."""
+    tariff = book.in_force("sullivan-sewer", start)
+    per_dwelling = tariff.rec_units_residential_per_dwelling.value  # type: ignore[union-attr]
+    total = Decimal(0)
+    for a in accounts:
+        if not a.active_in(start, end):
+            continue
+        if a.rec_units is not None:
+            total += a.rec_units
+        elif a.account_class == "residential":
+            total += per_dwelling * a.dwelling_units
+    return total
+
+
+def plan_cycle(
+    tenant: str,
+    period_start: date,
+    period_end: date,
+    bill_date: date,
+    *,
+    repo: BillingRepo,
+    book: TariffBook,
+    size: int = CHUNK_ACCOUNTS,
+) -> list[ChunkRequest]:
+    """The chunk messages of a cycle: every account in account order, CHUNK_ACCOUNTS a
+    message, and one message per earlier period still held (billed once its data is there)."""
+    accounts = sorted(repo.accounts(tenant), key=lambda a: a.account_id)
+    recs = (
+        str(total_recs_of(accounts, period_start, period_end, book)) if tenant == "sullivan-sewer" else None
+    )
+    ids = [a.account_id for a in accounts if a.active_in(period_start, period_end)]
+    requests = [
+        ChunkRequest(tenant, period_start, period_end, bill_date, c[0], c[-1], recs)
+        for c in chunks(ids, size)
+    ]
+    earlier: dict[tuple[date, date], list[str]] = {}
+    for h in repo.held(tenant):
+        if h.period_start != period_start:
+            earlier.setdefault((h.period_start, h.period_end), []).append(h.account_id)
+    for (start, end), held_ids in sorted(earlier.items()):
+        recs_then = str(total_recs_of(accounts, start, end, book)) if tenant == "sullivan-sewer" else None
+        for c in chunks(sorted(held_ids), size):
+            requests.append(ChunkRequest(tenant, start, end, bill_date, c[0], c[-1], recs_then, tuple(c)))
+    return requests
+
+
+def load_chunk(req: ChunkRequest, repo: BillingRepo) -> ChunkInputs:
+    accounts = repo.accounts_between(req.tenant, req.first, req.last)
+    if req.only:
+        accounts = [a for a in accounts if a.account_id in req.only]
+    bills = repo.bills_between(req.tenant, req.first, req.last)
+    history: dict[str, list[Entry]] = {}
+    for e in repo.entries_between(req.tenant, req.first, req.last):
+        history.setdefault(e.account_id, []).append(e)
+    last_bill: dict[str, date] = {}
+    for b in bills:
+        if b.period_start < req.period_start and b.bill_date > last_bill.get(b.account_id, date.min):
+            last_bill[b.account_id] = b.bill_date
+    parcels = [a.parcel_id for a in accounts if a.parcel_id]
+    return ChunkInputs(
+        tenant=req.tenant,
+        period_start=req.period_start,
+        period_end=req.period_end,
+        bill_date=req.bill_date,
+        accounts=accounts,
+        billed=frozenset(b.account_id for b in bills if b.period_start == req.period_start),
+        usage=repo.usage_between(req.tenant, req.period_start, req.period_end, req.first, req.last),
+        erus=repo.erus(req.tenant, parcels, req.period_end)
+        if req.tenant == "pleasant-prairie-stormwater"
+        else {},
+        strength=repo.strength_between(req.tenant, req.first, req.last, req.period_start, req.period_end),
+        charges=repo.charges_between(req.tenant, req.first, req.last),
+        billed_charges=frozenset(
+            str(ln.details.get("charge_id")) for b in bills for ln in b.lines if ln.details.get("charge_id")
+        ),
+        history=history,
+        last_bill_dates=last_bill,
+        total_recs=Decimal(req.total_recs) if req.total_recs else None,
+    )
+
+
+def bill_issued_event(bill: Bill, account: AccountRecord, now: datetime) -> BillIssued:
+    recipient = account.recipient
+    owner = account.owner
+    return BillIssued(
+        event_id=event_id_for("BillIssued", bill.tenant, bill.bill_id),
+        occurred_at=now,
+        tenant=bill.tenant,
+        account_id=bill.account_id,
+        bill_id=bill.bill_id,
+        bill_number=bill.bill_number,
+        period_start=bill.period_start,
+        period_end=bill.period_end,
+        bill_date=bill.bill_date,
+        due_date=bill.due_date,
+        lines=tuple(
+            IssuedLine(
+                rule_id=ln.rule_id,
+                description=ln.description,
+                quantity=ln.quantity,
+                unit=ln.unit,
+                rate=ln.rate,
+                amount=ln.amount,
+            )
+            for ln in bill.lines
+        ),
+        total=bill.total,
+        previous_balance=bill.previous_balance,
+        payments_since=bill.payments_since,
+        amount_due=bill.amount_due,
+        estimated=bill.estimated,
+        recipient=Party(
+            name=recipient[0], address=recipient[1], email=account.email, email_opt_in=account.email_opt_in
+        ),
+        owner=Party(name=owner[0], address=owner[1]),
+        parcel_id=account.parcel_id,
+    )
+
+
+def issue_chunk(
+    req: ChunkRequest,
+    *,
+    repo: BillingRepo,
+    engine: RatingEngine,
+    book: TariffBook,
+    now: datetime,
+    dry_run: bool = False,
+    crash_after: Callable[[int], None] | None = None,
+) -> ChunkResult:
+    """Rate and issue one chunk; exactly once per account and period (see write_issued)."""
+    inputs = load_chunk(req, repo)
+    terms = terms_of(book.in_force(req.tenant, req.period_start))
+    result = rate_chunk(inputs, engine=engine, terms=terms)
+    if dry_run:
+        return result
+    by_id = {a.account_id: a for a in inputs.accounts}
+    step = WRITE_STEP
+    for start in range(0, len(result.bills), step):
+        part = result.bills[start : start + step]
+        repo.write_issued(part, [bill_issued_event(b, by_id[b.account_id], now) for b in part], now=now)
+        if crash_after is not None:
+            crash_after(start + len(part))
+    held_items = [repo.held_item(req.tenant, h, now) for h in result.held]
+    released = [(f"HELD#{req.tenant}", f"{b.account_id}#{b.period_start.isoformat()}") for b in result.bills]
+    summary = {
+        "pk": f"CYCLE#{req.tenant}",
+        "sk": f"PERIOD#{req.period_start.isoformat()}#{req.period_end.isoformat()}#CHUNK#{req.bill_date.isoformat()}#{req.first}",
+        "bills": len(result.bills) + len(inputs.billed & {a.account_id for a in inputs.accounts}),
+        "issued_now": len(result.bills),
+        "total": str(sum((b.total for b in result.bills), Decimal("0.00"))),
+        "held": [{"account_id": h.account_id, "reason": h.reason} for h in result.held][:500],
+        "recorded_at": now.isoformat(),
+    }
+    repo.write(held_items + [summary], deletes=released if req.only or released else [])
+    return result
+
+
+def cycle_summary(tenant: str, start: date, end: date, repo: BillingRepo) -> dict[str, Any]:
+    prefix = f"PERIOD#{start.isoformat()}#{end.isoformat()}#CHUNK#"
+    bills = [b for b in repo.all_bills(tenant) if b.period_start == start]
+    held = [h for h in repo.held(tenant) if h.period_start == start]
+    chunks_run = list(repo.query(f"CYCLE#{tenant}", prefix=prefix))
+    return {
+        "tenant": tenant,
+        "period": {"start": start.isoformat(), "end": end.isoformat()},
+        "bills": len(bills),
+        "total": str(sum((b.total for b in bills), Decimal("0.00"))),
+        "held": [{"account_id": h.account_id, "reason": h.reason} for h in held],
+        "chunks": len(chunks_run),
+    }
+
+
+# --- payments ---------------------------------------------------------------------------
+
+
+class PaymentConflict(PermanentError):
+    """The same reference (or idempotency key) with other values."""
+
+
+def post_payments(
+    payments: Sequence[Payment], *, repo: BillingRepo, now: datetime
+) -> tuple[int, int, list[str]]:
+    """Post new payments (oldest charge first is the ledger's allocation); returns (posted,
+    suspense, conflicts). Idempotent by reference: a repeat changes nothing."""
+    if not payments:
+        return 0, 0, []
+    tenant_refs = [(f"PAYMENT#{p.tenant}", p.reference) for p in payments]
+    seen = repo.get_many(tenant_refs)
+    conflicts: list[str] = []
+    fresh: list[Payment] = []
+    for p in payments:
+        old = seen.get((f"PAYMENT#{p.tenant}", p.reference))
+        if old is None:
+            fresh.append(p)
+        elif (old["account_id"], old["paid_on"], old["amount"]) != (
+            p.account_id,
+            p.paid_on.isoformat(),
+            str(p.amount),
+        ):
+            conflicts.append(
+                f"reference {p.reference!r}: already posted as {old['account_id']} {old['paid_on']} {old['amount']}, "
+                f"now {p.account_id} {p.paid_on.isoformat()} {p.amount}"
+            )
+    known: set[str] = set()
+    by_tenant: dict[str, list[str]] = {}
+    for p in fresh:
+        by_tenant.setdefault(p.tenant, []).append(p.account_id)
+    for tenant, ids in by_tenant.items():
+        known |= {f"{tenant}#{i}" for i in repo.existing_accounts(tenant, ids)}
+    entries: list[Entry] = []
+    refs: list[dict[str, Any]] = []
+    events = []
+    suspense = 0
+    for p in fresh:
+        in_suspense = f"{p.tenant}#{p.account_id}" not in known
+        suspense += in_suspense
+        entry = p.entry(suspense=in_suspense)
+        if in_suspense:
+            entry = replace(entry, account_id=f"SUSPENSE-{p.account_id}")
+        entries.append(entry)
+        refs.append(
+            {
+                "pk": f"PAYMENT#{p.tenant}",
+                "sk": p.reference,
+                "account_id": p.account_id,
+                "paid_on": p.paid_on.isoformat(),
+                "amount": str(p.amount),
+                "channel": p.channel,
+                "suspense": in_suspense,
+                "recorded_at": now.isoformat(),
+            }
+        )
+        events.append(
+            PaymentApplied(
+                event_id=event_id_for("PaymentApplied", p.tenant, p.reference),
+                occurred_at=now,
+                tenant=p.tenant,
+                account_id=p.account_id,
+                reference=p.reference,
+                paid_on=p.paid_on,
+                amount=p.amount,
+                channel=p.channel,
+                suspense=in_suspense,
+            )
+        )
+    # Entries and events first, the reference items last: a reference that exists always
+    # has its entry, so a retry after a crash skips it (never posts it twice).
+    repo.write_entries(entries, events=events, now=now)
+    repo.write(refs)
+    return len(fresh), suspense, conflicts
+
+
+def take_in_lockbox_file(
+    data: bytes, *, repo: BillingRepo, tenants: Collection[str], now: datetime
+) -> FileResult:
+    accepted, errors = parse_lockbox_file(data, tenants)
+    posted, suspense, conflicts = post_payments([p for _, p in accepted], repo=repo, now=now)
+    lines = {p.reference: line for line, p in accepted}
+    for c in conflicts:
+        ref = c.split("'")[1]
+        errors.append(LineError(lines.get(ref, 0), "reference", c))
+    return FileResult(
+        accepted=posted, unchanged=len(accepted) - posted - len(conflicts), rejected=errors, suspense=suspense
+    )
+
+
+# --- the daily assessment -----------------------------------------------------------------
+
+
+def tax_notices(repo: BillingRepo, tenant: str, account_id: str, years: Sequence[int]) -> list[TaxNotice]:
+    found = repo.get_many([(f"TAXROLL#{tenant}#{y}", account_id) for y in years])
+    return [
+        TaxNotice(
+            int(i["year"]), date.fromisoformat(i["noticed_on"]), tuple(i["entry_ids"]), Decimal(i["arrears"])
+        )
+        for i in found.values()
+    ]
+
+
+def run_assessment(today: date, *, repo: BillingRepo, book: TariffBook, now: datetime) -> dict[str, int]:
+    """Assess every account of every tenant for ``today`` (idempotent; catches up)."""
+    counts = {"entries": 0, "events": 0}
+    for tenant in book.tenants:
+        bills_by: dict[str, list[Bill]] = {}
+        for b in repo.all_bills(tenant):
+            bills_by.setdefault(b.account_id, []).append(b)
+        if not bills_by:
+            continue
+        ledger_by: dict[str, list[Entry]] = {}
+        for e in repo.all_entries(tenant):
+            ledger_by.setdefault(e.account_id, []).append(e)
+        marks = repo.marks(tenant)
+        accounts = {a.account_id: a for a in repo.accounts(tenant)}
+        notices_by: dict[str, list[TaxNotice]] = {}
+        years = list(range(min(b.bill_date.year for bs in bills_by.values() for b in bs), today.year + 1))
+        for y in years:
+            for item in repo.query(f"TAXROLL#{tenant}#{y}"):
+                notices_by.setdefault(item["sk"], []).append(
+                    TaxNotice(
+                        y,
+                        date.fromisoformat(item["noticed_on"]),
+                        tuple(item["entry_ids"]),
+                        Decimal(item["arrears"]),
+                    )
+                )
+        terms = terms_of(book.in_force(tenant, today)) if _in_force(book, tenant, today) else None
+        if terms is None:
+            continue
+        new_entries: list[Entry] = []
+        extra: list[dict[str, Any]] = []
+        events: list[Any] = []
+        for account_id, bills in sorted(bills_by.items()):
+            out = assess_account(
+                bills=bills,
+                entries=ledger_by.get(account_id, []),
+                marks=marks.get(account_id, set()),
+                notices=notices_by.get(account_id, []),
+                terms=terms,
+                today=today,
+            )
+            if not out:
+                continue
+            new_entries += out.entries
+            extra += [repo.mark_item(tenant, account_id, m, now) for m in out.marks]
+            account = accounts.get(account_id)
+            events += _assessment_events(tenant, account_id, account, out, terms, now)
+            for n in out.notices:
+                extra.append(_notice_item(tenant, account_id, account, n, now))
+            for c in out.certified:
+                extra.append(
+                    {
+                        **_notice_item(
+                            tenant,
+                            account_id,
+                            account,
+                            next(x for x in notices_by.get(account_id, []) + out.notices if x.year == c.year),
+                            now,
+                        ),
+                        "certified_on": c.certified_on.isoformat(),
+                        "certified_arrears": str(c.arrears),
+                        "certified_penalty": str(c.penalty),
+                    }
+                )
+        certified = [c for c in extra if "certified_on" in c]
+        if certified and terms.tax_roll is not None:
+            year = int(certified[0]["year"])
+            events.append(
+                TaxRollCertified(
+                    event_id=event_id_for("TaxRollCertified", tenant, str(year)),
+                    occurred_at=now,
+                    tenant=tenant,
+                    year=year,
+                    certified_on=date.fromisoformat(certified[0]["certified_on"]),
+                    parcels=len(certified),
+                    total=sum(
+                        (
+                            Decimal(c["certified_arrears"]) + Decimal(c["certified_penalty"])
+                            for c in certified
+                        ),
+                        Decimal("0.00"),
+                    ),
+                    rule_id=terms.tax_roll.rule_id,
+                )
+            )
+        repo.write_entries(new_entries, extra=extra, events=events, now=now)
+        counts["entries"] += len(new_entries)
+        counts["events"] += len(events)
+    return counts
+
+
+def _in_force(book: TariffBook, tenant: str, on: date) -> bool:
+    try:
+        book.in_force(tenant, on)
+    except Exception:  # noqa: BLE001 - a date before the tenant's first tariff: nothing to assess
+        return False
+    return True
+
+
+def _notice_item(
+    tenant: str, account_id: str, account: AccountRecord | None, n: TaxNotice, now: datetime
+) -> dict[str, Any]:
+    owner = account.owner if account else ("", "")
+    return {
+        "pk": f"TAXROLL#{tenant}#{n.year}",
+        "sk": account_id,
+        "year": n.year,
+        "noticed_on": n.noticed_on.isoformat(),
+        "entry_ids": list(n.entry_ids),
+        "arrears": str(n.arrears),
+        "parcel_id": account.parcel_id if account else None,
+        "owner_name": owner[0],
+        "recorded_at": now.isoformat(),
+    }
+
+
+def _assessment_events(
+    tenant: str, account_id: str, account: AccountRecord | None, out: Any, terms: Terms, now: datetime
+) -> list[Any]:
+    events: list[Any] = []
+    for o in out.overdue:
+        events.append(
+            BillOverdue(
+                event_id=event_id_for("BillOverdue", tenant, o.bill.bill_id),
+                occurred_at=now,
+                tenant=tenant,
+                account_id=account_id,
+                bill_id=o.bill.bill_id,
+                bill_date=o.bill.bill_date,
+                due_date=o.bill.due_date,
+                overdue_on=o.overdue_on,
+                amount_unpaid=o.amount_unpaid,
+                disconnection_eligible_on=o.disconnection_eligible_on,
+            )
+        )
+    for d in out.delinquent:
+        events.append(
+            BillDelinquent(
+                event_id=event_id_for("BillDelinquent", tenant, d.bill.bill_id),
+                occurred_at=now,
+                tenant=tenant,
+                account_id=account_id,
+                bill_id=d.bill.bill_id,
+                bill_date=d.bill.bill_date,
+                delinquent_on=d.delinquent_on,
+                amount_delinquent=d.amount_delinquent,
+                penalty=d.penalty,
+                penalty_percent_per_month=d.percent,
+            )
+        )
+    if terms.tax_roll is not None and account is not None:
+        tr = terms.tax_roll
+        for n in out.notices:
+            owner = account.owner
+            events.append(
+                TaxRollNoticed(
+                    event_id=event_id_for("TaxRollNoticed", tenant, str(n.year), account_id),
+                    occurred_at=now,
+                    tenant=tenant,
+                    year=n.year,
+                    account_id=account_id,
+                    parcel_id=account.parcel_id or "",
+                    noticed_on=n.noticed_on,
+                    arrears=n.arrears,
+                    penalty_percent=tr.penalty_percent,
+                    pay_by=tr.day(n.year, tr.penalty_on),
+                    certify_on=tr.day(n.year, tr.certify_on),
+                    owner=Party(name=owner[0], address=owner[1]),
+                    occupant=Party(name=account.name, address=account.service_address),
+                    rule_id=tr.rule_id,
+                )
+            )
+    return events
+
+
+__all__ = ["ChunkRequest", "FileResult", "Held", "PaymentConflict", "bill_item", "bill_key"]
+
+
+def run_cycle(
+    request: Any,
+    *,
+    start: Callable[[Any], Any],
+    calendar_months: Callable[[str, date], int],
+    repo: BillingRepo,
+    book: TariffBook,
+    queue: Queue,
+) -> int:
+    """A cycle schedule fired: record the cycle (once) and fan its accounts out in chunks.
+
+    The fan-out runs again on a rerun (the same schedule input again): chunks skip what is
+    already billed, so a cycle that crashed anywhere is finished by running it again.
+    """
+    from billing.domain.cycles import local_date, period_ending
+
+    start(request)
+    end = period_ending(request.scheduled_time, 1)[1]
+    from common.dates import add_months
+
+    months = calendar_months(request.tenant, add_months(end, -1))
+    period_start, period_end = period_ending(request.scheduled_time, months)
+    plan = plan_cycle(
+        request.tenant, period_start, period_end, local_date(request.scheduled_time), repo=repo, book=book
+    )
+    queue.send_many([json.dumps(c.to_json()) for c in plan])
+    return len(plan)
+
+
+def keep_producer_event(event: Any, *, projections: Any, clock: Any) -> None:
+    """Keep a sampling or stormwater event in billing's projections (by business key)."""
+    from sampling.events import SamplingCostCharged, StrengthClassified
+    from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGranted
+
+    now = clock.now()
+    if isinstance(event, StrengthClassified):
+        projections.keep_strength(event, now)
+    elif isinstance(event, SamplingCostCharged):
+        projections.keep_charge(event, event.account_id, now)
+    elif isinstance(event, ERUDetermined):
+        projections.keep_eru(event, now)
+    elif isinstance(event, CreditChanged):
+        projections.keep_credit(event, now)
+    elif isinstance(event, FeeCharged):
+        if event.account_id is None:
+            raise PermanentError(
+                f"fee {event.fee_id}: account_id is required to bill it (parcel {event.parcel_id})"
+            )
+        projections.keep_charge(event, event.account_id, now)
+    elif isinstance(event, RefundGranted):
+        projections.post_refund(event, now)
+    else:  # pragma: no cover - the handler only passes the kinds above
+        raise PermanentError(f"billing keeps no {type(event).__name__}")
+
+
+def local_today(now: datetime) -> date:
+    from billing.domain.cycles import UTILITY_TZ
+
+    return now.astimezone(UTILITY_TZ).date()
+
+
+def post_api_payment(
+    tenant: str,
+    account_id: str,
+    amount: Decimal,
+    paid_on: date,
+    key: str,
+    *,
+    repo: BillingRepo,
+    now: datetime,
+    given_paid_on: bool = True,
+) -> dict[str, Any]:
+    """A payment from the HTTP API, idempotent by the client's key: the first result is
+    stored and replayed; the same key with another body is refused (PaymentConflict).
+
+    The reference item, the ledger entry and the PaymentApplied event are one transaction
+    (two facts that must change together); this is one payment, not a hot path.
+    """
+    from billing.adapters.items import entry_item
+    from common.dynamo import ConditionFailed, put_if_absent, transact
+    from common.outbox import outbox_put
+
+    reference = f"API-{key}"
+    request = json.dumps(
+        {"tenant": tenant, "account_id": account_id, "amount": str(amount), "paid_on": paid_on.isoformat()},
+        sort_keys=True,
+    )
+    known = bool(repo.existing_accounts(tenant, [account_id]))
+    payment = Payment(tenant, account_id, reference, paid_on, amount, channel="api")
+    entry = payment.entry(suspense=not known)
+    if not known:
+        entry = replace(entry, account_id=f"SUSPENSE-{account_id}")
+    result = {
+        "reference": reference,
+        "tenant": tenant,
+        "account_id": account_id,
+        "amount": str(amount),
+        "paid_on": paid_on.isoformat(),
+        "suspense": not known,
+    }
+    ref_item = {
+        "pk": f"PAYMENT#{tenant}",
+        "sk": reference,
+        "account_id": account_id,
+        "paid_on": paid_on.isoformat(),
+        "amount": str(amount),
+        "channel": "api",
+        "suspense": not known,
+        "request": request,
+        "recorded_at": now.isoformat(),
+    }
+    event = PaymentApplied(
+        event_id=event_id_for("PaymentApplied", tenant, reference),
+        occurred_at=now,
+        tenant=tenant,
+        account_id=account_id,
+        reference=reference,
+        paid_on=paid_on,
+        amount=amount,
+        channel="api",
+        suspense=not known,
+    )
+    try:
+        transact(
+            repo.client,
+            [
+                put_if_absent(repo.table, ref_item),
+                {"Put": {"TableName": repo.table, "Item": to_item(entry_item(entry, now.isoformat()))}},
+                outbox_put(repo.table, event, now=now),
+            ],
+        )
+    except ConditionFailed:
+        stored = repo.get(f"PAYMENT#{tenant}", reference) or {}
+        if stored.get("request") != request:
+            raise PaymentConflict(f"{key!r} was used for another payment ({stored.get('request')})") from None
+        return {**result, "suspense": bool(stored.get("suspense")), "replayed": True}
+    return {**result, "replayed": False}
+
+
+def dry_run(
+    tenant: str, period_start: date, *, repo: BillingRepo, book: TariffBook, today: date
+) -> dict[str, Any]:
+    """A whole cycle rated, nothing written: what would be billed and what held."""
+    from common.dates import add_months
+
+    engine = RatingEngine(book)
+    months = book.in_force(tenant, period_start).billing_period_months
+    period_end = add_months(period_start, months)
+    bills: list[dict[str, Any]] = []
+    held: list[dict[str, str]] = []
+    for req in plan_cycle(tenant, period_start, period_end, today, repo=repo, book=book):
+        if req.period_start != period_start:
+            continue
+        result = rate_chunk(
+            load_chunk(req, repo), engine=engine, terms=terms_of(book.in_force(tenant, period_start))
+        )
+        bills += [
+            {"account_id": b.account_id, "bill_id": b.bill_id, "total": str(b.total), "lines": len(b.lines)}
+            for b in result.bills
+        ]
+        held += [{"account_id": h.account_id, "reason": h.reason} for h in result.held]
+    return {
+        "tenant": tenant,
+        "period": {"start": period_start.isoformat(), "end": period_end.isoformat()},
+        "dry_run": True,
+        "bills": bills,
+        "total": str(sum((Decimal(b["total"]) for b in bills), Decimal("0.00"))),
+        "held": held,
+    }

@@ -1,0 +1,366 @@
+"""Notices' adapters: the notice log (DynamoDB), email (SES) and the mail room (S3).
+
+Keys of the notices table:
+- ``NOTICE#<tenant>#<account_id>`` / ``<notice_id>``: the notice log of an account
+  (X-AUDIT; no TTL: notices are kept as long as the records, X-RETENTION);
+- ``MAILDAY#<date>`` / ``<zip>#<notice_id>``: a letter waiting for that day's print batch,
+  with the address lines a print vendor needs (the sort key orders the batch by ZIP);
+- ``BATCH#<date>`` / ``BATCH``: the print batch once assembled (written once).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+from datetime import date, datetime
+from decimal import Decimal
+from email.mime.application import MIMEApplication
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from common.clock import Clock
+from common.dynamo import from_item, get, put_if_absent, to_item
+from common.events import Event
+from common.ids import key
+from common.outbox import outbox_item
+from notices.domain.delivery import Attachment, NoticeRecord, SendFailed
+from notices.domain.documents import UsagePoint
+from notices.domain.model import NoticeRequest, Recipient
+from notices.events import NoticeFailed, NoticeSent, PrintBatchAssembled
+
+
+def _record_item(record: NoticeRecord) -> dict[str, Any]:
+    return {
+        "pk": key("NOTICE", record.tenant, record.account_id),
+        "sk": record.notice_id,
+        "notice_id": record.notice_id,
+        "tenant": record.tenant,
+        "account_id": record.account_id,
+        "rule": record.rule,
+        "channel": record.channel,
+        "recipient_role": record.recipient_role,
+        "recipient_name": record.recipient_name,
+        "trigger": record.trigger,
+        "subject": record.subject,
+        "status": record.status,
+        "at": record.at.isoformat(),
+        "content_sha256": record.content_sha256,
+        "reference": record.reference,
+        "attempts": record.attempts,
+        "error": record.error,
+    }
+
+
+def _record_of(item: dict[str, Any]) -> NoticeRecord:
+    return NoticeRecord(
+        notice_id=item["notice_id"],
+        tenant=item["tenant"],
+        account_id=item["account_id"],
+        rule=item["rule"],
+        channel=item["channel"],
+        recipient_role=item["recipient_role"],
+        recipient_name=item["recipient_name"],
+        trigger=item["trigger"],
+        subject=item["subject"],
+        status=item["status"],
+        at=datetime.fromisoformat(item["at"]),
+        content_sha256=item["content_sha256"],
+        reference=item.get("reference", ""),
+        attempts=int(item.get("attempts", 1)),
+        error=item.get("error", ""),
+    )
+
+
+class DynamoNoticeLog:
+    """The notice log. Recording a sent or failed notice also appends its event to the
+    outbox, keyed by the notice (and attempt), so a retry after a crash between the two
+    writes re-appends nothing twice and loses nothing."""
+
+    def __init__(self, client: Any, table: str, clock: Clock) -> None:
+        self._client = client
+        self._table = table
+        self._clock = clock
+
+    def get(self, tenant: str, account_id: str, notice_id: str) -> NoticeRecord | None:
+        item = get(self._client, self._table, key("NOTICE", tenant, account_id), notice_id)
+        return _record_of(item) if item else None
+
+    def record(self, record: NoticeRecord) -> None:
+        # A sent notice is final: only a pending or failed one may be overwritten.
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item=to_item(_record_item(record)),
+                ConditionExpression="attribute_not_exists(pk) OR #s <> :sent",
+                ExpressionAttributeNames={"#s": "status"},
+                ExpressionAttributeValues={":sent": {"S": "sent"}},
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+        self._publish(self._event_of(record))
+
+    def _event_of(self, record: NoticeRecord) -> Event:
+        now = self._clock.now()
+        if record.status == "sent":
+            return NoticeSent(
+                event_id=record.notice_id,
+                occurred_at=now,
+                tenant=record.tenant,
+                account_id=record.account_id,
+                notice_id=record.notice_id,
+                rule=record.rule,
+                channel=record.channel,
+                recipient_role=record.recipient_role,
+                reference=record.reference,
+            )
+        return NoticeFailed(
+            event_id=f"{record.notice_id}-failed-{record.attempts}",
+            occurred_at=now,
+            tenant=record.tenant,
+            account_id=record.account_id,
+            notice_id=record.notice_id,
+            rule=record.rule,
+            channel=record.channel,
+            attempts=record.attempts,
+            error=record.error,
+        )
+
+    def _publish(self, event: Event) -> None:
+        action = put_if_absent(self._table, outbox_item(event, now=self._clock.now()))["Put"]
+        try:
+            self._client.put_item(**action)
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+
+    def of_account(self, tenant: str, account_id: str) -> list[NoticeRecord]:
+        pages = self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": key("NOTICE", tenant, account_id)}},
+        )
+        records = [_record_of(from_item(i)) for page in pages for i in page["Items"]]
+        return sorted(records, key=lambda r: (r.at, r.notice_id))
+
+    def failed(self) -> list[NoticeRecord]:
+        pages = self._client.get_paginator("scan").paginate(
+            TableName=self._table,
+            FilterExpression="#s = :failed",
+            ExpressionAttributeNames={"#s": "status"},
+            ExpressionAttributeValues={":failed": {"S": "failed"}},
+        )
+        return [_record_of(from_item(i)) for page in pages for i in page["Items"]]
+
+
+class SesEmailSender:
+    def __init__(self, client: Any, sender: str) -> None:
+        self._ses = client
+        self._sender = sender
+
+    def send(self, *, to: str, subject: str, text: str, html: str, attachments: list[Attachment]) -> str:
+        message = MIMEMultipart("mixed")
+        message["Subject"] = subject
+        message["From"] = self._sender
+        message["To"] = to
+        body = MIMEMultipart("alternative")
+        body.attach(MIMEText(text, "plain", "utf-8"))
+        body.attach(MIMEText(html, "html", "utf-8"))
+        message.attach(body)
+        for attachment in attachments:
+            part = MIMEApplication(attachment.content, _subtype="pdf")
+            part.add_header("Content-Disposition", "attachment", filename=attachment.filename)
+            message.attach(part)
+        try:
+            response = self._ses.send_raw_email(
+                Source=self._sender, Destinations=[to], RawMessage={"Data": message.as_bytes()}
+            )
+        except (ClientError, BotoCoreError) as exc:
+            raise SendFailed(f"SES refused the email to {to}: {exc}") from exc
+        return str(response["MessageId"])
+
+
+MANIFEST_COLUMNS = (
+    "sequence",
+    "zip",
+    "name",
+    "address_1",
+    "address_2",
+    "address_3",
+    "account_id",
+    "rule",
+    "notice_id",
+    "pages_key",
+)
+
+
+class S3MailRoom:
+    """Letters for the day's print batch: each PDF in the mail bucket, its address in the table."""
+
+    def __init__(self, s3: Any, bucket: str, ddb: Any, table: str, clock: Clock) -> None:
+        self._s3 = s3
+        self._bucket = bucket
+        self._ddb = ddb
+        self._table = table
+        self._clock = clock
+
+    def enqueue(self, *, day: date, record: NoticeRecord, request: NoticeRequest, pdf: bytes) -> str:
+        object_key = f"pending/{day.isoformat()}/{record.notice_id}.pdf"
+        self._s3.put_object(Bucket=self._bucket, Key=object_key, Body=pdf, ContentType="application/pdf")
+        lines = list(request.recipient.address_lines)[:3]
+        item = {
+            "pk": key("MAILDAY", day.isoformat()),
+            "sk": f"{request.recipient.zip or '00000'}#{record.notice_id}",
+            "zip": request.recipient.zip,
+            "name": request.recipient.name,
+            "address_lines": lines,
+            "account_id": record.account_id,
+            "rule": record.rule,
+            "notice_id": record.notice_id,
+            "pages_key": object_key,
+        }
+        self._ddb.put_item(TableName=self._table, Item=to_item(item))
+        return object_key
+
+    def letters(self, day: date) -> Iterator[dict[str, Any]]:
+        """The day's letters sorted by ZIP (the sort key)."""
+        pages = self._ddb.get_paginator("query").paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": key("MAILDAY", day.isoformat())}},
+        )
+        for page in pages:
+            for item in page["Items"]:
+                yield from_item(item)
+
+    def pdf(self, object_key: str) -> bytes:
+        data: bytes = self._s3.get_object(Bucket=self._bucket, Key=object_key)["Body"].read()
+        return data
+
+    def batch_exists(self, day: date) -> bool:
+        return get(self._ddb, self._table, key("BATCH", day.isoformat()), "BATCH") is not None
+
+    def store_batch(self, day: date, pdf: bytes, manifest: str, count: int) -> tuple[str, str]:
+        prefix = f"batches/{day.isoformat()}"
+        pdf_key, manifest_key = f"{prefix}/batch.pdf", f"{prefix}/manifest.csv"
+        self._s3.put_object(Bucket=self._bucket, Key=pdf_key, Body=pdf, ContentType="application/pdf")
+        self._s3.put_object(
+            Bucket=self._bucket, Key=manifest_key, Body=manifest.encode(), ContentType="text/csv"
+        )
+        batch = {"pk": key("BATCH", day.isoformat()), "sk": "BATCH", "letters": count, "pdf_key": pdf_key}
+        self._ddb.put_item(TableName=self._table, Item=to_item({**batch, "manifest_key": manifest_key}))
+        # Announced through the outbox (claim check: the event names the objects, once per day).
+        event = PrintBatchAssembled(
+            event_id=f"print-batch-{day.isoformat()}",
+            occurred_at=self._clock.now(),
+            day=day,
+            letters=count,
+            bucket=self._bucket,
+            pdf_key=pdf_key,
+            manifest_key=manifest_key,
+        )
+        try:
+            self._ddb.put_item(**put_if_absent(self._table, outbox_item(event, now=self._clock.now()))["Put"])
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+        return pdf_key, manifest_key
+
+
+def _cell(value: object) -> str:
+    """A manifest cell a spreadsheet cannot execute (CSV injection: = + - @ at the start)."""
+    text = str(value)
+    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def manifest_csv(letters: list[dict[str, Any]]) -> str:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(MANIFEST_COLUMNS)
+    for sequence, letter in enumerate(letters, start=1):
+        lines = [*letter.get("address_lines", []), "", "", ""][:3]
+        row = [sequence, letter.get("zip", ""), letter["name"], *lines, letter["account_id"], letter["rule"]]
+        writer.writerow([_cell(v) for v in (*row, letter["notice_id"], letter["pages_key"])])
+    return out.getvalue()
+
+
+class DynamoContacts:
+    """Notices' own projection of addressees and billed usage, kept from billing's events.
+
+    ``CONTACT#<tenant>#<account_id>`` / ``RECIPIENT``; ``PARCEL#<tenant>#<parcel_id>`` /
+    ``OWNER``; ``USAGE#<tenant>#<account_id>`` / ``<period_start>``;
+    ``ANNUAL#<tenant>#<account_id>`` / ``<year>`` once the annual rate notice went out.
+    """
+
+    def __init__(self, client: Any, table: str) -> None:
+        self._client = client
+        self._table = table
+
+    def _put(self, item: dict[str, Any]) -> None:
+        self._client.put_item(TableName=self._table, Item=to_item(item))
+
+    def remember_account(
+        self, tenant: str, account_id: str, recipient: Recipient, parcel_id: str | None
+    ) -> None:
+        self._put(
+            {
+                "pk": key("CONTACT", tenant, account_id),
+                "sk": "RECIPIENT",
+                "recipient": recipient.model_dump_json(),
+                "parcel_id": parcel_id or "",
+            }
+        )
+
+    def remember_owner(self, tenant: str, parcel_id: str, owner: Recipient, account_id: str) -> None:
+        self._put(
+            {
+                "pk": key("PARCEL", tenant, parcel_id),
+                "sk": "OWNER",
+                "recipient": owner.model_dump_json(),
+                "account_id": account_id,
+            }
+        )
+
+    def recipient(self, tenant: str, account_id: str) -> Recipient | None:
+        item = get(self._client, self._table, key("CONTACT", tenant, account_id), "RECIPIENT")
+        return Recipient.model_validate_json(item["recipient"]) if item else None
+
+    def owner(self, tenant: str, parcel_id: str) -> tuple[Recipient, str] | None:
+        item = get(self._client, self._table, key("PARCEL", tenant, parcel_id), "OWNER")
+        return (Recipient.model_validate_json(item["recipient"]), item["account_id"]) if item else None
+
+    def remember_usage(self, tenant: str, account_id: str, period_start: date, volume_gal: Decimal) -> None:
+        self._put(
+            {
+                "pk": key("USAGE", tenant, account_id),
+                "sk": period_start.isoformat(),
+                "volume_gal": str(volume_gal),
+            }
+        )
+
+    def usage(self, tenant: str, account_id: str) -> list[UsagePoint]:
+        response = self._client.query(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": key("USAGE", tenant, account_id)}},
+            ScanIndexForward=False,
+            Limit=13,
+        )
+        points = [from_item(i) for i in response["Items"]]
+        return sorted(
+            (
+                UsagePoint(period_start=date.fromisoformat(p["sk"]), volume_gal=Decimal(p["volume_gal"]))
+                for p in points
+            ),
+            key=lambda u: u.period_start,
+        )
+
+    def annual_notice_due(self, tenant: str, account_id: str, year: int) -> bool:
+        return get(self._client, self._table, key("ANNUAL", tenant, account_id), str(year)) is None
+
+    def annual_notice_sent(self, tenant: str, account_id: str, year: int) -> None:
+        self._put({"pk": key("ANNUAL", tenant, account_id), "sk": str(year)})

@@ -1,0 +1,160 @@
+"""Delivering a notice exactly once, on the channels its rule requires (RULES.md notices).
+
+The use case takes its ports as parameters (STYLE 3): the notice log (the notices table),
+an email sender (SES), a mail room (the day's print batch in the mail bucket) and a
+renderer. Exactly once: each (rule, recipient, trigger, channel) has a notice id; a
+notice already logged as sent is never sent again, however often its event arrives. A
+send that fails is recorded on the log with its attempt count and raised as transient,
+so the queue retries it with backoff and, after ``maxReceiveCount``, dead-letters it; the
+failed-notices report lists it. Nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Protocol
+
+from notices.domain.documents import BillDocument
+from notices.domain.model import Channel, NoticeRequest, channels, notice_id
+
+
+@dataclass(frozen=True)
+class Rendered:
+    subject: str
+    text: str
+    html: str
+
+
+@dataclass(frozen=True)
+class Attachment:
+    filename: str
+    content: bytes
+    mime: str = "application/pdf"
+
+
+@dataclass(frozen=True)
+class NoticeRecord:
+    """One line of an account's notice log (X-AUDIT, kept as long as the records)."""
+
+    notice_id: str
+    tenant: str
+    account_id: str
+    rule: str
+    channel: str
+    recipient_role: str
+    recipient_name: str
+    trigger: str
+    subject: str
+    status: str  # sent, failed
+    at: datetime
+    content_sha256: str
+    reference: str = ""  # SES message id or the print-batch object key
+    attempts: int = 1
+    error: str = ""
+
+
+class NoticeLog(Protocol):
+    def get(self, tenant: str, account_id: str, notice_id: str) -> NoticeRecord | None: ...
+
+    def record(self, record: NoticeRecord) -> None: ...
+
+
+class EmailSender(Protocol):
+    def send(self, *, to: str, subject: str, text: str, html: str, attachments: list[Attachment]) -> str: ...
+
+
+class MailRoom(Protocol):
+    def enqueue(self, *, day: date, record: NoticeRecord, request: NoticeRequest, pdf: bytes) -> str: ...
+
+
+class Renderer(Protocol):
+    def render(self, request: NoticeRequest) -> Rendered: ...
+
+    def letter(self, request: NoticeRequest, text: str) -> bytes: ...
+
+    def bill(self, document: BillDocument) -> bytes: ...
+
+
+class SendFailed(Exception):
+    """Raised by an EmailSender for a failed send; retried (the log keeps the attempts)."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    sent: list[NoticeRecord]
+    already_sent: list[str]
+
+
+def deliver(
+    request: NoticeRequest,
+    *,
+    log: NoticeLog,
+    email: EmailSender,
+    mail: MailRoom,
+    renderer: Renderer,
+    now: datetime,
+    today: date,
+    bill: BillDocument | None = None,
+    attempt: int = 1,
+) -> Delivery:
+    """Send ``request`` on each of its channels not already sent; return what was sent."""
+    sent: list[NoticeRecord] = []
+    skipped: list[str] = []
+    rendered: Rendered | None = None
+    pdf: bytes | None = None
+    for channel in channels(request.rule, request.recipient):
+        nid = notice_id(request, channel)
+        existing = log.get(request.tenant, request.account_id, nid)
+        if existing is not None and existing.status == "sent":
+            skipped.append(nid)
+            continue
+        rendered = rendered or renderer.render(request)
+        if pdf is None:
+            pdf = renderer.bill(bill) if bill is not None else renderer.letter(request, rendered.text)
+        record = NoticeRecord(
+            notice_id=nid,
+            tenant=request.tenant,
+            account_id=request.account_id,
+            rule=request.rule.value,
+            channel=channel.value,
+            recipient_role=request.recipient.role,
+            recipient_name=request.recipient.name,
+            trigger=request.trigger,
+            subject=rendered.subject,
+            status="sent",
+            at=now,
+            content_sha256=hashlib.sha256(rendered.text.encode() + pdf).hexdigest(),
+            attempts=attempt,
+        )
+        if channel is Channel.EMAIL:
+            assert request.recipient.email  # channels() only chooses email with an address
+            attachments = [Attachment(f"{_filename(request, bill)}.pdf", pdf)] if bill is not None else []
+            try:
+                reference = email.send(
+                    to=request.recipient.email,
+                    subject=rendered.subject,
+                    text=rendered.text,
+                    html=rendered.html,
+                    attachments=attachments,
+                )
+            except SendFailed as exc:
+                log.record(_replace(record, status="failed", error=str(exc)[:500]))
+                raise
+        else:
+            reference = mail.enqueue(day=today, record=record, request=request, pdf=pdf)
+        done = _replace(record, reference=reference)
+        log.record(done)
+        sent.append(done)
+    return Delivery(sent=sent, already_sent=skipped)
+
+
+def _filename(request: NoticeRequest, bill: BillDocument | None) -> str:
+    return f"bill-{bill.bill_id}" if bill is not None else f"notice-{request.rule.value}"
+
+
+def _replace(record: NoticeRecord, **changes: object) -> NoticeRecord:
+    from dataclasses import replace
+
+    return replace(record, **changes)  # type: ignore[arg-type]

@@ -1,0 +1,48 @@
+"""The daily print batch (RULES.md notices: mailed notices): one PDF for the day's letters
+plus a CSV manifest with the address lines a print vendor needs, sorted by ZIP code.
+
+Assembled once per day (idempotent by the day): a replayed schedule changes nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, Protocol
+
+
+class Letters(Protocol):
+    def letters(self, day: date) -> Iterator[dict[str, Any]]: ...
+
+    def pdf(self, object_key: str) -> bytes: ...
+
+    def batch_exists(self, day: date) -> bool: ...
+
+    def store_batch(self, day: date, pdf: bytes, manifest: str, count: int) -> tuple[str, str]: ...
+
+
+@dataclass(frozen=True)
+class PrintBatch:
+    day: date
+    letters: int
+    pdf_key: str
+    manifest_key: str
+
+
+def assemble_print_batch(
+    day: date,
+    *,
+    mail: Letters,
+    merge: Callable[[Iterable[bytes]], bytes],
+    manifest: Callable[[list[dict[str, Any]]], str],
+) -> PrintBatch | None:
+    """Build the batch of ``day``; ``None`` when it exists already or there is no letter."""
+    if mail.batch_exists(day):
+        return None
+    letters = sorted(mail.letters(day), key=lambda letter: (letter.get("zip", ""), letter["notice_id"]))
+    if not letters:
+        return None
+    pdf = merge(mail.pdf(letter["pages_key"]) for letter in letters)
+    pdf_key, manifest_key = mail.store_batch(day, pdf, manifest(letters), len(letters))
+    return PrintBatch(day=day, letters=len(letters), pdf_key=pdf_key, manifest_key=manifest_key)

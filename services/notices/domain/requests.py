@@ -1,0 +1,217 @@
+"""What each rule's notice says: the request built from the facts its event carries.
+
+One function per row of RULES.md's notices table. Each takes plain values (dates,
+Decimals, recipients), so the handlers map any producer's event onto them and the
+content a rule requires is checked here, in one place, by the tests.
+"""
+
+from __future__ import annotations
+
+from datetime import date
+from decimal import ROUND_HALF_UP, Decimal
+
+from common.dates import add_months
+from notices.domain.documents import BillDocument
+from notices.domain.model import NoticeRequest, Recipient, Rule, money
+
+CENT = Decimal("0.01")
+
+
+def bill_notice(doc: BillDocument, recipient: Recipient, trigger: str) -> NoticeRequest:
+    """N-BILL: the bill itself; the PDF is attached to the email or mailed."""
+    return NoticeRequest(
+        rule=Rule.BILL,
+        tenant=doc.tenant,
+        account_id=doc.account_id,
+        recipient=recipient,
+        trigger=trigger,
+        subject=f"Your bill {doc.bill_id}: {money(doc.amount_due)} due {doc.due_date.isoformat()}",
+        content={
+            "bill_id": doc.bill_id,
+            "period_start": doc.period_start.isoformat(),
+            "period_end": doc.period_end.isoformat(),
+            "due_date": doc.due_date.isoformat(),
+            "amount_due": money(doc.amount_due),
+            "total": money(doc.total),
+            "lines": [
+                {"rule_id": line.rule_id, "description": line.description, "amount": money(line.amount)}
+                for line in doc.lines
+            ],
+            "annual_notice": doc.annual_notice or "",
+        },
+        attach_bill_pdf=True,
+    )
+
+
+def disconnection_notice(
+    *,
+    tenant: str,
+    account_id: str,
+    recipient: Recipient,
+    trigger: str,
+    service_address: str,
+    bill_id: str,
+    bill_date: date,
+    due_date: date,
+    amount_due: Decimal,
+    notice_date: date,
+) -> NoticeRequest:
+    """GR-OVERDUE with what Wis. Admin. Code PSC 185.37 requires of a disconnection notice.
+
+    Service may be disconnected unless paid or arranged within 10 days of the notice
+    (GR-OVERDUE), so the date after which it may be disconnected is notice date + 10 days.
+    """
+    from datetime import timedelta
+
+    disconnect_after = notice_date + timedelta(days=10)
+    return NoticeRequest(
+        rule=Rule.GR_OVERDUE,
+        tenant=tenant,
+        account_id=account_id,
+        recipient=recipient,
+        trigger=trigger,
+        subject=f"Disconnection notice: {money(amount_due)} overdue on account {account_id}",
+        content={
+            "service_address": service_address,
+            "bill_id": bill_id,
+            "bill_date": bill_date.isoformat(),
+            "due_date": due_date.isoformat(),
+            "amount_due": money(amount_due),
+            "disconnect_after": disconnect_after.isoformat(),
+        },
+    )
+
+
+def delinquency_notice(
+    *,
+    tenant: str,
+    account_id: str,
+    recipient: Recipient,
+    trigger: str,
+    bill_id: str,
+    bill_date: date,
+    delinquent_on: date,
+    principal: Decimal,
+    penalty_so_far: Decimal,
+) -> NoticeRequest:
+    """PP-CWU-DELINQUENT with the penalty so far and how it grows (PP-CWU-PENALTY: 1% of
+    the delinquent principal on the day it became delinquent and on each monthly
+    anniversary of that day while unpaid)."""
+    monthly = (principal * Decimal("0.01")).quantize(CENT, ROUND_HALF_UP)
+    months_charged = (penalty_so_far / monthly).to_integral_value() if monthly else Decimal(0)
+    next_on = add_months(delinquent_on, int(months_charged) if months_charged > 0 else 1)
+    return NoticeRequest(
+        rule=Rule.PP_DELINQUENT,
+        tenant=tenant,
+        account_id=account_id,
+        recipient=recipient,
+        trigger=trigger,
+        subject=f"Delinquency notice: bill {bill_id} is past due",
+        content={
+            "bill_id": bill_id,
+            "bill_date": bill_date.isoformat(),
+            "delinquent_on": delinquent_on.isoformat(),
+            "principal": money(principal),
+            "penalty_so_far": money(penalty_so_far),
+            "amount_due": money(principal + penalty_so_far),
+            "monthly_penalty": money(monthly),
+            "next_penalty_on": next_on.isoformat(),
+        },
+    )
+
+
+def tax_roll_notices(
+    *,
+    tenant: str,
+    account_id: str,
+    owner: Recipient,
+    occupant: Recipient | None,
+    trigger: str,
+    parcel_id: str,
+    service_address: str,
+    year: int,
+    noticed_on: date,
+    arrears: Decimal,
+) -> list[NoticeRequest]:
+    """X-TAXROLL (PP-CWU-LIEN, GR-TAXROLL): to the owner of record and to the occupant."""
+    rule = Rule.GR_TAXROLL if tenant == "grafton-sewer" else Rule.PP_LIEN
+    penalty = (arrears * Decimal("0.10")).quantize(CENT, ROUND_HALF_UP)
+    content = {
+        "parcel_id": parcel_id,
+        "service_address": service_address,
+        "year": str(year),
+        "noticed_on": noticed_on.isoformat(),
+        "arrears": money(arrears),
+        "penalty": money(penalty),
+        "total_if_unpaid": money(arrears + penalty),
+    }
+    recipients = [owner] + ([occupant] if occupant is not None and occupant.name != owner.name else [])
+    return [
+        NoticeRequest(
+            rule=rule,
+            tenant=tenant,
+            account_id=account_id,
+            recipient=recipient,
+            trigger=trigger,
+            subject=f"Unpaid charges on parcel {parcel_id} will go on the {year} tax roll",
+            content=content,
+        )
+        for recipient in recipients
+    ]
+
+
+def credit_revocation_notice(
+    *,
+    tenant: str,
+    account_id: str,
+    recipient: Recipient,
+    trigger: str,
+    parcel_id: str,
+    credit_percent: Decimal,
+    noticed_on: date,
+    effective_on: date,
+    reason: str,
+) -> NoticeRequest:
+    """PP-CWU-CREDIT-REVOKE: written notice at least 30 days before the revocation."""
+    if (effective_on - noticed_on).days < 30:
+        raise ValueError("a credit revocation notice must precede the revocation by at least 30 days")
+    return NoticeRequest(
+        rule=Rule.CREDIT_REVOKE,
+        tenant=tenant,
+        account_id=account_id,
+        recipient=recipient,
+        trigger=trigger,
+        subject=f"Proposed revocation of the stormwater credit on parcel {parcel_id}",
+        content={
+            "parcel_id": parcel_id,
+            "credit_percent": str(credit_percent),
+            "noticed_on": noticed_on.isoformat(),
+            "effective_on": effective_on.isoformat(),
+            "reason": reason,
+        },
+    )
+
+
+def delivery_notice(
+    *,
+    rule: Rule,
+    tenant: str,
+    account_id: str,
+    recipient: Recipient,
+    trigger: str,
+    subject: str,
+    content: dict[str, str],
+    deadline: date | None = None,
+) -> NoticeRequest:
+    """Satellite deliveries (PP-SEW-SAT-SAMPLE, PP-SEW-SAT-FLOW), report reminders
+    (PP-SEW-REPORT) and decision letters (PP-CWU-RECONSIDER, PP-CWU-APPEAL)."""
+    return NoticeRequest(
+        rule=rule,
+        tenant=tenant,
+        account_id=account_id,
+        recipient=recipient,
+        trigger=trigger,
+        subject=subject,
+        content=content,
+        deadline=deadline,
+    )

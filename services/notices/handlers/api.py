@@ -1,0 +1,107 @@
+"""Notices' portal routes: an account's notice log (staff, and the customer for its own
+account) and the failed-notices report (staff). HTTP API with the PortalJwt authorizer."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from pydantic import BaseModel
+
+from common.authz import require
+from common.http import ApiError, error_responses, install_error_handlers
+from notices import composition
+from notices.domain.delivery import NoticeRecord
+
+app = APIGatewayHttpResolver(enable_validation=True)
+install_error_handlers(app)
+
+MAX_LIMIT = 1000
+
+
+class NoticeEntry(BaseModel):
+    notice_id: str
+    rule_id: str
+    channel: str
+    status: str
+    at: str
+    subject: str
+    recipient_role: str
+    trigger: str
+    content_sha256: str
+    attempts: int
+    error: str
+
+
+class NoticeLogPage(BaseModel):
+    notices: list[NoticeEntry]
+    next_cursor: str | None
+
+
+class FailedNotice(NoticeEntry):
+    account_id: str
+
+
+class FailedNotices(BaseModel):
+    failed: list[FailedNotice]
+
+
+def _entry(record: NoticeRecord) -> dict[str, Any]:
+    return {
+        "notice_id": record.notice_id,
+        "rule_id": record.rule,
+        "channel": record.channel,
+        "status": record.status,
+        "at": record.at.isoformat(),
+        "subject": record.subject,
+        "recipient_role": record.recipient_role,
+        "trigger": record.trigger,
+        "content_sha256": record.content_sha256,
+        "attempts": record.attempts,
+        "error": record.error,
+    }
+
+
+@app.get(
+    "/staff/<tenant>/accounts/<account_id>/notices",
+    summary="An account's notice log: what was sent, when, by which channel, with its content hash",
+    tags=["notices"],
+    responses={200: {"description": "The notice log, oldest first"}, **error_responses(400, 401, 403, 404)},
+)
+def get_notice_log(
+    tenant: Annotated[str, Path(description="Tenant id")],
+    account_id: Annotated[str, Path(description="Account id")],
+    limit: Annotated[int | None, Query(ge=1, le=MAX_LIMIT, description="Page size")] = None,
+    cursor: Annotated[str | None, Query(description="next_cursor of the previous page")] = None,
+) -> NoticeLogPage:
+    require(app.current_event.raw_event, tenant, roles=("staff", "customer"), account_id=account_id)
+    records = composition.api_log().of_account(tenant, account_id)
+    start = 0
+    if cursor:
+        ids = [r.notice_id for r in records]
+        if cursor not in ids:
+            raise ApiError(400, "bad_cursor", "cursor: not a cursor of this list")
+        start = ids.index(cursor) + 1
+    page = records[start:] if limit is None else records[start : start + limit]
+    more = limit is not None and start + limit < len(records)
+    return NoticeLogPage(
+        notices=[NoticeEntry(**_entry(r)) for r in page],
+        next_cursor=page[-1].notice_id if more and page else None,
+    )
+
+
+@app.get(
+    "/staff/<tenant>/notices/failed",
+    summary="The failed-notices report: sends that failed and are being retried or dead-lettered",
+    tags=["notices"],
+    responses={200: {"description": "Failed notices"}, **error_responses(401, 403, 404)},
+)
+def get_failed_notices(tenant: Annotated[str, Path(description="Tenant id")]) -> FailedNotices:
+    require(app.current_event.raw_event, tenant)
+    failed = [r for r in composition.api_log().failed() if r.tenant == tenant]
+    return FailedNotices(failed=[FailedNotice(account_id=r.account_id, **_entry(r)) for r in failed])
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return app.resolve(event, context)

@@ -1,0 +1,11 @@
+"""Publishes notices' outbox to the bus. Trigger: the notices table's DynamoDB stream."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from notices import composition
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
+    return composition.outbox_publisher().handle_stream_event(event)

@@ -1,0 +1,41 @@
+"""The daily print-batch schedule fired: assemble yesterday's mailed notices into one PDF and
+a manifest sorted by ZIP for the print vendor (once per day).
+
+Trigger: EventBridge Scheduler (daily) -> SQS -> here; body ``{"scheduled_time": ...}``.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from aws_lambda_powertools import Logger
+from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+from pydantic import AwareDatetime, BaseModel, ValidationError
+
+from common.handling import consume_sqs
+from common.messages import MalformedMessage, first_error
+from notices import composition
+
+logger = Logger()
+
+
+class BatchScheduled(BaseModel):
+    scheduled_time: AwareDatetime
+
+
+def record_handler(record: SQSRecord) -> None:
+    try:
+        request = BatchScheduled.model_validate_json(record.body)
+    except ValidationError as exc:
+        raise MalformedMessage(f"print batch input: {first_error(exc)}") from None
+    # The batch at dawn collects the letters of the utility's previous local day.
+    day = request.scheduled_time.astimezone(ZoneInfo("America/Chicago")).date() - timedelta(days=1)
+    batch = composition.print_batch()(day)
+    logger.info("print batch", extra={"day": day.isoformat(), "letters": batch.letters if batch else 0})
+
+
+def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
+    return consume_sqs(event, context, record_handler, rejections=composition.rejections())

@@ -1,0 +1,270 @@
+"""From the events notices consumes to the notices they require (event-carried state).
+
+Notices reads no other service's table. What it needs to address a notice arrives on the
+events: ``BillIssued`` carries the bill recipient and the owner, so each one refreshes the
+account's contacts and the parcel's owner in notices' own table (the contacts projection);
+later notices about the account or parcel (a credit revocation, a decision letter) are
+addressed from it. Each event type maps to the requests of its rule in RULES.md's notices
+table; the bill's own usage history is kept from the bills notices has seen, for the chart.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+from typing import Any, Protocol
+
+from billing.events import BillDelinquent, BillIssued, BillOverdue, Party, TaxRollNoticed
+from notices.domain.documents import BillDocument, BillLine, UsagePoint
+from notices.domain.model import NoticeRequest, Recipient, Rule
+from notices.domain.requests import (
+    bill_notice,
+    credit_revocation_notice,
+    delinquency_notice,
+    delivery_notice,
+    disconnection_notice,
+    tax_roll_notices,
+)
+from stormwater.events import CreditRevocationProposed, ReconsiderationDecided
+
+ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\b")
+
+
+class Contacts(Protocol):
+    def remember_account(
+        self, tenant: str, account_id: str, recipient: Recipient, parcel_id: str | None
+    ) -> None: ...
+
+    def remember_owner(self, tenant: str, parcel_id: str, owner: Recipient, account_id: str) -> None: ...
+
+    def recipient(self, tenant: str, account_id: str) -> Recipient | None: ...
+
+    def owner(self, tenant: str, parcel_id: str) -> tuple[Recipient, str] | None: ...
+
+    def remember_usage(
+        self, tenant: str, account_id: str, period_start: date, volume_gal: Decimal
+    ) -> None: ...
+
+    def usage(self, tenant: str, account_id: str) -> list[UsagePoint]: ...
+
+    def annual_notice_due(self, tenant: str, account_id: str, year: int) -> bool: ...
+
+    def annual_notice_sent(self, tenant: str, account_id: str, year: int) -> None: ...
+
+
+class NoAddress(Exception):
+    """A notice whose recipient has no address on file yet (held and reported, not dropped)."""
+
+
+@dataclass
+class Planned:
+    requests: list[NoticeRequest] = field(default_factory=list)
+    bill: BillDocument | None = None
+
+
+def recipient_of(party: Party, role: str) -> Recipient:
+    """A billing Party as an addressee: the address split into lines, the ZIP found in it."""
+    lines = tuple(
+        part.strip() for part in re.split(r"[\n;]|,(?=\s*[A-Za-z ]+,?\s*WI\b)", party.address) if part.strip()
+    )
+    found = ZIP.findall(party.address)
+    return Recipient(
+        role=role,
+        name=party.name,
+        address_lines=lines or (party.address,),
+        zip=found[-1] if found else "",
+        email=party.email,
+        email_opt_in=party.email_opt_in,
+    )
+
+
+def trigger(event: Any) -> str:
+    return f"{type(event).__name__}#{event.business_key()}"
+
+
+def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) -> Planned:
+    """N-BILL to the bill recipient; the first Sullivan bill of a year carries SU-ANNUAL-NOTICE."""
+    recipient = recipient_of(event.recipient, "customer")
+    contacts.remember_account(event.tenant, event.account_id, recipient, event.parcel_id)
+    if event.owner is not None and event.parcel_id:
+        contacts.remember_owner(
+            event.tenant, event.parcel_id, recipient_of(event.owner, "owner"), event.account_id
+        )
+    volume = sum((_kgal(line.quantity) for line in event.lines if line.unit == "kgal"), Decimal(0)) * 1000
+    contacts.remember_usage(event.tenant, event.account_id, event.period_start, volume)
+    due = annual_notice is not None and contacts.annual_notice_due(
+        event.tenant, event.account_id, event.bill_date.year
+    )
+    notice = annual_notice if due else None
+    document = BillDocument(
+        tenant=event.tenant,
+        account_id=event.account_id,
+        bill_id=event.bill_number or event.bill_id,
+        period_start=event.period_start,
+        period_end=event.period_end,
+        bill_date=event.bill_date,
+        due_date=event.due_date,
+        customer_name=recipient.name,
+        service_address=event.parcel_id and f"Parcel {event.parcel_id}" or "",
+        mailing_lines=recipient.address_lines,
+        zip=recipient.zip,
+        lines=tuple(
+            BillLine(
+                rule_id=line.rule_id,
+                description=line.description,
+                quantity=_decimal_or_none(line.quantity),
+                unit=line.unit,
+                rate=_decimal_or_none(line.rate),
+                amount=line.amount,
+            )
+            for line in event.lines
+        ),
+        total=event.total,
+        previous_balance=event.previous_balance,
+        payments_since=event.payments_since,
+        amount_due=event.amount_due,
+        usage=tuple(contacts.usage(event.tenant, event.account_id)),
+        estimated=event.estimated,
+        annual_notice=notice,
+    )
+    return Planned([bill_notice(document, recipient, trigger(event))], document)
+
+
+def plan_overdue(event: BillOverdue, contacts: Contacts) -> Planned:
+    recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
+    notice_date = event.disconnection_eligible_on.fromordinal(
+        event.disconnection_eligible_on.toordinal() - 10
+    )
+    return Planned(
+        [
+            disconnection_notice(
+                tenant=event.tenant,
+                account_id=event.account_id,
+                recipient=recipient,
+                trigger=trigger(event),
+                service_address=_service_address(recipient),
+                bill_id=event.bill_id,
+                bill_date=event.bill_date,
+                due_date=event.due_date,
+                amount_due=event.amount_unpaid,
+                notice_date=notice_date,
+            )
+        ]
+    )
+
+
+def plan_delinquent(event: BillDelinquent, contacts: Contacts) -> Planned:
+    recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
+    return Planned(
+        [
+            delinquency_notice(
+                tenant=event.tenant,
+                account_id=event.account_id,
+                recipient=recipient,
+                trigger=trigger(event),
+                bill_id=event.bill_id,
+                bill_date=event.bill_date,
+                delinquent_on=event.delinquent_on,
+                principal=event.amount_delinquent,
+                penalty_so_far=event.penalty,
+            )
+        ]
+    )
+
+
+def plan_tax_roll(event: TaxRollNoticed) -> Planned:
+    owner = recipient_of(event.owner, "owner")
+    occupant = recipient_of(event.occupant, "occupant")
+    return Planned(
+        tax_roll_notices(
+            tenant=event.tenant,
+            account_id=event.account_id,
+            owner=owner,
+            occupant=occupant,
+            trigger=trigger(event),
+            parcel_id=event.parcel_id,
+            service_address=_service_address(occupant),
+            year=event.year,
+            noticed_on=event.noticed_on,
+            arrears=event.arrears,
+        )
+    )
+
+
+def plan_credit_revocation(event: CreditRevocationProposed, contacts: Contacts) -> Planned:
+    known = contacts.owner(event.tenant, event.parcel_id)
+    if known is None:
+        raise NoAddress(f"no owner address on file for parcel {event.parcel_id} of {event.tenant}")
+    owner, account_id = known
+    return Planned(
+        [
+            credit_revocation_notice(
+                tenant=event.tenant,
+                account_id=event.account_id or account_id,
+                recipient=owner,
+                trigger=trigger(event),
+                parcel_id=event.parcel_id,
+                credit_percent=Decimal(0),
+                noticed_on=event.notice_date,
+                effective_on=event.revocation_date,
+                reason=event.reason,
+            )
+        ]
+    )
+
+
+def plan_reconsideration_letter(event: ReconsiderationDecided, contacts: Contacts) -> Planned:
+    known = contacts.owner(event.tenant, event.parcel_id)
+    recipient = known[0] if known else _known(contacts.recipient(event.tenant, event.account_id), event)
+    outcome = {
+        "denied": "denied",
+        "no_change": "no change (the difference is not more than 10%)",
+        "changed": "changed",
+    }
+    return Planned(
+        [
+            delivery_notice(
+                rule=Rule.RECONSIDER,
+                tenant=event.tenant,
+                account_id=event.account_id,
+                recipient=recipient,
+                trigger=trigger(event),
+                subject=f"Decision on your reconsideration request {event.reconsideration_id}",
+                content={
+                    "parcel": event.parcel_id,
+                    "bill": event.bill_id,
+                    "decided on": event.decided_on.isoformat(),
+                    "decision": outcome[event.outcome],
+                    "reason": event.reason,
+                    "ERUs before": str(event.eru_before),
+                    "ERUs found": str(event.eru_found),
+                    "credit to your account": f"${event.refund_amount:.2f}",
+                    "appeal": f"You may appeal to the Village Board until {event.appeal_by.isoformat()} (PP-CWU-APPEAL).",
+                },
+            )
+        ]
+    )
+
+
+def _known(recipient: Recipient | None, event: Any) -> Recipient:
+    if recipient is None:
+        raise NoAddress(f"no address on file for account {event.account_id} of {event.tenant}")
+    return recipient
+
+
+def _service_address(recipient: Recipient) -> str:
+    return ", ".join(recipient.address_lines)
+
+
+def _kgal(quantity: str) -> Decimal:
+    value = _decimal_or_none(quantity)
+    return value if value is not None else Decimal(0)
+
+
+def _decimal_or_none(text: str) -> Decimal | None:
+    try:
+        return Decimal(text) if text not in ("", None) else None
+    except ArithmeticError:
+        return None

@@ -1,0 +1,230 @@
+"""Benchmark of a billing cycle of 10,000 accounts on the local runtime (moto server).
+
+    .venv/bin/python tests/benchmarks/bench_cycle.py [N]
+
+Sets up N Grafton accounts and their quarter's consumption (written straight to billing's
+table: setup, not timed), then times the cycle from the schedule's message to a drained
+stack: the fan-out, every chunk rated and issued, the outbox published to the bus. Beside
+it, in the same run, the same number of items of the same sizes written by plain
+BatchWriteItem calls to the same table (the raw-write bound), and the ratio of the two.
+
+Counts every AWS request the cycle made (botocore, in-process) and prices them at
+us-east-1 on-demand list prices (2025): Lambda $0.20 per 1M requests and $0.0000133334
+per GB-s (arm64; durations are the in-process times on this machine); DynamoDB on-demand
+$0.625 per 1M write request units and $0.125 per 1M read request units (1 WRU per 1 KB
+written, 1 RRU per 4 KB strongly consistent read); SQS $0.40 per 1M requests; EventBridge
+$1.00 per 1M events put. Targets (issue 12): under 60 s, within 3x of the raw writes, and at
+most $0.05 per 10,000 bills.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+for extra in (ROOT / "services", ROOT / "infra"):
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
+
+import botocore.client  # noqa: E402
+
+from common.dynamo import to_item  # noqa: E402
+from sewerbill.local import LocalRuntime  # noqa: E402
+
+PRICE = {
+    "lambda_request": 0.20 / 1e6,
+    "lambda_gb_s": 0.0000133334,
+    "wru": 0.625 / 1e6,
+    "rru": 0.125 / 1e6,
+    "sqs": 0.40 / 1e6,
+    "events": 1.00 / 1e6,
+}
+
+
+class Meter:
+    """Counts requests and request units of every botocore call made in this process."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+        self.wru = 0
+        self.rru = 0.0
+        self.items_written = 0
+        self.events_put = 0
+        self.on = False
+        self._orig = botocore.client.BaseClient._make_api_call
+
+    def install(self) -> None:
+        meter = self
+
+        def counted(client: Any, operation: str, params: dict[str, Any]) -> Any:
+            result = meter._orig(client, operation, params)
+            if meter.on:
+                meter.record(client.meta.service_model.service_name, operation, params, result)
+            return result
+
+        botocore.client.BaseClient._make_api_call = counted  # type: ignore[method-assign]
+
+    def record(self, service: str, op: str, params: dict[str, Any], result: Any) -> None:
+        self.calls[f"{service}:{op}"] += 1
+        if service == "dynamodb":
+            if op == "BatchWriteItem":
+                for reqs in params["RequestItems"].values():
+                    for r in reqs:
+                        item = r.get("PutRequest", {}).get("Item") or r.get("DeleteRequest", {}).get("Key")
+                        self.wru += max(1, math.ceil(len(json.dumps(item)) / 1024))
+                        self.items_written += 1
+            elif op in ("PutItem", "UpdateItem"):
+                self.wru += max(1, math.ceil(len(json.dumps(params.get("Item", params.get("Key")))) / 1024))
+                self.items_written += 1
+            elif op == "TransactWriteItems":
+                for a in params["TransactItems"]:
+                    body = next(iter(a.values()))
+                    self.wru += 2 * max(
+                        1, math.ceil(len(json.dumps(body.get("Item", body.get("Key")))) / 1024)
+                    )
+                    self.items_written += 1
+            elif op in ("Query", "Scan", "GetItem", "BatchGetItem"):
+                size = len(
+                    json.dumps(result.get("Items") or result.get("Item") or result.get("Responses") or {})
+                )
+                self.rru += max(1, math.ceil(size / 4096))
+        elif service == "events" and op == "PutEvents":
+            self.events_put += len(params["Entries"])
+
+
+def accounts_items(n: int) -> list[dict[str, Any]]:
+    items = []
+    for i in range(n):
+        aid = f"GR-{i:06d}"
+        items.append(
+            {
+                "pk": "ACCOUNTS#grafton-sewer",
+                "sk": aid,
+                "tenant": "grafton-sewer",
+                "account_id": aid,
+                "name": f"Customer {i}",
+                "service_address": f"{i} Main St",
+                "mailing_address": f"{i} Main St",
+                "zip": "53024",
+                "opened_on": "2026-01-01",
+                "account_class": "residential",
+                "meter_size": "5/8",
+                "dwelling_units": 1,
+                "parcel_id": f"GP-{i:06d}",
+            }
+        )
+        items.append(
+            {
+                "pk": "USAGE#grafton-sewer#2026-07-01#2026-10-01",
+                "sk": aid,
+                "tenant": "grafton-sewer",
+                "account_id": aid,
+                "volume_gal": str(8000 + (i * 37) % 40000),
+                "estimated": False,
+                "source_event_id": f"bench-{i}",
+            }
+        )
+    return items
+
+
+def batch_write(client: Any, table: str, items: list[dict[str, Any]]) -> None:
+    for start in range(0, len(items), 25):
+        pending = [{"PutRequest": {"Item": to_item(i)}} for i in items[start : start + 25]]
+        while pending:
+            resp = client.batch_write_item(RequestItems={table: pending})
+            pending = resp.get("UnprocessedItems", {}).get(table, [])
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
+    meter = Meter()
+    meter.install()
+    with LocalRuntime.start(
+        ROOT / "template.yaml",
+        start_time=datetime(2026, 9, 30, 12, tzinfo=UTC),
+        parameters={"TariffsDir": str(ROOT / "infra" / "tariffs")},
+    ) as rt:
+        ddb = rt.client("dynamodb")
+        table = rt.resource("BillingTable")
+        batch_write(ddb, table, accounts_items(n))
+        rt.drain()
+        before = len(rt.invocations)
+        sizes: list[int] = []
+        meter.on = True
+        began = time.perf_counter()
+        rt.send(
+            "BillingRunBillingCycleQueue",
+            {"tenant": "grafton-sewer", "scheduled_time": "2026-10-01T11:00:00Z"},
+            drain=True,
+        )
+        cycle_s = time.perf_counter() - began
+        meter.on = False
+        invocations = rt.invocations[before:]
+        bills = ddb.query(
+            TableName=table,
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": "BILLS#grafton-sewer"}},
+            Select="COUNT",
+        )
+        billed = bills["Count"]
+        while "LastEvaluatedKey" in bills:
+            bills = ddb.query(
+                TableName=table,
+                KeyConditionExpression="pk = :p",
+                ExpressionAttributeValues={":p": {"S": "BILLS#grafton-sewer"}},
+                Select="COUNT",
+                ExclusiveStartKey=bills["LastEvaluatedKey"],
+            )
+            billed += bills["Count"]
+        # The raw-write bound: the same number of items, of the bill's and entries' sizes.
+        sample = list(
+            rt.client("dynamodb").query(
+                TableName=table,
+                KeyConditionExpression="pk = :p",
+                ExpressionAttributeValues={":p": {"S": "LEDGER#grafton-sewer"}},
+                Limit=200,
+            )["Items"]
+        )
+        sizes = [len(json.dumps(i)) for i in sample] or [400]
+        pad = "x" * int(sum(sizes) / len(sizes))
+        raw_items = [
+            {"pk": f"RAW#{i % 50}", "sk": f"{i:08d}", "pad": pad} for i in range(meter.items_written)
+        ]
+        began = time.perf_counter()
+        batch_write(ddb, table, raw_items)
+        raw_s = time.perf_counter() - began
+
+    lambda_calls = len(invocations)
+    memory = {"BillingIssueBillsFunction": 1024}
+    gb_s = sum(i.duration_ms / 1000 * memory.get(i.function, 512) / 1024 for i in invocations)
+    sqs_requests = sum(v for k, v in meter.calls.items() if k.startswith("sqs:"))
+    # Each SQS-triggered invocation also costs the poller's receive and delete requests.
+    sqs_requests += 2 * sum(1 for i in invocations if i.trigger == "sqs")
+    cost = {
+        "lambda": lambda_calls * PRICE["lambda_request"] + gb_s * PRICE["lambda_gb_s"],
+        "dynamodb": meter.wru * PRICE["wru"] + meter.rru * PRICE["rru"],
+        "sqs": sqs_requests * PRICE["sqs"],
+        "eventbridge": meter.events_put * PRICE["events"],
+    }
+    total = sum(cost.values())
+    per_10k = total * 10_000 / max(billed, 1)
+    print(f"cycle of {n} accounts on moto server: {billed} bills issued")
+    print(f"  wall time                 {cycle_s:8.2f} s   (target < 60 s)")
+    print(f"  DynamoDB items written    {meter.items_written:8d}   ({meter.wru} WRU, {meter.rru:.0f} RRU)")
+    print(f"  raw BatchWriteItem, same items: {raw_s:8.2f} s   ({meter.items_written / raw_s:,.0f} items/s)")
+    print(f"  ratio cycle / raw writes  {cycle_s / raw_s:8.2f} x  (target within 3x)")
+    print(f"  Lambda invocations        {lambda_calls:8d}   ({gb_s:.1f} GB-s in-process)")
+    print(f"  requests: {dict(sorted(meter.calls.items()))}")
+    print("  AWS cost at on-demand list prices: " + ", ".join(f"{k} ${v:.4f}" for k, v in cost.items()))
+    print(f"  cost per 10,000 bills     ${per_10k:.4f}   (target <= $0.05)")
+
+
+if __name__ == "__main__":
+    main()

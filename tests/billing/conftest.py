@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+from billing.domain.bills import Bill, issue
+from billing.domain.ledger import Entry
+from billing.domain.rating import Account, ParcelCharge, RatingEngine, RatingInput
+from billing.domain.terms import Terms, terms_of
+from common.tariffs import TariffBook, default_tariffs_dir
+
+
+@pytest.fixture(scope="session")
+def book() -> TariffBook:
+    return TariffBook.load(default_tariffs_dir())
+
+
+@pytest.fixture(scope="session")
+def engine(book: TariffBook) -> RatingEngine:
+    return RatingEngine(book)
+
+
+@pytest.fixture
+def terms(book: TariffBook) -> Callable[[str, date], Terms]:
+    return lambda tenant, on: terms_of(book.in_force(tenant, on))
+
+
+@pytest.fixture
+def grafton_bill(engine: RatingEngine, book: TariffBook) -> Callable[..., Bill]:
+    """A Grafton bill for the quarter [start, start+3 months) issued on ``bill_date``."""
+
+    def make(
+        start: date, end: date, bill_date: date, gallons: int, account_id: str = "GR-1", history: Any = ()
+    ) -> Bill:
+        rated = engine.rate(
+            RatingInput(
+                "grafton-sewer",
+                start,
+                end,
+                account=Account("residential", meter_size="5/8"),
+                water_gallons=Decimal(gallons),
+            )
+        )
+        return issue(
+            rated,
+            account_id=account_id,
+            bill_date=bill_date,
+            due_days=terms_of(book.in_force("grafton-sewer", start)).due_days,
+            history=history,
+            last_bill_date=None,
+        )
+
+    return make
+
+
+@pytest.fixture
+def stormwater_bill(engine: RatingEngine, book: TariffBook) -> Callable[..., Bill]:
+    def make(start: date, end: date, bill_date: date, eru: str = "1.00", account_id: str = "PPW-1") -> Bill:
+        rated = engine.rate(
+            RatingInput(
+                "pleasant-prairie-stormwater",
+                start,
+                end,
+                parcel=ParcelCharge(use="residential", eru=Decimal(eru)),
+            )
+        )
+        return issue(
+            rated, account_id=account_id, bill_date=bill_date, due_days=20, history=(), last_bill_date=None
+        )
+
+    return make
+
+
+def payment(account_id: str, ref: str, paid_on: date, amount: str, tenant: str = "grafton-sewer") -> Entry:
+    return Entry(
+        entry_id=f"PAY-{ref}",
+        tenant=tenant,
+        account_id=account_id,
+        posted_on=paid_on,
+        kind="payment",
+        amount=-Decimal(amount),
+        fund="om",
+        reference=ref,
+    )

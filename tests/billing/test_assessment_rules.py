@@ -1,0 +1,211 @@
+"""The daily assessment as the ordinances read (RULES.md GR-LATE, GR-OVERDUE, SU-LATE,
+PP-CWU-DELINQUENT, PP-CWU-PENALTY, X-TAXROLL), exact to the cent and the day (pure)."""
+
+from __future__ import annotations
+
+from datetime import date, timedelta
+from decimal import Decimal
+
+from billing.domain.assessment import Outcome, assess_account
+from billing.domain.bills import Bill
+from billing.domain.ledger import Entry, balance
+from billing.domain.terms import Terms
+from conftest import payment
+
+Q2 = (date(2026, 4, 1), date(2026, 7, 1))
+
+
+def run(
+    bill: Bill | list[Bill], ledger: list[Entry], terms: Terms, today: date, marks: list[str] | None = None
+) -> Outcome:
+    bills = bill if isinstance(bill, list) else [bill]
+    return assess_account(
+        bills=bills, entries=ledger, marks=marks or [], notices=[], terms=terms, today=today
+    )
+
+
+def days_until(start: date, end: date, ledger: list[Entry], bills: list[Bill], terms: Terms) -> list[str]:
+    """Run the assessment every day from start to end, keeping what it adds; return marks."""
+    marks: list[str] = []
+    day = start
+    while day <= end:
+        out = assess_account(bills=bills, entries=ledger, marks=marks, notices=[], terms=terms, today=day)
+        ledger.extend(out.entries)
+        marks.extend(out.marks)
+        day += timedelta(days=1)
+    return marks
+
+
+def test_grafton_bill_unpaid_on_day_21_gets_exactly_one_3_percent_late_charge(grafton_bill, terms) -> None:
+    # 5/8" service 45.00 + 23 kgal x 6.50 = 149.50 -> 194.50; 3% = 5.835 -> 5.84 (half-up).
+    bill = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=23000)
+    assert bill.total == Decimal("194.50")
+    ledger = bill.entries()
+    gr = terms("grafton-sewer", date(2026, 7, 1))
+    assert run(bill, ledger, gr, date(2026, 7, 21)).entries == []  # day 20: not yet
+    days_until(date(2026, 7, 1), date(2026, 9, 30), ledger, [bill], gr)
+    late = [e for e in ledger if e.kind == "late_charge"]
+    assert [(e.rule_id, e.amount, e.posted_on) for e in late] == [
+        ("GR-LATE", Decimal("5.84"), date(2026, 7, 22))
+    ]
+    assert late[0].fund == "om" and late[0].bill_id == bill.bill_id
+
+
+def test_grafton_partial_payment_before_day_20_leaves_the_charge_on_the_rest_only(
+    grafton_bill, terms
+) -> None:
+    bill = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=23000)
+    gr = terms("grafton-sewer", date(2026, 7, 1))
+    # 194.50 - 150.00 paid on day 19 = 44.50 unpaid; 3% = 1.335 -> 1.34.
+    ledger = bill.entries() + [payment("GR-1", "P1", date(2026, 7, 20), "150.00")]
+    out = run(bill, ledger, gr, date(2026, 7, 22))
+    assert [e.amount for e in out.entries] == [Decimal("1.34")]
+
+
+def test_grafton_small_unpaid_rest_pays_the_50_cent_minimum(grafton_bill, terms) -> None:
+    bill = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=0)  # 45.00
+    gr = terms("grafton-sewer", date(2026, 7, 1))
+    # 45.00 - 40.00 = 5.00 unpaid; 3% = 0.15, below the 0.50 minimum.
+    ledger = bill.entries() + [payment("GR-1", "P1", date(2026, 7, 10), "40.00")]
+    assert [e.amount for e in run(bill, ledger, gr, date(2026, 7, 22)).entries] == [Decimal("0.50")]
+
+
+def test_grafton_payment_dated_day_20_counts_and_day_21_does_not_across_2028_02_29(
+    grafton_bill, terms
+) -> None:
+    # Issued 2028-02-09 (a held account billed late): day 20 is the leap day, day 21 March 1.
+    bill = grafton_bill(date(2027, 10, 1), date(2028, 1, 1), bill_date=date(2028, 2, 9), gallons=0)
+    gr = terms("grafton-sewer", date(2027, 10, 1))
+    on_time = bill.entries() + [payment("GR-1", "P1", date(2028, 2, 29), "45.00")]
+    assert run(bill, on_time, gr, date(2028, 3, 1)).entries == []
+    late = bill.entries() + [payment("GR-1", "P1", date(2028, 3, 1), "45.00")]
+    # 45.00 x 3% = 1.35, on March 1 2028.
+    assert [(e.amount, e.posted_on) for e in run(bill, late, gr, date(2028, 3, 1)).entries] == [
+        (Decimal("1.35"), date(2028, 3, 1))
+    ]
+
+
+def test_grafton_overdue_notice_on_day_21_and_disconnection_eligible_10_days_later(
+    grafton_bill, terms
+) -> None:
+    bill = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=0)
+    out = run(bill, bill.entries(), terms("grafton-sewer", date(2026, 7, 1)), date(2026, 7, 25))
+    assert [(o.overdue_on, o.amount_unpaid, o.disconnection_eligible_on) for o in out.overdue] == [
+        (date(2026, 7, 22), Decimal("45.00"), date(2026, 8, 1))
+    ]
+    again = run(
+        bill,
+        bill.entries() + out.entries,
+        terms("grafton-sewer", date(2026, 7, 1)),
+        date(2026, 7, 26),
+        out.marks,
+    )
+    assert not again and again.overdue == []
+
+
+def test_assessing_twice_on_one_day_changes_nothing_and_a_skipped_day_is_caught_up(
+    grafton_bill, terms
+) -> None:
+    bill = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=23000)
+    gr = terms("grafton-sewer", date(2026, 7, 1))
+    ledger = bill.entries()
+    # The runs of days 21-29 were skipped; the run of day 30 assesses day 21's charge,
+    # with the payments dated up to day 20 (a payment dated day 25 does not count).
+    ledger.append(payment("GR-1", "P1", date(2026, 7, 26), "100.00"))
+    first = run(bill, ledger, gr, date(2026, 7, 31))
+    assert [(e.amount, e.posted_on) for e in first.entries] == [(Decimal("5.84"), date(2026, 7, 22))]
+    ledger += first.entries
+    assert not run(bill, ledger, gr, date(2026, 7, 31), first.marks)
+
+
+def test_pp_stormwater_bill_unpaid_95_days_after_its_date_carries_3_percent(stormwater_bill, terms) -> None:
+    # 2.00 base + 3.00 ERU x 6.00 = 20.00, billed 2026-10-01. Delinquent on day 30
+    # (2026-10-31): 1% = 0.20; anniversaries from the 31st: 2026-11-30, 2026-12-31 (X-MONTHS).
+    bill = stormwater_bill(date(2026, 9, 1), date(2026, 10, 1), bill_date=date(2026, 10, 1), eru="3.00")
+    assert bill.total == Decimal("20.00")
+    ledger = bill.entries()
+    pp = terms("pleasant-prairie-stormwater", date(2026, 9, 1))
+    day_95 = date(2026, 10, 1) + timedelta(days=95)  # 2027-01-04
+    marks = days_until(date(2026, 10, 1), day_95, ledger, [bill], pp)
+    penalties = [(e.posted_on, e.amount, e.rule_id) for e in ledger if e.kind == "penalty"]
+    assert penalties == [
+        (date(2026, 10, 31), Decimal("0.20"), "PP-CWU-PENALTY"),
+        (date(2026, 11, 30), Decimal("0.20"), "PP-CWU-PENALTY"),
+        (date(2026, 12, 31), Decimal("0.20"), "PP-CWU-PENALTY"),
+    ]
+    assert sum(p[1] for p in penalties) == Decimal("0.60")  # 3% of 20.00
+    assert balance(ledger) == Decimal("20.60")
+    assert marks == []
+
+
+def test_pp_stormwater_delinquency_is_announced_once_and_a_payment_on_day_30_avoids_it(
+    stormwater_bill, terms
+) -> None:
+    bill = stormwater_bill(date(2026, 9, 1), date(2026, 10, 1), bill_date=date(2026, 10, 1))
+    pp = terms("pleasant-prairie-stormwater", date(2026, 9, 1))
+    out = run(bill, bill.entries(), pp, date(2026, 11, 1))
+    assert [(d.delinquent_on, d.amount_delinquent, d.penalty) for d in out.delinquent] == [
+        (date(2026, 10, 31), Decimal("8.00"), Decimal("0.08"))
+    ]
+    paid = bill.entries() + [payment("PPW-1", "P", date(2026, 10, 31), "8.00", "pleasant-prairie-stormwater")]
+    assert not run(bill, paid, pp, date(2026, 11, 1))
+
+
+def test_sullivan_late_charge_is_1_percent_a_month_on_the_unpaid_bill(engine, book, terms) -> None:
+    from billing.domain.bills import issue
+    from billing.domain.rating import Account, RatingInput
+
+    rated = engine.rate(
+        RatingInput(
+            "sullivan-sewer",
+            date(2026, 1, 1),
+            date(2026, 4, 1),
+            account=Account("residential"),
+            water_gallons=Decimal(20000),
+            total_recs=Decimal(1200),
+        )
+    )
+    bill = issue(
+        rated, account_id="SU-1", bill_date=date(2026, 4, 1), due_days=20, history=(), last_bill_date=None
+    )
+    su = terms("sullivan-sewer", date(2026, 1, 1))
+    ledger = bill.entries()
+    days_until(date(2026, 4, 1), date(2026, 6, 30), ledger, [bill], su)
+    late = [(e.posted_on, e.amount) for e in ledger if e.kind == "late_charge"]
+    # 20 kgal x 7.25 = 145.00 + one REC x 180,000 / 1,200 / 4 = 37.50 -> 182.50;
+    # 1% = 1.825 -> 1.83 (half-up).
+    assert bill.total == Decimal("182.50")
+    one = Decimal("1.83")
+    # Day 21 (2026-04-22) and its monthly anniversaries while unpaid.
+    assert late == [(date(2026, 4, 22), one), (date(2026, 5, 22), one), (date(2026, 6, 22), one)]
+    assert all(e.rule_id == "SU-LATE" for e in ledger if e.kind == "late_charge")
+
+
+def test_tax_roll_timeline_notice_penalty_and_certification(grafton_bill, terms) -> None:
+    gr = terms("grafton-sewer", date(2026, 7, 1))
+    q2 = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=23000)  # 194.50, due 07-01
+    q3 = grafton_bill(date(2026, 7, 1), date(2026, 10, 1), bill_date=date(2026, 10, 1), gallons=23000)
+    ledger = q2.entries() + q3.entries()
+    notices = []
+    marks: list[str] = []
+    day = date(2026, 7, 1)
+    while day <= date(2026, 11, 30):
+        if day == date(2026, 11, 1):
+            ledger.append(payment("GR-1", "NOV1", day, "100.00"))  # dated Nov 1: counts
+        out = assess_account(
+            bills=[q2, q3], entries=ledger, marks=marks, notices=notices, terms=gr, today=day
+        )
+        ledger += out.entries
+        marks += out.marks
+        notices += out.notices
+        day += timedelta(days=1)
+    # Noticed Oct 15: Q2 194.50 + its late charge 5.84 + Q3 194.50 (service before Oct 1,
+    # due Oct 1) = 394.84. Q3's late charge (Oct 22) is after the notice: it stays.
+    assert [(n.noticed_on, n.arrears) for n in notices] == [(date(2026, 10, 15), Decimal("394.84"))]
+    penalty = [e for e in ledger if e.rule_id == "GR-TAXROLL" and e.kind == "penalty"]
+    # 394.84 - 100.00 (paid Nov 1, to the noticed arrears first) = 294.84; 10% = 29.484 -> 29.48.
+    assert [(e.posted_on, e.amount) for e in penalty] == [(date(2026, 11, 2), Decimal("29.48"))]
+    roll = [e for e in ledger if e.kind == "tax_roll"]
+    assert [(e.posted_on, e.amount) for e in roll] == [(date(2026, 11, 16), Decimal("-324.32"))]
+    # What stays on the account: Q3's late charge of Oct 22 (3% of 194.50 = 5.84).
+    assert balance(ledger) == Decimal("5.84")

@@ -1,0 +1,291 @@
+"""Billing's handlers on moto (in-process): accounts, cycles that issue bills exactly once,
+payments from lockbox files and the API, the daily assessment, producer fixtures."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from handler_support import (
+    FIXTURES,
+    Stack,
+    eventbridge_body,
+    fixture_text,
+    lambda_context,
+    rejections,
+    sqs_event,
+)
+
+from billing.handlers import (
+    issue_bills,
+    on_consumption_determined,
+    on_file_uploaded,
+    on_producer_event,
+    run_billing_cycle,
+    run_daily_assessment,
+)
+from metering.events import ConsumptionDetermined
+
+HEADER = "tenant,account_id,name,service_address,mailing_address,zip,opened_on,class,meter_size,parcel_id,owner_name"
+ACCOUNTS = (
+    HEADER + "\n"
+    "grafton-sewer,GR-1,Ann,1 Main St,1 Main St,53024,2026-01-01,residential,5/8,GP-1,Ann\n"
+    "grafton-sewer,GR-2,Bob,2 Main St,2 Main St,53024,2026-01-01,residential,5/8,GP-2,Bob\n"
+    "grafton-sewer,GR-3,Cy,3 Main St,3 Main St,53024,2026-01-01,residential,5/8,GP-3,Cy\n"
+    "grafton-sewer,GR-4,Di,4 Main St,4 Main St,53024,2026-01-01,commercial,5/8,GP-4,Di\n"
+    "grafton-sewer,GR-5,Ed,5 Main St,5 Main St,53024,2027-02-01,residential,5/8,GP-5,Ed\n"
+)
+
+
+@pytest.fixture
+def flow(billing: Stack, monkeypatch: pytest.MonkeyPatch) -> Stack:
+    url = billing.sqs.create_queue(QueueName="sewerbill-local-billing-issue-bills")["QueueUrl"]
+    monkeypatch.setenv("ISSUE_BILLS_QUEUE_URL", url)
+    billing.issue_queue_url = url  # type: ignore[attr-defined]
+    return billing
+
+
+def upload(stack: Stack, key: str, text: str) -> dict[str, Any]:
+    return on_file_uploaded.lambda_handler(
+        sqs_event(json.dumps(stack.put_upload(key, text.encode()))), lambda_context()
+    )
+
+
+def consume(
+    stack: Stack, account: str, gallons: int, start: date = date(2026, 7, 1), end: date = date(2026, 10, 1)
+) -> None:
+    event = ConsumptionDetermined(
+        occurred_at=datetime(2026, 10, 1, tzinfo=UTC),
+        tenant="grafton-sewer",
+        account_id=account,
+        period_start=start,
+        period_end=end,
+        volume_gal=gallons,
+        source_file="reads/q.csv",
+    )
+    on_consumption_determined.lambda_handler(sqs_event(eventbridge_body(event)), lambda_context())
+
+
+def run_cycle(stack: Stack, at: str = "2026-10-01T11:00:00Z") -> int:
+    """The cycle schedule, then every chunk message it sent (as the queue would deliver)."""
+    run_billing_cycle.lambda_handler(
+        sqs_event(json.dumps({"tenant": "grafton-sewer", "scheduled_time": at})), lambda_context()
+    )
+    sent = 0
+    while True:
+        msgs = stack.sqs.receive_message(QueueUrl=stack.issue_queue_url, MaxNumberOfMessages=10).get(
+            "Messages", []
+        )  # type: ignore[attr-defined]
+        if not msgs:
+            return sent
+        for m in msgs:
+            issue_bills.lambda_handler(sqs_event(m["Body"]), lambda_context())
+            stack.sqs.delete_message(QueueUrl=stack.issue_queue_url, ReceiptHandle=m["ReceiptHandle"])  # type: ignore[attr-defined]
+            sent += 1
+
+
+def of(stack: Stack, prefix: str) -> list[dict[str, Any]]:
+    return [i for i in stack.items("billing") if i["pk"].startswith(prefix)]
+
+
+def test_accounts_file_keeps_good_lines_as_history_and_reports_bad_ones(flow: Stack) -> None:
+    assert upload(flow, "accounts/2026.csv", ACCOUNTS) == {"batchItemFailures": []}
+    current = of(flow, "ACCOUNTS#grafton-sewer")
+    # GR-4's class is not residential/nonresidential: that line is rejected, the rest kept.
+    assert sorted(i["sk"] for i in current) == ["GR-1", "GR-2", "GR-3", "GR-5"]
+    # An owner change is a new version; the same file again changes nothing.
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    upload(
+        flow,
+        "accounts/owner.csv",
+        HEADER + "\ngrafton-sewer,GR-1,Ann,1 Main St,1 Main St,53024,2026-01-01,residential,5/8,GP-1,Zed\n",
+    )
+    history = of(flow, "ACCOUNT-HISTORY#grafton-sewer#GR-1")
+    assert sorted(h["owner_name"] for h in history) == ["Ann", "Zed"]
+
+
+def test_an_accounts_file_with_an_unknown_column_is_rejected_whole(flow: Stack) -> None:
+    upload(
+        flow,
+        "accounts/bad.csv",
+        HEADER + ",colour\ngrafton-sewer,GR-9,A,1,1,1,2026-01-01,residential,5/8,P,A,red\n",
+    )
+    assert of(flow, "ACCOUNTS#") == []
+    [rejected] = rejections(flow)
+    assert "colour" in rejected["detail"]["reason"]
+
+
+def test_a_cycle_issues_one_bill_per_account_and_holds_those_missing_consumption(flow: Stack) -> None:
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    consume(flow, "GR-1", 23000)
+    consume(flow, "GR-2", 0)
+    assert run_cycle(flow) == 1  # 3 accounts open in the quarter: one chunk message
+    bills = {i["account_id"]: i for i in of(flow, "BILLS#grafton-sewer")}
+    assert sorted(bills) == ["GR-1", "GR-2"]
+    # 45.00 + 23 kgal x 6.50 = 194.50; due the first of the month after the quarter (GR-BILLING).
+    assert (bills["GR-1"]["total"], bills["GR-1"]["due_date"], bills["GR-1"]["bill_date"]) == (
+        "194.50",
+        "2026-10-01",
+        "2026-10-01",
+    )
+    [held] = of(flow, "HELD#grafton-sewer")
+    assert (held["sk"], held["reason"]) == ("GR-3#2026-07-01", "no consumption determined for the period")
+    # GR-5 opens in 2027: its first period is later; never billed for this quarter.
+    ledger = of(flow, "LEDGER#grafton-sewer")
+    assert sum(Decimal(e["amount"]) for e in ledger) == Decimal("194.50") + Decimal("45.00")
+    # One entry per line and fund (GR-FUNDS: 12% replacement): GR-SVC 45.00 -> 5.40 + 39.60.
+    assert {(e["rule_id"], e["fund"], e["amount"]) for e in ledger if e["account_id"] == "GR-2"} == {
+        ("GR-SVC", "replacement", "5.40"),
+        ("GR-SVC", "om", "39.60"),
+    }
+    issued = [o for o in flow.outbox("billing") if o["detail_type"] == "BillIssued"]
+    assert len(issued) == 2
+    # The cycle run again changes nothing (exactly once per account and period).
+    before = flow.items("billing")
+    run_cycle(flow)
+    kept = ("BILLS#", "LEDGER#", "OUTBOX#")
+    assert [i for i in flow.items("billing") if i["pk"].startswith(kept)] == [
+        i for i in before if i["pk"].startswith(kept)
+    ]
+
+
+def test_a_held_account_is_billed_by_a_later_run_once_its_data_arrives(flow: Stack) -> None:
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    consume(flow, "GR-1", 0)
+    consume(flow, "GR-2", 0)
+    run_cycle(flow)
+    consume(flow, "GR-3", 10000)  # the late read for Q3
+    for account in ("GR-1", "GR-2", "GR-3"):
+        consume(flow, account, 0, date(2026, 10, 1), date(2027, 1, 1))
+    run_cycle(flow, "2027-01-01T12:00:00Z")
+    periods = sorted(
+        (i["account_id"], i["period_start"], i["bill_date"]) for i in of(flow, "BILLS#grafton-sewer")
+    )
+    assert ("GR-3", "2026-07-01", "2027-01-01") in periods  # Q3, billed on the next run
+    assert len(periods) == 6
+    assert of(flow, "HELD#") == []
+
+
+def test_a_crash_mid_cycle_then_a_rerun_gives_one_bill_per_account(
+    flow: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import billing.usecases as usecases
+    from billing.adapters.repository import BillingRepo
+
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    for account in ("GR-1", "GR-2", "GR-3"):
+        consume(flow, account, 1000)
+    monkeypatch.setattr(usecases, "WRITE_STEP", 1)
+    real_write = BillingRepo.write_issued
+    calls = {"n": 0}
+
+    def crashing(self: BillingRepo, *args: Any, **kwargs: Any) -> int:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("injected crash after the first bill")
+        return real_write(self, *args, **kwargs)
+
+    monkeypatch.setattr(BillingRepo, "write_issued", crashing)
+    run_cycle(flow)  # the chunk fails: reported as a batch item failure (SQS would retry)
+    assert len(of(flow, "BILLS#")) == 1
+    monkeypatch.setattr(BillingRepo, "write_issued", real_write)
+    run_cycle(flow)  # the rerun
+    bills = of(flow, "BILLS#grafton-sewer")
+    assert sorted(b["account_id"] for b in bills) == ["GR-1", "GR-2", "GR-3"]
+    charges = [e for e in of(flow, "LEDGER#") if e["kind"] == "charge"]
+    # 3 bills x (GR-SVC + GR-VOL) x 2 funds, each once.
+    assert len(charges) == 12 and len({e["entry_id"] for e in charges}) == 12
+    assert len([o for o in flow.outbox("billing") if o["detail_type"] == "BillIssued"]) == 3
+
+
+def lockbox(rows: str) -> str:
+    return "tenant,account_id,reference,paid_on,amount\n" + rows
+
+
+def test_a_lockbox_file_posted_twice_posts_once_and_unknown_accounts_go_to_suspense(flow: Stack) -> None:
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    rows = lockbox(
+        "grafton-sewer,GR-1,CHK-1,2026-10-05,100.00\n"
+        "grafton-sewer,NOPE-9,CHK-2,2026-10-05,20.00\n"
+        "grafton-sewer,GR-1,CHK-3,2026-10-05,abc\n"
+    )
+    upload(flow, "payments/2026-10-05.csv", rows)
+    upload(flow, "payments/2026-10-05-again.csv", rows)
+    payments = [e for e in of(flow, "LEDGER#") if e["kind"] == "payment"]
+    assert sorted((e["account_id"], e["amount"]) for e in payments) == [
+        ("GR-1", "-100.00"),
+        ("SUSPENSE-NOPE-9", "-20.00"),
+    ]
+    # A returned check: a negative amount with a new reference reverses it.
+    upload(flow, "payments/returned.csv", lockbox("grafton-sewer,GR-1,RET-1,2026-10-09,-100.00\n"))
+    gr1 = [Decimal(e["amount"]) for e in of(flow, "LEDGER#grafton-sewer") if e["account_id"] == "GR-1"]
+    assert sum(gr1) == 0
+    # The same reference with another amount is refused, never posted.
+    upload(flow, "payments/conflict.csv", lockbox("grafton-sewer,GR-1,CHK-1,2026-10-05,90.00\n"))
+    assert len([e for e in of(flow, "LEDGER#") if e["kind"] == "payment"]) == 3
+    assert len([o for o in flow.outbox("billing") if o["detail_type"] == "PaymentApplied"]) == 3
+
+
+def assess(at: str) -> None:
+    run_daily_assessment.lambda_handler(sqs_event(json.dumps({"scheduled_time": at})), lambda_context())
+
+
+def test_the_daily_assessment_charges_grafton_late_once_and_announces_overdue(flow: Stack) -> None:
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    consume(flow, "GR-1", 23000)
+    run_cycle(flow)
+    # Part paid on day 19: 194.50 - 150.00 = 44.50 unpaid; 3% = 1.335 -> 1.34 on day 21.
+    upload(flow, "payments/p.csv", lockbox("grafton-sewer,GR-1,CHK-1,2026-10-20,150.00\n"))
+    assess("2026-10-21T12:00:00Z")  # day 20: nothing yet
+    assert [e for e in of(flow, "LEDGER#") if e["kind"] == "late_charge"] == []
+    assess("2026-10-22T12:00:00Z")
+    assess("2026-10-22T12:00:00Z")  # twice on one day: nothing more
+    assess("2026-11-30T12:00:00Z")
+    late = [e for e in of(flow, "LEDGER#") if e["kind"] == "late_charge"]
+    assert [(e["amount"], e["posted_on"], e["rule_id"], e["fund"]) for e in late] == [
+        ("1.34", "2026-10-22", "GR-LATE", "om")
+    ]
+    overdue = [json.loads(o["detail"]) for o in flow.outbox("billing") if o["detail_type"] == "BillOverdue"]
+    assert [(o["amount_unpaid"], o["disconnection_eligible_on"]) for o in overdue] == [
+        ("44.50", "2026-11-01")
+    ]
+
+
+PRODUCER_FIXTURES = [
+    "StrengthClassified",
+    "StrengthCategoryChanged",
+    "SamplingCostCharged",
+    "ERUDetermined",
+    "CreditChanged",
+    "FeeCharged",
+    "RefundGranted",
+]
+
+
+@pytest.mark.parametrize("name", PRODUCER_FIXTURES)
+def test_every_producer_fixture_is_kept_by_billings_consumer_once(flow: Stack, name: str) -> None:
+    body = fixture_text(f"{name}.json")
+    assert on_producer_event.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+    rejected = [e for e in flow.captured() if e["detail-type"] == "MessageRejected"]
+    detail = json.loads(body)["detail"]
+    if name == "FeeCharged" and not detail.get("account_id"):
+        assert rejected  # a fee that names no account cannot be billed: rejected, with the reason
+        return
+    assert rejected == []
+    kept = flow.state("billing")
+    assert kept and json.dumps(kept, default=str).count(detail["event_id"]) >= 1  # records its source event
+    on_producer_event.lambda_handler(sqs_event(body), lambda_context())
+    assert flow.state("billing") == kept or all(
+        a["pk"] == b["pk"] for a, b in zip(flow.state("billing"), kept, strict=True)
+    )
+
+
+def test_the_metering_fixture_is_kept_by_billings_consumer(flow: Stack) -> None:
+    body = fixture_text("ConsumptionDetermined.json")
+    on_consumption_determined.lambda_handler(sqs_event(body), lambda_context())
+    [usage] = of(flow, "USAGE#")
+    assert usage["source_event_id"] == json.loads(body)["detail"]["event_id"]
+    assert FIXTURES.exists()

@@ -1,0 +1,123 @@
+"""Staff read routes (CONTRACTS.md), the staff account route and API payments on moto."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from handler_support import Stack, authorized_http_event, lambda_context
+from test_billing_flow import ACCOUNTS, consume, flow, run_cycle, upload  # noqa: F401
+
+from billing.handlers import api
+
+STAFF = {"sub": "clerk", "role": "staff", "tenants": "[grafton-sewer]"}
+
+
+def call(
+    method: str, path: str, claims: dict[str, str] = STAFF, body: Any = None, **kw: Any
+) -> tuple[int, Any]:
+    event = authorized_http_event(method, path, claims, body=None if body is None else json.dumps(body), **kw)
+    response = api.lambda_handler(event, lambda_context())
+    text = response["body"]
+    return response["statusCode"], json.loads(text) if text.startswith(("{", "[")) else text
+
+
+@pytest.fixture
+def billed(flow: Stack) -> Stack:  # noqa: F811
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    consume(flow, "GR-1", 23000)
+    run_cycle(flow)
+    return flow
+
+
+def test_bills_route_lists_bills_oldest_first_with_lines_and_amount_due(billed: Stack) -> None:
+    status, body = call("GET", "/staff/grafton-sewer/accounts/GR-1/bills")
+    assert status == 200
+    [bill] = body["bills"]
+    assert bill["period"] == {"start": "2026-07-01", "end": "2026-10-01"}
+    assert [(ln["rule_id"], ln["amount"]) for ln in bill["lines"]] == [
+        ("GR-SVC", "45.00"),
+        ("GR-VOL", "149.50"),
+    ]
+    assert (bill["total"], bill["amount_due"], bill["due_date"]) == ("194.50", "194.50", "2026-10-01")
+    assert body["next_cursor"] is None
+
+
+def test_ledger_route_has_one_entry_per_line_and_fund_and_the_derived_balance(billed: Stack) -> None:
+    status, body = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger", query={"limit": "3"})
+    assert status == 200 and len(body["entries"]) == 3 and body["next_cursor"] == "3"
+    _, rest = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger", query={"limit": "3", "cursor": "3"})
+    entries = body["entries"] + rest["entries"]
+    assert rest["next_cursor"] is None
+    # GR-SVC 45.00 -> 5.40 replacement + 39.60 O&M; GR-VOL 149.50 -> 17.94 + 131.56 (12%).
+    assert sorted((e["rule_id"], e["fund"], e["amount"]) for e in entries) == [
+        ("GR-SVC", "om", "39.60"),
+        ("GR-SVC", "replacement", "5.40"),
+        ("GR-VOL", "om", "131.56"),
+        ("GR-VOL", "replacement", "17.94"),
+    ]
+    assert body["balance"] == "194.50"
+
+
+def test_staff_routes_need_a_staff_token_of_the_tenant(billed: Stack) -> None:
+    other = {"sub": "x", "role": "staff", "tenants": "[sullivan-sewer]"}
+    assert call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger", other)[0] == 403
+    customer = {"sub": "c", "role": "customer", "tenants": "[grafton-sewer]", "accounts": "[GR-2]"}
+    assert call("GET", "/staff/grafton-sewer/accounts/GR-1/bills", customer)[0] == 403
+    assert call("GET", "/staff/grafton-sewer/tax-roll/2026")[0] == 404  # before the year's notice
+
+
+def test_an_api_payment_is_idempotent_by_key_and_a_reused_key_with_another_body_is_refused(
+    billed: Stack,
+) -> None:
+    body = {"tenant": "grafton-sewer", "account_id": "GR-1", "amount": "50.00", "paid_on": "2026-10-05"}
+    headers = {"idempotency-key": "pay-0001-abcd"}
+    first = call("POST", "/payments", body=body, headers=headers)
+    again = call("POST", "/payments", body=body, headers=headers)
+    assert first[0] == again[0] == 200
+    assert (first[1]["replayed"], again[1]["replayed"]) == (False, True)
+    assert call("POST", "/payments", body={**body, "amount": "60.00"}, headers=headers)[0] == 409
+    _, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
+    assert [e["amount"] for e in ledger["entries"] if e["kind"] == "payment"] == ["-50.00"]
+    assert ledger["balance"] == "144.50"
+
+
+def test_staff_can_change_an_account_and_read_its_history(billed: Stack) -> None:
+    change = {
+        "name": "Ann",
+        "service_address": "1 Main St",
+        "mailing_address": "1 Main St",
+        "zip": "53024",
+        "opened_on": "2026-01-01",
+        "class": "residential",
+        "meter_size": "5/8",
+        "owner_name": "New Owner",
+    }
+    assert call("PUT", "/staff/grafton-sewer/accounts/GR-1", body=change)[0] == 200
+    status, body = call("GET", "/staff/grafton-sewer/accounts/GR-1")
+    assert status == 200 and body["account"]["owner_name"] == "New Owner"
+    assert len(body["history"]) == 2
+    # The owner change leaves the arrears on the account (GR-TAXROLL): the balance is unchanged.
+    assert call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")[1]["balance"] == "194.50"
+    bad = call("PUT", "/staff/grafton-sewer/accounts/GR-1", body={**change, "class": "big"})
+    assert bad[0] == 400 and bad[1]["error"]["message"].startswith("class:")
+
+
+def test_cycle_summary_dry_run_and_reports(billed: Stack) -> None:
+    status, summary = call("GET", "/staff/grafton-sewer/cycles/2026-07-01")
+    assert status == 200 and summary["bills"] == 1
+    assert summary["held"] == [
+        {"account_id": "GR-2", "reason": "no consumption determined for the period"},
+        {"account_id": "GR-3", "reason": "no consumption determined for the period"},
+    ]
+    before = billed.items("billing")
+    status, dry = call("POST", "/staff/grafton-sewer/cycles/2026-10-01/dry-run")
+    assert status == 200 and dry["dry_run"] is True and billed.items("billing") == before
+    status, csv_text = call(
+        "GET", "/staff/grafton-sewer/reports/revenue", query={"start": "2026-01-01", "format": "csv"}
+    )
+    assert status == 200 and csv_text.splitlines()[0] == "tenant,class,fund,kind,amount"
+    assert "grafton-sewer,residential,replacement,charge,23.34" in csv_text  # 5.40 + 17.94
+    _, aging = call("GET", "/staff/grafton-sewer/reports/aging")
+    assert aging["rows"][0]["account_id"] == "GR-1"

@@ -1,0 +1,180 @@
+"""notices' queue consumer: exactly once, failures retried and recorded, legal notices by mail."""
+
+from __future__ import annotations
+
+import io
+import json
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+import boto3
+from handler_support import (
+    ACCOUNT,
+    MAIL,
+    REGION,
+    Stack,
+    eventbridge_body,
+    lambda_context,
+    rejections,
+    sqs_event,
+)
+from moto.ses.models import ses_backends
+from pypdf import PdfReader
+
+from billing.events import BillIssued, BillOverdue, IssuedLine, Party
+from notices.handlers import on_notice_event
+
+NOW = datetime(2026, 10, 21, 13, 0, tzinfo=UTC)
+
+
+def issued(opted_in: bool = True, account: str = "GR-1") -> BillIssued:
+    return BillIssued(
+        occurred_at=datetime(2026, 10, 1, 12, tzinfo=UTC),
+        tenant="grafton-sewer",
+        account_id=account,
+        bill_id=f"B-{account}",
+        bill_number=f"GR-2026Q3-{account}",
+        period_start=date(2026, 7, 1),
+        period_end=date(2026, 10, 1),
+        bill_date=date(2026, 10, 1),
+        due_date=date(2026, 11, 1),
+        lines=(
+            IssuedLine(
+                rule_id="GR-SVC",
+                description="Quarterly service charge",
+                quantity="1",
+                unit="quarter",
+                rate="45.00",
+                amount=Decimal("45.00"),
+            ),
+        ),
+        total=Decimal("45.00"),
+        previous_balance=Decimal("0"),
+        payments_since=Decimal("0"),
+        amount_due=Decimal("45.00"),
+        recipient=Party(
+            name="Ada Lovelace",
+            address="12 Oak St; Grafton, WI 53024",
+            email="ada@example.org",
+            email_opt_in=opted_in,
+        ),
+    )
+
+
+def overdue(account: str, unpaid: Decimal) -> BillOverdue:
+    # GR-OVERDUE: issued 2026-10-01, overdue on day 20, disconnection eligible 10 days later.
+    return BillOverdue(
+        occurred_at=NOW,
+        tenant="grafton-sewer",
+        account_id=account,
+        bill_id=f"B-{account}",
+        bill_date=date(2026, 10, 1),
+        due_date=date(2026, 11, 1),
+        overdue_on=date(2026, 10, 21),
+        amount_unpaid=unpaid,
+        disconnection_eligible_on=date(2026, 10, 31),
+    )
+
+
+def delivered(body: str, receive_count: int = 1) -> dict[str, Any]:
+    event = sqs_event(body)
+    event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receive_count)
+    return on_notice_event.lambda_handler(event, lambda_context())
+
+
+def log(stack: Stack) -> list[dict[str, Any]]:
+    return [i for i in stack.items("notices") if i["pk"].startswith("NOTICE#")]
+
+
+def test_an_ses_failure_is_retried_recorded_and_sent_once_on_a_later_attempt(notices: Stack) -> None:
+    body = eventbridge_body(issued())
+    # The sender is not a verified SES identity yet: SES refuses, the message is retried.
+    assert delivered(body) == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
+    [failed] = log(notices)
+    assert (failed["status"], failed["attempts"], failed["channel"]) == ("failed", 1, "email")
+    assert "SES refused" in failed["error"]
+    assert [i["detail_type"] for i in notices.outbox("notices")] == ["NoticeFailed"]
+
+    boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress="billing@sewerbill.local")
+    assert delivered(body, receive_count=2) == {"batchItemFailures": []}
+    assert delivered(body, receive_count=1) == {"batchItemFailures": []}  # a replay: nothing more
+    [sent] = log(notices)
+    assert (sent["status"], sent["attempts"]) == ("sent", 2)
+    assert sorted(i["detail_type"] for i in notices.outbox("notices")) == ["NoticeFailed", "NoticeSent"]
+    [email] = ses_backends[ACCOUNT][REGION].sent_messages  # moto's record of accepted emails
+    assert set(email.destinations) == {"ada@example.org"}
+
+
+def test_the_disconnection_notice_is_mailed_with_every_required_item(notices: Stack) -> None:
+    assert delivered(eventbridge_body(issued(opted_in=False))) == {"batchItemFailures": []}
+    assert delivered(eventbridge_body(overdue("GR-1", Decimal("45.00")))) == {"batchItemFailures": []}
+    letters = [i for i in log(notices) if i["rule"] == "GR-OVERDUE"]
+    assert [(i["channel"], i["status"]) for i in letters] == [("mail", "sent")]
+    pdf = notices.s3.get_object(Bucket=MAIL, Key=letters[0]["reference"])["Body"].read()
+    text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages).replace("\n", " ")
+    for phrase in (
+        "Ada Lovelace",
+        "12 Oak St",
+        "Amount due: $45.00",
+        "may be disconnected after 2026-10-31",
+        "deferred payment agreement",
+        "up to 21 days",
+        "Public Service Commission of Wisconsin",
+        "(262) 555-0175",
+    ):
+        assert phrase in text, phrase
+
+
+def test_a_notice_with_no_address_on_file_is_rejected_not_retried(notices: Stack) -> None:
+    assert delivered(eventbridge_body(overdue("GR-404", Decimal("1.00")))) == {"batchItemFailures": []}
+    [rejected] = rejections(notices)
+    assert rejected["detail"]["error"] == "UnaddressableNotice"
+    assert "GR-404" in rejected["detail"]["reason"]
+    assert log(notices) == []
+
+
+def test_an_event_notices_does_not_consume_is_rejected(notices: Stack) -> None:
+    body = json.loads(eventbridge_body(issued()))
+    body["detail-type"] = "SomethingElse"
+    assert delivered(json.dumps(body)) == {"batchItemFailures": []}
+    assert [e["detail"]["error"] for e in rejections(notices)] == ["MalformedMessage"]
+
+
+def api_get(path: str, claims: dict[str, Any], **query: str) -> tuple[int, dict[str, Any]]:
+    from handler_support import http_event
+
+    from notices.handlers import api
+
+    event = http_event("GET", path, query)
+    event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
+    response = api.lambda_handler(event, lambda_context())
+    return response["statusCode"], json.loads(response["body"])
+
+
+STAFF = {"sub": "clerk", "role": "staff", "tenants": "[grafton-sewer]"}
+
+
+def test_the_notice_log_is_readable_by_staff_and_the_accounts_customer_only(notices: Stack) -> None:
+    delivered(eventbridge_body(issued(opted_in=False, account="GR-1")))
+    delivered(eventbridge_body(issued(opted_in=False, account="GR-2")))
+    status, body = api_get("/staff/grafton-sewer/accounts/GR-1/notices", STAFF)
+    assert status == 200
+    [entry] = body["notices"]
+    assert (entry["rule_id"], entry["channel"], entry["status"]) == ("N-BILL", "mail", "sent")
+    assert len(entry["content_sha256"]) == 64 and body["next_cursor"] is None
+    mine = {"sub": "c1", "role": "customer", "tenants": "[grafton-sewer]", "accounts": "[GR-1]"}
+    assert api_get("/staff/grafton-sewer/accounts/GR-1/notices", mine)[0] == 200
+    status, body = api_get("/staff/grafton-sewer/accounts/GR-2/notices", mine)
+    assert (status, body["error"]["code"]) == (403, "forbidden")
+    other_tenant = {**STAFF, "tenants": "[sullivan-sewer]"}
+    assert api_get("/staff/grafton-sewer/accounts/GR-1/notices", other_tenant)[0] == 403
+
+
+def test_the_failed_notices_report_lists_what_is_being_retried(notices: Stack) -> None:
+    delivered(eventbridge_body(issued(opted_in=True)))  # SES refuses: the sender is unverified
+    status, body = api_get("/staff/grafton-sewer/notices/failed", STAFF)
+    assert status == 200
+    [failed] = body["failed"]
+    assert (failed["account_id"], failed["channel"], failed["attempts"]) == ("GR-1", "email", 1)
+    assert "SES refused" in failed["error"]
