@@ -10,7 +10,16 @@ from decimal import Decimal
 from typing import Any
 
 import boto3
-from handler_support import ACCOUNT, MAIL, REGION, Stack, eventbridge_body, rejections, sqs_event
+from handler_support import (
+    ACCOUNT,
+    MAIL,
+    REGION,
+    Stack,
+    eventbridge_body,
+    lambda_context,
+    rejections,
+    sqs_event,
+)
 from moto.ses.models import ses_backends
 from pypdf import PdfReader
 
@@ -72,7 +81,7 @@ def overdue(account: str, unpaid: Decimal) -> BillOverdue:
 def delivered(body: str, receive_count: int = 1) -> dict[str, Any]:
     event = sqs_event(body)
     event["Records"][0]["attributes"]["ApproximateReceiveCount"] = str(receive_count)
-    return on_notice_event.lambda_handler(event, None)
+    return on_notice_event.lambda_handler(event, lambda_context())
 
 
 def log(stack: Stack) -> list[dict[str, Any]]:
@@ -140,7 +149,7 @@ def api_get(path: str, claims: dict[str, Any], **query: str) -> tuple[int, dict[
 
     event = http_event("GET", path, query)
     event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
-    response = api.lambda_handler(event, None)
+    response = api.lambda_handler(event, lambda_context())
     return response["statusCode"], json.loads(response["body"])
 
 
@@ -182,7 +191,7 @@ def test_the_bill_pdf_as_sent_is_served_to_staff_and_its_customer_only(notices: 
     def pdf_get(account: str, claims: dict[str, Any]) -> dict[str, Any]:
         event = http_event("GET", f"/staff/grafton-sewer/accounts/{account}/bills/GR-2026Q3-{account}/pdf")
         event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
-        return api.lambda_handler(event, None)
+        return api.lambda_handler(event, lambda_context())
 
     response = pdf_get("GR-1", STAFF)
     assert response["statusCode"] == 200 and response["isBase64Encoded"] is True

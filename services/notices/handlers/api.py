@@ -7,10 +7,12 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel
 
 from common.authz import require
 from common.http import ApiError, error_responses, install_error_handlers
+from common.observability import observed
 from notices import composition
 from notices.domain.delivery import NoticeRecord
 
@@ -129,5 +131,6 @@ def get_bill_pdf(
     )
 
 
+@observed(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return app.resolve(event, context)
