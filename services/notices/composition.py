@@ -12,7 +12,14 @@ from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
 from notices import rendering
-from notices.adapters.aws import DynamoContacts, DynamoNoticeLog, S3MailRoom, SesEmailSender, manifest_csv
+from notices.adapters.aws import (
+    DynamoContacts,
+    DynamoNoticeLog,
+    S3BillArchive,
+    S3MailRoom,
+    SesEmailSender,
+    manifest_csv,
+)
 from notices.config import ApiConfig, NoticesConfig, PublishOutboxConfig
 from notices.domain.delivery import Rendered
 from notices.domain.documents import BillDocument
@@ -66,6 +73,7 @@ def ports() -> dict[str, Any]:
         "email": SesEmailSender(boto3.client("ses"), config().sender_email),
         "mail": mail_room(),
         "renderer": Renderer(),
+        "archive": S3BillArchive(boto3.client("s3"), config().mail_bucket),
     }
 
 
@@ -92,3 +100,8 @@ def outbox_publisher() -> OutboxPublisher:
 @cold_start
 def api_log() -> DynamoNoticeLog:
     return DynamoNoticeLog(boto3.client("dynamodb"), load(ApiConfig).table_name, RuntimeClock())
+
+
+@cold_start
+def api_archive() -> S3BillArchive:
+    return S3BillArchive(boto3.client("s3"), load(ApiConfig).mail_bucket)

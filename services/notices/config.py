@@ -18,3 +18,4 @@ class PublishOutboxConfig(FunctionConfig):
 
 class ApiConfig(FunctionConfig):
     table_name: str
+    mail_bucket: str

@@ -40,7 +40,7 @@ class Rendered:
 def _environment() -> Environment:
     return Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
-        autoescape=lambda name: bool(name) and ".html" in name,
+        autoescape=lambda name: name is not None and ".html" in name,
         undefined=StrictUndefined,
         trim_blocks=False,
         keep_trailing_newline=True,
@@ -163,14 +163,14 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
         f"Bill date {doc.bill_date.isoformat()}",
         f"Due date {doc.due_date.isoformat()}",
     ]
-    for i, line in enumerate(right):
-        canvas.drawRightString(WIDTH - MARGIN, top - 14 - 11 * i, line)
+    for i, text in enumerate(right):
+        canvas.drawRightString(WIDTH - MARGIN, top - 14 - 11 * i, text)
 
     # Mailing address (window) and service address.
     y = top - 80
     canvas.setFont("Helvetica", 10)
-    for line in (doc.customer_name, *doc.mailing_lines):
-        canvas.drawString(MARGIN + 18, y, line)
+    for address_line in (doc.customer_name, *doc.mailing_lines):
+        canvas.drawString(MARGIN + 18, y, address_line)
         y -= 12
     canvas.setFont("Helvetica", 9)
     canvas.drawString(WIDTH / 2 + 20, top - 80, "Service address")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import json
 from datetime import UTC, date, datetime
@@ -178,3 +179,24 @@ def test_the_failed_notices_report_lists_what_is_being_retried(notices: Stack) -
     [failed] = body["failed"]
     assert (failed["account_id"], failed["channel"], failed["attempts"]) == ("GR-1", "email", 1)
     assert "SES refused" in failed["error"]
+
+
+def test_the_bill_pdf_as_sent_is_served_to_staff_and_its_customer_only(notices: Stack) -> None:
+    from handler_support import http_event
+
+    from notices.handlers import api
+
+    delivered(eventbridge_body(issued(opted_in=False, account="GR-1")))
+
+    def pdf_get(account: str, claims: dict[str, Any]) -> dict[str, Any]:
+        event = http_event("GET", f"/staff/grafton-sewer/accounts/{account}/bills/GR-2026Q3-{account}/pdf")
+        event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
+        return api.lambda_handler(event, lambda_context())
+
+    response = pdf_get("GR-1", STAFF)
+    assert response["statusCode"] == 200 and response["isBase64Encoded"] is True
+    text = PdfReader(io.BytesIO(base64.b64decode(response["body"]))).pages[0].extract_text()
+    assert "Bill GR-2026Q3-GR-1" in text
+    stranger = {"sub": "c2", "role": "customer", "tenants": "[grafton-sewer]", "accounts": "[GR-2]"}
+    assert pdf_get("GR-1", stranger)["statusCode"] == 403
+    assert pdf_get("GR-9", STAFF)["statusCode"] == 404

@@ -28,7 +28,7 @@ from common.events import Event
 from common.ids import key
 from common.outbox import outbox_item
 from notices.domain.delivery import Attachment, NoticeRecord, SendFailed
-from notices.domain.documents import UsagePoint
+from notices.domain.documents import BillDocument, UsagePoint
 from notices.domain.model import NoticeRequest, Recipient
 from notices.events import NoticeFailed, NoticeSent, PrintBatchAssembled
 
@@ -364,3 +364,31 @@ class DynamoContacts:
 
     def annual_notice_sent(self, tenant: str, account_id: str, year: int) -> None:
         self._put({"pk": key("ANNUAL", tenant, account_id), "sk": str(year)})
+
+
+class S3BillArchive:
+    """Every bill PDF as sent, kept in the mail bucket under ``bills/<tenant>/<account>/``."""
+
+    def __init__(self, s3: Any, bucket: str) -> None:
+        self._s3 = s3
+        self._bucket = bucket
+
+    @staticmethod
+    def key(tenant: str, account_id: str, bill_id: str) -> str:
+        return f"bills/{tenant}/{account_id}/{bill_id}.pdf"
+
+    def store(self, bill: BillDocument, pdf: bytes) -> str:
+        object_key = self.key(bill.tenant, bill.account_id, bill.bill_id)
+        self._s3.put_object(Bucket=self._bucket, Key=object_key, Body=pdf, ContentType="application/pdf")
+        return object_key
+
+    def fetch(self, tenant: str, account_id: str, bill_id: str) -> bytes | None:
+        try:
+            body: bytes = self._s3.get_object(Bucket=self._bucket, Key=self.key(tenant, account_id, bill_id))[
+                "Body"
+            ].read()
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] in ("NoSuchKey", "404"):
+                return None
+            raise
+        return body

@@ -77,6 +77,12 @@ class Renderer(Protocol):
     def bill(self, document: BillDocument) -> bytes: ...
 
 
+class BillArchive(Protocol):
+    def store(self, bill: BillDocument, pdf: bytes) -> str: ...
+
+    def fetch(self, tenant: str, account_id: str, bill_id: str) -> bytes | None: ...
+
+
 class SendFailed(Exception):
     """Raised by an EmailSender for a failed send; retried (the log keeps the attempts)."""
 
@@ -98,6 +104,7 @@ def deliver(
     today: date,
     bill: BillDocument | None = None,
     attempt: int = 1,
+    archive: BillArchive | None = None,
 ) -> Delivery:
     """Send ``request`` on each of its channels not already sent; return what was sent."""
     sent: list[NoticeRecord] = []
@@ -113,6 +120,8 @@ def deliver(
         rendered = rendered or renderer.render(request)
         if pdf is None:
             pdf = renderer.bill(bill) if bill is not None else renderer.letter(request, rendered.text)
+            if bill is not None and archive is not None:
+                archive.store(bill, pdf)  # the customer's copy, for the portal (X-RETENTION)
         record = NoticeRecord(
             notice_id=nid,
             tenant=request.tenant,

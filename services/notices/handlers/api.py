@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel
 
 from common.authz import require
 from common.http import ApiError, error_responses, install_error_handlers
+from common.observability import observed
 from notices import composition
 from notices.domain.delivery import NoticeRecord
 
@@ -103,5 +105,32 @@ def get_failed_notices(tenant: Annotated[str, Path(description="Tenant id")]) ->
     return FailedNotices(failed=[FailedNotice(account_id=r.account_id, **_entry(r)) for r in failed])
 
 
+@app.get(
+    "/staff/<tenant>/accounts/<account_id>/bills/<bill_id>/pdf",
+    summary="A bill as the customer received it (PDF)",
+    tags=["notices"],
+    responses={
+        200: {"description": "The bill PDF", "content": {"application/pdf": {}}},
+        **error_responses(401, 403, 404),
+    },
+)
+def get_bill_pdf(
+    tenant: Annotated[str, Path(description="Tenant id")],
+    account_id: Annotated[str, Path(description="Account id")],
+    bill_id: Annotated[str, Path(description="Bill number as printed on the bill")],
+):  # no return annotation: a binary body is not validated as JSON
+    require(app.current_event.raw_event, tenant, roles=("staff", "customer"), account_id=account_id)
+    pdf = composition.api_archive().fetch(tenant, account_id, bill_id)
+    if pdf is None:
+        raise ApiError(404, "not_found", f"bill_id: no bill {bill_id} for account {account_id}")
+    return Response(
+        status_code=200,
+        content_type="application/pdf",
+        body=pdf,
+        headers={"Content-Disposition": f'attachment; filename="bill-{bill_id}.pdf"'},
+    )
+
+
+@observed(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return app.resolve(event, context)

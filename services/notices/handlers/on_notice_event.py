@@ -10,16 +10,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_envelope
+from common.observability import Counts, count, logger, observed
 from notices import composition
 from notices.usecases import CONSUMED, handle_event
-
-logger = Logger()
 
 
 def record_handler(record: SQSRecord) -> None:
@@ -39,8 +37,10 @@ def record_handler(record: SQSRecord) -> None:
         book=composition.tariff_book(),
         attempt=int(record.attributes.approximate_receive_count or 1),
     )
+    count(Counts.NOTICES_SENT, outcome.sent)
     logger.info("notices handled", extra=outcome.__dict__)
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())

@@ -10,16 +10,14 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import AwareDatetime, BaseModel, ValidationError
 
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
+from common.observability import logger, observed
 from notices import composition
-
-logger = Logger()
 
 
 class BatchScheduled(BaseModel):
@@ -37,5 +35,6 @@ def record_handler(record: SQSRecord) -> None:
     logger.info("print batch", extra={"day": day.isoformat(), "letters": batch.letters if batch else 0})
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())
