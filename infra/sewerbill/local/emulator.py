@@ -66,6 +66,9 @@ class Emulator:
     def _start_thread(cls, region: str) -> Emulator:
         from moto.server import ThreadedMotoServer
 
+        from sewerbill.local import motoshim
+
+        motoshim.install()
         # moto logs every request through werkzeug; keep the console for our progress lines.
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
@@ -76,10 +79,12 @@ class Emulator:
     @classmethod
     def _start_process(cls, region: str) -> Emulator:
         port = free_port()
-        exe = os.path.join(os.path.dirname(sys.executable), "moto_server")
-        cmd = [exe] if os.path.exists(exe) else [sys.executable, "-m", "moto.server"]
+        # moto_server with the runtime's shim (motoshim) installed in that process too.
+        boot = "import sys; from sewerbill.local import motoshim; motoshim.install(); from moto.server import main; main(sys.argv[1:])"
         process = subprocess.Popen(  # noqa: S603 - our own interpreter's moto
-            [*cmd, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [sys.executable, "-c", boot, "-H", "127.0.0.1", "-p", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
