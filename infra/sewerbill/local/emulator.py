@@ -8,6 +8,7 @@ nothing is started; `AWS_ENDPOINT_URL_<SERVICE>` (for example DynamoDB Local thr
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,6 +114,21 @@ class Emulator:
             except subprocess.TimeoutExpired:
                 self._process.kill()
             self._process = None
+
+    def observes_activity(self, kind: str) -> bool:
+        """Whether `listen` hears of what arrives in queues ("sqs") or streams ("stream"):
+        only for moto running in this process, and only where no endpoint overrides it."""
+        services = {"sqs": ("sqs",), "stream": ("dynamodb", "dynamodbstreams")}[kind]
+        return self._server is not None and all(self.endpoint_for(s) == self.endpoint_url for s in services)
+
+    def listen(self, listener: Callable[[str, str], None]) -> contextlib.ExitStack:
+        """Call `listener(kind, name)` on activity (see motoshim) until the stack is closed."""
+        stack = contextlib.ExitStack()
+        if self._server is not None:
+            from sewerbill.local import motoshim
+
+            stack.enter_context(motoshim.listening(listener))
+        return stack
 
     def endpoint_for(self, service: str) -> str:
         key = _SERVICE_ENV.get(service, service.upper())

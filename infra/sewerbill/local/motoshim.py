@@ -74,7 +74,7 @@ def _table_deepcopy(self: Table, memo: dict[int, Any]) -> Table:
     if _in_transaction.get():
         return self  # the shim keeps the touched items itself
     TransactionCost.tables_copied += 1
-    clone = type(self).__new__(type(self))
+    clone: Table = object.__new__(type(self))
     memo[id(self)] = clone
     clone.__dict__.update(copy.deepcopy(self.__dict__, memo))
     return clone
@@ -165,8 +165,8 @@ def install() -> None:
     """Apply the three changes (idempotent); moto must run in this process to see them."""
     with _lock:
         for model in (Item, StreamRecord):
-            if not isinstance(model.instances_tracked, Created):  # type: ignore[attr-defined]
-                model.instances_tracked = Created()  # type: ignore[attr-defined]
+            if not isinstance(getattr(model, "instances_tracked", None), Created):
+                setattr(model, "instances_tracked", Created())  # noqa: B010 - moto's class attribute
         if _originals:
             return
         _originals["transact_write_items"] = DynamoDBBackend.transact_write_items

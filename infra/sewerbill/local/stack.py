@@ -80,6 +80,7 @@ class StreamSource:
     max_retries: int = 3
     enabled: bool = True
     filters: list[dict[str, Any]] = field(default_factory=list)
+    on_failure: str | None = None  # DestinationConfig.OnFailure: a queue ARN of the stack
 
 
 @dataclass
@@ -162,6 +163,10 @@ class Stack:
             if arn in (fn.arn, fn.name) or arn.startswith(fn.arn + ":"):
                 return fn
         return None
+
+
+class NotEmulated(RuntimeError):
+    """The template uses something the local runtime cannot run faithfully."""
 
 
 class Provisioner:
@@ -528,12 +533,26 @@ class Provisioner:
                 )
             }
             entry["Arn"] = target_arn
+            self._dead_letter_queue(lid, (target.get("DeadLetterConfig") or {}).get("Arn"))
             targets.append(entry)
         if targets:
             put = {"Rule": name, "Targets": targets}
             if bus:
                 put["EventBusName"] = bus
             events.put_targets(**put)
+
+    def _dead_letter_queue(self, lid: str, arn: str | None) -> str | None:
+        """A dead-letter destination (stream OnFailure, rule target DeadLetterConfig): it must
+        be a queue of the stack, watched and reported like the queues' DLQs."""
+        if arn is None:
+            return None
+        url = self.stack.queue_urls_by_arn.get(arn)
+        if url is None:
+            raise NotEmulated(f"{lid}: dead-letter destination {arn} is not a queue of this stack")
+        self.stack.dead_letter_queues[url] = next(
+            k for k, v in self.r.attrs.items() if v.get("QueueUrl") == url
+        )
+        return arn
 
     def _shadow_queue(self, rule_lid: str, target_id: str, function_lid: str) -> str:
         """A rule targeting a Lambda directly: deliver through a local queue to the function.
@@ -613,6 +632,9 @@ class Provisioner:
                     max_retries=retries if retries >= 0 else 3,
                     enabled=enabled,
                     filters=parse_filters(p.get("FilterCriteria")),
+                    on_failure=self._dead_letter_queue(
+                        lid, ((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
+                    ),
                 )
             )
         else:
