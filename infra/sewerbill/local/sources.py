@@ -250,6 +250,7 @@ class StreamPoller:
 
     def _read(self, shard_id: str, limit: int) -> list[dict[str, Any]]:
         iterator = self.iterators.pop(shard_id, None)
+        stored = iterator is not None
         if iterator is None:
             after = self.checkpoints.get(shard_id)
             args: dict[str, Any] = {"StreamArn": self.source.stream_arn, "ShardId": shard_id}
@@ -260,8 +261,13 @@ class StreamPoller:
             iterator = self.streams.get_shard_iterator(**args)["ShardIterator"]
         try:
             got = self.streams.get_records(ShardIterator=iterator, Limit=limit)
-        except self.streams.exceptions.ExpiredIteratorException:  # idle past 15 minutes
-            return self._read(shard_id, limit)
+        except (
+            self.streams.exceptions.ExpiredIteratorException,  # idle past 15 minutes
+            self.streams.exceptions.TrimmedDataAccessException,  # DynamoDB Local, after an empty read
+        ):
+            if not stored:
+                raise
+            return self._read(shard_id, limit)  # from the checkpoint instead
         if got.get("NextShardIterator"):
             self.iterators[shard_id] = got["NextShardIterator"]
         records: list[dict[str, Any]] = got.get("Records", [])
