@@ -26,8 +26,10 @@ local_app = typer.Typer(no_args_is_help=True, help="Run the whole stack locally 
 clock_app = typer.Typer(no_args_is_help=True, help="The simulated clock that fires the template's schedules.")
 local_app.add_typer(clock_app, name="clock")
 
-STATE_FILE = (
-    Path(tempfile.gettempdir()) / f"sewerbill-local-{os.getuid() if hasattr(os, 'getuid') else 'user'}.json"
+STATE_FILE = Path(
+    os.environ.get("SEWERBILL_LOCAL_STATE")
+    or Path(tempfile.gettempdir())
+    / f"sewerbill-local-{os.getuid() if hasattr(os, 'getuid') else 'user'}.json"
 )
 
 TemplateOpt = Annotated[
@@ -227,7 +229,9 @@ def _run_demo(rt: Any) -> bool:
         except urllib.error.HTTPError as err:
             status, text = err.code, err.read()[:120].decode(errors="replace")
         _say(f"      GET {path} -> {status} {text}")
-    _say("[4/4] dead letters: " + (", ".join(f"{d.queue}:{d.message_id}" for d in rt.dead_letters) or "none"))
+    _say(f"[4/4] dead letters: {len(rt.dead_letters)}")
+    for letter in rt.dead_letters:
+        _say(f"      {letter.queue}: {letter.message_id} {letter.body[:200]}")
     ok &= not rt.dead_letters
     _say(f"demo {'passed' if ok else 'FAILED'}: {len(rt.invocations)} invocations")
     return ok
