@@ -76,7 +76,9 @@ class Emulator:
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         host, port = server.get_host_and_port()
-        return cls(endpoint_url=f"http://127.0.0.1:{port}", region=region, started_here=True, _server=server)
+        endpoint = f"http://127.0.0.1:{port}"
+        motoshim.serve_in_process(endpoint)
+        return cls(endpoint_url=endpoint, region=region, started_here=True, _server=server)
 
     @classmethod
     def _start_process(cls, region: str) -> Emulator:
@@ -105,6 +107,9 @@ class Emulator:
 
     def stop(self) -> None:
         if self._server is not None:
+            from sewerbill.local import motoshim
+
+            motoshim.stop_serving(self.endpoint_url)
             self._server.stop()
             self._server = None
         if self._process is not None:

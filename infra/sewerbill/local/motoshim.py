@@ -18,6 +18,12 @@ Three changes, installed by `install()` when the runtime starts moto itself:
 3. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
    a DLQ) and `StreamShard.add` (a stream record) tell the runtime which source received
    something, so a drain polls only those instead of every queue and stream.
+
+And `serve_in_process(endpoint)`: boto3 clients in this process (the runtime's and the
+handlers') that call moto's endpoint are answered by moto's own WSGI application in the
+calling thread (a botocore `before-send` hook, as moto's `mock_aws` does), without a socket
+or a hop to the server thread. The same application serves both, on the same backends, so
+the answers are the server's; other processes (the CLI, the AWS CLI) still use the server.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import Item
@@ -158,6 +165,52 @@ def listening(listener: Callable[[str, str], None]) -> Iterator[None]:
         yield
     finally:
         _listeners.remove(listener)
+
+
+# --- in-process transport ----------------------------------------------------------------------
+_clients: dict[str, Any] = {}  # endpoint URL -> werkzeug test client of moto's application
+
+
+def _send_in_process(request: Any, **_: Any) -> Any:
+    client = next((c for e, c in list(_clients.items()) if request.url.startswith(e + "/")), None)
+    if client is None:
+        return None
+    from botocore.awsrequest import AWSResponse
+    from moto.core.botocore_stubber import MockRawResponse
+
+    split = urlsplit(request.url)
+    body = request.body
+    if hasattr(body, "read"):
+        body = body.read()
+    headers = [(k, v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()]
+    answer = client.open(
+        split.path or "/", method=request.method, query_string=split.query, headers=headers, data=body or b""
+    )
+    return AWSResponse(
+        request.url, answer.status_code, dict(answer.headers), MockRawResponse(answer.get_data())
+    )
+
+
+def serve_in_process(endpoint: str) -> None:
+    """Answer this process's boto3 calls to `endpoint` with moto's application directly."""
+    import boto3
+    from botocore.handlers import BUILTIN_HANDLERS
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+    from werkzeug.test import Client
+
+    with _lock:
+        _clients[endpoint] = Client(DomainDispatcherApplication(create_backend_app))
+        if ("before-send", _send_in_process) not in BUILTIN_HANDLERS:
+            # Every session made from now on, and the default one if it exists already (once:
+            # a hook registered twice on a session answers twice, and a streamed body is lost).
+            BUILTIN_HANDLERS.append(("before-send", _send_in_process))
+            if boto3.DEFAULT_SESSION is not None:
+                boto3.DEFAULT_SESSION.events.register("before-send", _send_in_process)
+
+
+def stop_serving(endpoint: str) -> None:
+    with _lock:
+        _clients.pop(endpoint, None)
 
 
 # --- install -----------------------------------------------------------------------------------
