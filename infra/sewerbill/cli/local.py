@@ -128,8 +128,6 @@ def _start(template: Path, start: str | None, params: list[str] | None, port: in
         f"  functions {len(rt.stack.functions)}, queues/streams polled {len(rt.stack.queue_sources) + len(rt.stack.stream_sources)}, "
         f"routes {len(rt.stack.routes)}, schedules {len(rt.stack.schedules)}"
     )
-    for lid, why in rt.stack.skipped.items():
-        _say(f"  skipped   {lid}: {why}")
     return rt
 
 

@@ -433,20 +433,14 @@ class LocalRuntime:
 
     # --- schedules ---------------------------------------------------------------------------
     def _fire(self, sched: ScheduledTarget, payload: str, at: datetime) -> None:
-        target = sched.target_arn
-        if target in self.stack.queue_urls_by_arn:
-            url = self.stack.queue_urls_by_arn[target]
-            args: dict[str, Any] = {"QueueUrl": url, "MessageBody": payload}
-            if url.endswith(".fifo"):
-                args["MessageGroupId"] = sched.message_group_id or sched.name
-                args["MessageDeduplicationId"] = uuid.uuid4().hex
-            self._sqs.send_message(**args)
-            return
-        fn = self.stack.function_by_arn(target)
-        if fn is not None:
-            self.invoker.invoke(fn.logical_id, json.loads(payload), "schedule")
-            return
-        log.warning("schedule %s: target %s is not emulated locally", sched.logical_id, target)
+        """EventBridge Scheduler delivers the input to the target queue (the only target
+        type the template uses; the provisioner refuses others)."""
+        url = self.stack.queue_urls_by_arn[sched.target_arn]
+        args: dict[str, Any] = {"QueueUrl": url, "MessageBody": payload}
+        if url.endswith(".fifo"):
+            args["MessageGroupId"] = sched.message_group_id or sched.name
+            args["MessageDeduplicationId"] = uuid.uuid4().hex
+        self._sqs.send_message(**args)
 
     # --- control endpoints (for the CLI against a running `sewerbill local up`) ----------------
     def status(self) -> dict[str, Any]:
@@ -465,7 +459,6 @@ class LocalRuntime:
             "resources": {lid: a.get("Ref") for lid, a in self.stack.resources.items() if a.get("Ref")},
             "invocations": len(self.invocations),
             "dead_letters": len(self.dead_letters),
-            "skipped": self.stack.skipped,
         }
 
     def control(self, method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, Any]:
