@@ -168,3 +168,11 @@ def test_control_endpoints_drive_a_running_stack(rt: LocalRuntime) -> None:
     assert [i["function"] for i in result["invocations"]] == ["IngestFunction", "ConsumerFunction"]
     status, body = http(rt, "GET", "/_local/status")
     assert status == 200 and body["stack"] == "fixture"
+
+
+def test_log_records_carry_the_simulated_time(rt: LocalRuntime, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("INFO", logger="sewerbill.local"):
+        fired = rt.clock.advance(by=timedelta(days=1))
+    at = fired[-1].scheduled_time
+    stamped = [r for r in caplog.records if r.getMessage().startswith("schedule DailyTick fired for")]
+    assert datetime.fromtimestamp(stamped[-1].created, UTC) == at

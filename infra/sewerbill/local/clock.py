@@ -53,7 +53,7 @@ class SimulatedClock:
             (at, sched)
             for sched in self.stack.schedules
             if sched.enabled
-            for at in sched.schedule.occurrences(self.now, until, anchor=self.started)
+            for at in sched.schedule.occurrences(self.now, until)
         ]
         return sorted(due, key=lambda pair: (pair[0], pair[1].name))
 
