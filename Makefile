@@ -47,9 +47,10 @@ unit: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check services infra tests
 	$(BIN)/ruff format --check services infra tests
+	$(BIN)/lint-imports --no-cache
 
 typecheck: $(STAMP)
-	$(BIN)/mypy services/common services/*/domain
+	$(BIN)/mypy services infra
 
 validate: $(STAMP) $(SAM)
 	$(BIN)/cfn-lint template.yaml

@@ -19,7 +19,7 @@ from billing.domain.cycles import (
 from billing.domain.usage import keep_consumption
 from billing.events import BillingCycleStarted
 from common.config import RuntimeClock, cold_start, load
-from common.handling import EventBridgeRejections, rejections_for
+from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
 from metering.events import ConsumptionDetermined
@@ -62,5 +62,5 @@ def tariff_book() -> TariffBook:
 
 
 @cold_start
-def rejections() -> EventBridgeRejections:
+def rejections() -> RejectionSink:
     return rejections_for("billing")

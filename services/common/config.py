@@ -37,6 +37,8 @@ class FunctionConfig(BaseSettings):
     event_bus_name: str
     stage: str = "local"
     log_level: str = "INFO"
+    # The redrive maxReceiveCount of every consumer queue (template Globals: MAX_RECEIVE_COUNT).
+    max_receive_count: int | None = None
 
 
 C = TypeVar("C", bound=FunctionConfig)

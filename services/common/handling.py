@@ -5,14 +5,20 @@ processor and reports partial batch failures. It sorts failures in one place:
 
 - a :class:`~common.errors.PermanentError` (bad data, unknown tenant, a message that is not
   what the queue expects) can never succeed: it is logged at error level with its cause
-  and the message's id, published as a ``MessageRejected`` event (so it is recorded and
-  visible), and the message is acknowledged;
+  and the message's id, recorded as a ``MessageRejected`` event in the service's outbox
+  (its table's stream publishes it), and the message is acknowledged;
 - anything else is transient: the record is reported as failed, SQS redelivers it, and
   after the queue's ``maxReceiveCount`` it reaches the DLQ. If publishing a rejection
   fails, the record is failed too (retried), so no rejection is lost.
 
+Each record is processed under its correlation id (``common.observability.correlate``),
+and the counts ``MessagesRejected``, ``MessagesRetried`` and ``DeadLetters`` (a failure on
+the queue's last receive, ``MAX_RECEIVE_COUNT`` in the template) are emitted; decorate the
+entry point with ``@observed`` so they are flushed.
+
 Handlers stay thin::
 
+    @observed
     def lambda_handler(event, context):
         return consume_sqs(event, context, record_handler, rejections=composition.rejections())
 """
@@ -22,17 +28,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, ClassVar, Protocol
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from botocore.exceptions import BotoCoreError, ClientError
 
-from common.clock import Clock
+from common.clock import Clock, RuntimeClock
+from common.config import FunctionConfig, load
+from common.dynamo import put_if_absent
 from common.errors import PermanentError, TransientError
 from common.events import Event
-
-logger = Logger(child=True)
+from common.observability import Counts, correlate, correlation_id_of, count, current_correlation_id, logger
 
 BODY_EXCERPT_CHARS = 2_000  # keeps MessageRejected far below EventBridge's 256 KB
 
@@ -58,28 +64,10 @@ class MessageRejected(Event):
 class RejectionSink(Protocol):
     service: str
     clock: Clock
+    # The queue's maxReceiveCount, to tell a retry from a dead letter (None: unknown).
+    max_receive_count: int | None
 
     def reject(self, rejection: MessageRejected) -> None: ...
-
-
-class EventBridgeRejections:
-    """Publishes rejections straight to the bus (a rejection changes no state to commit)."""
-
-    def __init__(self, events_client: Any, bus_name: str, service: str, clock: Clock) -> None:
-        self._events = events_client
-        self._bus = bus_name
-        self.service = service
-        self.clock = clock
-
-    def reject(self, rejection: MessageRejected) -> None:
-        entry = rejection.put_events_entry(self._bus)
-        entry["Source"] = f"sewerbill.{self.service}"
-        try:
-            response = self._events.put_events(Entries=[entry])
-        except (ClientError, BotoCoreError) as exc:
-            raise TransientError(f"could not publish MessageRejected: {exc}") from exc
-        if response.get("FailedEntryCount"):
-            raise TransientError(f"MessageRejected not accepted: {response.get('Entries')}")
 
 
 def consume_sqs(
@@ -92,32 +80,46 @@ def consume_sqs(
     """Process an SQS batch; permanent errors are rejected and acknowledged (module doc)."""
     function = getattr(context, "function_name", "") or ""
 
+    last_receive = getattr(rejections, "max_receive_count", None)
+
     def guarded(record: SQSRecord) -> Any:
-        try:
-            return record_handler(record)
-        except PermanentError as exc:
-            logger.error(
-                "message rejected",
-                extra={"message_id": record.message_id, "error": type(exc).__name__, "reason": str(exc)},
-            )
-            rejections.reject(
-                MessageRejected(
-                    occurred_at=rejections.clock.now(),
-                    service=rejections.service,
-                    function=function,
-                    message_id=record.message_id,
-                    error=type(exc).__name__,
-                    reason=str(exc)[:BODY_EXCERPT_CHARS],
-                    body_excerpt=(record.body or "")[:BODY_EXCERPT_CHARS],
+        with correlate(correlation_id_of(record.body, record.message_id)):
+            try:
+                return record_handler(record)
+            except PermanentError as exc:
+                logger.error(
+                    "message rejected",
+                    extra={"message_id": record.message_id, "error": type(exc).__name__, "reason": str(exc)},
                 )
-            )
-            return None
-        except Exception as exc:
-            logger.exception(
-                "message failed, will be retried",
-                extra={"message_id": record.message_id, "error": type(exc).__name__},
-            )
-            raise
+                rejections.reject(
+                    MessageRejected(
+                        occurred_at=rejections.clock.now(),
+                        correlation_id=current_correlation_id(),
+                        service=rejections.service,
+                        function=function,
+                        message_id=record.message_id,
+                        error=type(exc).__name__,
+                        reason=str(exc)[:BODY_EXCERPT_CHARS],
+                        body_excerpt=(record.body or "")[:BODY_EXCERPT_CHARS],
+                    )
+                )
+                count(Counts.MESSAGES_REJECTED)
+                return None
+            except Exception as exc:
+                receives = int(record.attributes.approximate_receive_count or 0)
+                dead = last_receive is not None and receives >= last_receive
+                logger.exception(
+                    "message failed on its last receive: it goes to the DLQ"
+                    if dead
+                    else "message failed, will be retried",
+                    extra={
+                        "message_id": record.message_id,
+                        "error": type(exc).__name__,
+                        "receives": receives,
+                    },
+                )
+                count(Counts.DEAD_LETTERS if dead else Counts.MESSAGES_RETRIED)
+                raise
 
     # A fresh processor per batch; always answer with batchItemFailures, even when all failed.
     processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
@@ -126,13 +128,51 @@ def consume_sqs(
     )
 
 
-def rejections_for(service: str) -> EventBridgeRejections:
-    """The rejection sink a composition root builds at cold start (``@cold_start`` it)."""
+class OutboxRejections:
+    """Records a rejection in the service's own table as an outbox item; the table's stream
+    publishes it (STYLE 17). The consumer needs no bus permission of its own, and a
+    redelivered message records the same rejection once (its event id is the message's)."""
+
+    def __init__(
+        self,
+        ddb_client: Any,
+        table: str,
+        service: str,
+        clock: Clock,
+        max_receive_count: int | None = None,
+    ) -> None:
+        self._ddb = ddb_client
+        self._table = table
+        self.service = service
+        self.clock = clock
+        self.max_receive_count = max_receive_count
+
+    def reject(self, rejection: MessageRejected) -> None:
+        from common.outbox import outbox_item
+
+        event = rejection.model_copy(update={"event_id": f"rejected-{self.service}-{rejection.message_id}"})
+        item = outbox_item(event, now=self.clock.now())
+        item["source"] = f"sewerbill.{self.service}"
+        try:
+            self._ddb.put_item(**put_if_absent(self._table, item)["Put"])
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return  # already recorded by an earlier delivery of the same message
+            raise TransientError(f"could not record MessageRejected: {exc}") from exc
+        except BotoCoreError as exc:
+            raise TransientError(f"could not record MessageRejected: {exc}") from exc
+
+
+class _TableConfig(FunctionConfig):
+    table_name: str
+
+
+def rejections_for(service: str) -> OutboxRejections:
+    """The rejection sink a composition root builds at cold start (``@cold_start`` it):
+    the function's own table (``TABLE_NAME``), whose stream publishes the outbox."""
     import boto3
 
-    from common.clock import RuntimeClock
-    from common.config import FunctionConfig, load
-
-    return EventBridgeRejections(
-        boto3.client("events"), load(FunctionConfig).event_bus_name, service, RuntimeClock()
+    config = load(_TableConfig)
+    return OutboxRejections(
+        boto3.client("dynamodb"), config.table_name, service, RuntimeClock(), config.max_receive_count
     )

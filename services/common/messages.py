@@ -4,15 +4,20 @@ Every asynchronous trigger reaches a function the same way (DESIGN "Flow"): a ru
 schedule) puts a message on the function's queue. For rules the message body is the
 EventBridge event; :func:`parse_event` turns it into the producer's event model and
 :func:`parse_object_created` into the S3 upload it announces. A body that is not what
-the queue expects raises :class:`MalformedMessage` (permanent: it will reach the DLQ).
+the queue expects raises :class:`MalformedMessage` (permanent: rejected and acknowledged
+by ``common.handling.consume_sqs``, never retried).
 """
 
 from __future__ import annotations
 
+import json
 from typing import Any, TypeVar
 
-from aws_lambda_powertools.utilities.parser.models import EventBridgeModel
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+from aws_lambda_powertools.utilities.parser.models import (
+    EventBridgeModel,
+    S3EventNotificationEventBridgeModel,
+)
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from common.errors import PermanentError
 from common.events import Event
@@ -56,25 +61,6 @@ def parse_event(body: str | bytes, event_type: type[E]) -> E:
         raise MalformedMessage(f"{event_type.detail_type()}: {first_error(exc)}") from None
 
 
-class _Bucket(BaseModel):
-    name: str
-
-
-class _Object(BaseModel):
-    model_config = ConfigDict(populate_by_name=True)
-
-    key: str
-    size: int = 0
-    # AWS spells it "etag"; moto 5.2 "eTag".
-    etag: str = Field(default="", validation_alias=AliasChoices("etag", "eTag"))
-    version_id: str | None = Field(default=None, validation_alias=AliasChoices("version-id", "version_id"))
-
-
-class _ObjectCreatedDetail(BaseModel):
-    bucket: _Bucket
-    object: _Object
-
-
 class UploadedObject(BaseModel):
     """An object that S3 announced as created (EventBridge ``Object Created``)."""
 
@@ -86,21 +72,38 @@ class UploadedObject(BaseModel):
     size: int
 
 
+def _as_aws_sends_it(raw: Any) -> Any:
+    """moto's S3 notifications differ from AWS's in two ways, handled here only: the object's
+    ``etag`` is spelled ``eTag``, and ``time`` is a unix timestamp (pydantic reads both
+    forms of a datetime, so only the etag needs renaming)."""
+    if isinstance(raw, dict):
+        obj = (raw.get("detail") or {}).get("object") if isinstance(raw.get("detail"), dict) else None
+        if isinstance(obj, dict) and "eTag" in obj and "etag" not in obj:
+            obj["etag"] = obj.pop("eTag")
+    return raw
+
+
 def parse_object_created(body: str | bytes) -> UploadedObject:
+    """An SQS body holding S3's EventBridge ``Object Created`` event (Powertools' model)."""
+    try:
+        raw = json.loads(body)
+    except ValueError as exc:
+        raise MalformedMessage(f"not an EventBridge event: {exc}") from None
     envelope = parse_envelope(body)
     if envelope.source != "aws.s3" or envelope.detail_type != "Object Created":
         raise MalformedMessage(
             f"expected aws.s3/Object Created, got {envelope.source}/{envelope.detail_type}"
         )
     try:
-        detail = _ObjectCreatedDetail.model_validate(envelope.detail)
+        notification = S3EventNotificationEventBridgeModel.model_validate(_as_aws_sends_it(raw))
     except ValidationError as exc:
         raise MalformedMessage(f"Object Created: {first_error(exc)}") from None
+    obj = notification.detail.object
     return UploadedObject(
-        bucket=detail.bucket.name,
-        key=detail.object.key,
-        etag=detail.object.etag.strip('"'),
-        size=detail.object.size,
+        bucket=notification.detail.bucket.name,
+        key=obj.key,
+        etag=obj.etag.strip('"'),
+        size=int(obj.size or 0),
     )
 
 

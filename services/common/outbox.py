@@ -26,6 +26,7 @@ from botocore.exceptions import ClientError
 
 from common.dynamo import from_item, put_if_absent
 from common.events import Event, entry
+from common.observability import current_correlation_id
 
 OUTBOX_PREFIX = "OUTBOX#"
 OUTBOX_SK = "OUTBOX"
@@ -34,6 +35,8 @@ KEEP_FOR = timedelta(days=7)
 
 
 def outbox_item(event: Event, *, now: datetime) -> dict[str, Any]:
+    # The event continues the work in progress: it carries the running correlation id.
+    event = event.correlated(current_correlation_id())
     return {
         "pk": f"{OUTBOX_PREFIX}{event.event_id}",
         "sk": OUTBOX_SK,

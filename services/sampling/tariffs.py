@@ -15,4 +15,4 @@ def limits_from_tariff(tariff: PPSewerTariff | GraftonTariff | SullivanTariff) -
         setting = tariff.surcharge.category_a_limits
     else:
         setting = tariff.normal_limits
-    return StrengthLimits.from_mapping(dict(setting.value), rule_id=setting.rule or "")
+    return StrengthLimits.from_mapping(dict(setting.value.items()), rule_id=setting.rule or "")

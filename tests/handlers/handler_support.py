@@ -205,3 +205,41 @@ def http_event(method: str, path: str, query: dict[str, str] | None = None) -> d
         },
         "isBase64Encoded": False,
     }
+
+
+class LambdaContext:
+    """What Lambda passes as ``context`` (the attributes Powertools' Logger and Metrics read)."""
+
+    def __init__(self, function_name: str = "test-function") -> None:
+        self.function_name = function_name
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = f"arn:aws:lambda:{REGION}:{ACCOUNT}:function:{function_name}"
+        self.memory_limit_in_mb = 512
+        self.aws_request_id = str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{function_name}"
+        self.log_stream_name = "2026/10/01/[$LATEST]test"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return 30_000
+
+
+def lambda_context(function_name: str = "test-function") -> LambdaContext:
+    """A fresh context per invocation, as Lambda gives (handlers decorated with @observed need one)."""
+    return LambdaContext(function_name)
+
+
+def rejections(stack: Stack) -> list[dict[str, Any]]:
+    """MessageRejected events a consumer recorded in its service's outbox (every table), shaped
+    as the bus delivers them (``source``, ``detail-type``, ``detail``)."""
+    found: list[dict[str, Any]] = []
+    for service in TABLES:
+        for item in stack.outbox(service):
+            if item["detail_type"] == "MessageRejected":
+                found.append(
+                    {
+                        "source": item["source"],
+                        "detail-type": item["detail_type"],
+                        "detail": json.loads(item["detail"]),
+                    }
+                )
+    return found

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from handler_support import http_event
+from handler_support import http_event, lambda_context
 
 from billing.handlers import api
 from common.openapi import build_document, portal_resolvers, render
@@ -24,7 +24,7 @@ def portal(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def get(path: str, **query: str) -> tuple[int, dict[str, Any]]:
-    response = api.lambda_handler(http_event("GET", path, query), None)
+    response = api.lambda_handler(http_event("GET", path, query), lambda_context())
     return response["statusCode"], json.loads(response["body"])
 
 

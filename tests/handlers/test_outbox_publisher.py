@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from handler_support import Stack, sqs_event
+from handler_support import Stack, lambda_context, sqs_event
 
 from billing.handlers import publish_outbox as billing_publish_outbox
 from common.outbox import OutboxPublisher, outbox_records
@@ -17,7 +17,9 @@ HEADER = "tenant,account_id,period_start,period_end,volume_gal\n"
 
 def upload(stack: Stack, key: str, rows: int) -> None:
     body = HEADER + "".join(f"grafton-sewer,GR-{i},2026-07-01,2026-10-01,{1000 + i}\n" for i in range(rows))
-    on_read_file_uploaded.lambda_handler(sqs_event(json.dumps(stack.put_upload(key, body.encode()))), None)
+    on_read_file_uploaded.lambda_handler(
+        sqs_event(json.dumps(stack.put_upload(key, body.encode()))), lambda_context()
+    )
 
 
 def test_outbox_inserts_reach_the_bus_even_when_published_after_a_crash(metering: Stack) -> None:
@@ -25,7 +27,9 @@ def test_outbox_inserts_reach_the_bus_even_when_published_after_a_crash(metering
     # Nothing published yet: a crash here loses nothing, the stream still holds the records.
     assert metering.captured() == []
 
-    result = metering_publish_outbox.lambda_handler({"Records": metering.stream_records("metering")}, None)
+    result = metering_publish_outbox.lambda_handler(
+        {"Records": metering.stream_records("metering")}, lambda_context()
+    )
 
     assert result == {"batchItemFailures": []}
     delivered = metering.captured()
@@ -42,7 +46,7 @@ def test_state_items_and_non_inserts_are_not_published(metering: Stack) -> None:
     removed = dict(records[0], eventName="REMOVE")
     modified = dict(records[0], eventName="MODIFY")
 
-    metering_publish_outbox.lambda_handler({"Records": [*records, removed, modified]}, None)
+    metering_publish_outbox.lambda_handler({"Records": [*records, removed, modified]}, lambda_context())
 
     assert len(metering.captured()) == 2
 
@@ -51,9 +55,10 @@ def test_billing_publisher_publishes_billing_events(billing: Stack) -> None:
     from billing.handlers import run_billing_cycle
 
     run_billing_cycle.lambda_handler(
-        sqs_event(json.dumps({"tenant": "grafton-sewer", "scheduled_time": "2026-10-01T11:00:00Z"})), None
+        sqs_event(json.dumps({"tenant": "grafton-sewer", "scheduled_time": "2026-10-01T11:00:00Z"})),
+        lambda_context(),
     )
-    billing_publish_outbox.lambda_handler({"Records": billing.stream_records("billing")}, None)
+    billing_publish_outbox.lambda_handler({"Records": billing.stream_records("billing")}, lambda_context())
 
     [event] = billing.captured()
     assert event["detail-type"] == "BillingCycleStarted"

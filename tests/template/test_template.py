@@ -130,6 +130,8 @@ def test_every_sqs_consumer_has_a_dlq_and_a_visibility_timeout_of_six_function_t
         assert 1 < queue["RedrivePolicy"]["maxReceiveCount"] <= 10
         assert props["BatchSize"] == 10
         assert props["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+        # A flood of messages cannot scale a consumer without bound (checkov: concurrency).
+        assert 2 <= props["ScalingConfig"]["MaximumConcurrency"] <= 10, queue_id
         checked += 1
     assert checked >= 4
 
@@ -280,3 +282,123 @@ def test_http_routes_in_the_template_are_the_routes_in_the_openapi_document() ->
 @pytest.mark.parametrize("stage", ["local", "prod"])
 def test_template_translates_for_any_stage(stage: str) -> None:
     assert translate_template(parameter_overrides={"Stage": stage})["Resources"]
+
+
+def _queue_policy_statements(queue_id: str) -> list[dict[str, Any]]:
+    policies = resources_of_type(cfn(), "AWS::SQS::QueuePolicy")
+    return [
+        statement
+        for policy in policies.values()
+        if policy["Properties"]["Queues"] == [{"Ref": queue_id}]
+        for statement in policy["Properties"]["PolicyDocument"]["Statement"]
+    ]
+
+
+def test_every_outbox_stream_sends_batches_it_could_not_publish_to_a_dlq() -> None:
+    queues = resources_of_type(cfn(), "AWS::SQS::Queue")
+    streams = [
+        m["Properties"]
+        for m in resources_of_type(cfn(), "AWS::Lambda::EventSourceMapping").values()
+        if "StreamArn" in json.dumps(m["Properties"]["EventSourceArn"])
+    ]
+    assert len(streams) >= 2
+    for props in streams:
+        function_id = props["FunctionName"]["Ref"]
+        destination = props["DestinationConfig"]["OnFailure"]["Destination"]["Fn::GetAtt"]
+        assert destination[0] in queues and destination[0].endswith("DLQ"), function_id
+        assert 0 < props["MaximumRetryAttempts"] <= 100, function_id
+        # Lambda sends the failure record with the function's own role.
+        role = json.dumps(cfn()["Resources"][f"{function_id}Role"]["Properties"]["Policies"])
+        assert '"sqs:SendMessage"' in role and destination[0] in role, function_id
+
+
+def test_every_rule_target_has_a_dead_letter_queue_eventbridge_may_send_to() -> None:
+    queues = resources_of_type(cfn(), "AWS::SQS::Queue")
+    checked = 0
+    for rule_id, rule in resources_of_type(cfn(), "AWS::Events::Rule").items():
+        for target in rule["Properties"]["Targets"]:
+            dlq_id = target["DeadLetterConfig"]["Arn"]["Fn::GetAtt"][0]
+            assert dlq_id in queues and dlq_id.endswith("DLQ"), rule_id
+            retry = target["RetryPolicy"]
+            assert 0 < retry["MaximumEventAgeInSeconds"] <= 86400, rule_id
+            assert 0 <= retry["MaximumRetryAttempts"] <= 185, rule_id
+            allowed = [
+                st
+                for st in _queue_policy_statements(dlq_id)
+                if st["Effect"] == "Allow"
+                and st["Principal"] == {"Service": "events.amazonaws.com"}
+                and st["Action"] == "sqs:SendMessage"
+            ]
+            assert allowed, f"{dlq_id} lets no EventBridge rule send to it"
+            # Only this account's rules: the condition names a rule ARN of this account.
+            assert all("aws:SourceArn" in json.dumps(st["Condition"]) for st in allowed), dlq_id
+            checked += 1
+    assert checked >= 2
+
+
+def test_every_bucket_refuses_requests_without_tls() -> None:
+    buckets = resources_of_type(cfn(), "AWS::S3::Bucket")
+    policies = resources_of_type(cfn(), "AWS::S3::BucketPolicy")
+    assert len(buckets) >= 2
+    for bucket_id in buckets:
+        statements = [
+            st
+            for p in policies.values()
+            if p["Properties"]["Bucket"] == {"Ref": bucket_id}
+            for st in p["Properties"]["PolicyDocument"]["Statement"]
+        ]
+        denies = [
+            st
+            for st in statements
+            if st["Effect"] == "Deny"
+            and st["Principal"] == "*"
+            and st["Action"] == "s3:*"
+            and st["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+        ]
+        assert denies, f"{bucket_id} accepts plain HTTP"
+        resources = json.dumps(denies[0]["Resource"])
+        assert bucket_id in resources and "/*" in resources, bucket_id  # the bucket and its objects
+
+
+def test_the_portal_api_writes_a_json_access_log_and_throttles_runaway_clients() -> None:
+    [stage] = resources_of_type(cfn(), "AWS::ApiGatewayV2::Stage").values()
+    props = stage["Properties"]
+    logs = props["AccessLogSettings"]
+    group_id = logs["DestinationArn"]["Fn::GetAtt"][0]
+    assert cfn()["Resources"][group_id]["Type"] == "AWS::Logs::LogGroup"
+    # The format is one JSON object per request (placeholders filled in by API Gateway).
+    fields = json.loads(re.sub(r"\$context\.[A-Za-z.]+", "x", logs["Format"]))
+    assert {"requestId", "ip", "routeKey", "status", "requestTime"} <= set(fields)
+    throttle = props["DefaultRouteSettings"]
+    assert 0 < throttle["ThrottlingRateLimit"] <= throttle["ThrottlingBurstLimit"]
+
+
+def test_every_function_is_traced_and_emits_metrics_in_the_sewerbill_namespace() -> None:
+    from common.observability import NAMESPACE
+
+    globals_env = sam()["Globals"]["Function"]["Environment"]["Variables"]
+    assert globals_env["POWERTOOLS_METRICS_NAMESPACE"] == NAMESPACE
+    for function_id, resource in functions().items():
+        assert resource["Properties"]["TracingConfig"] == {"Mode": "Active"}, function_id
+        role = cfn()["Resources"][f"{function_id}Role"]["Properties"]
+        assert any("AWSXrayWriteOnlyAccess" in json.dumps(arn) for arn in role["ManagedPolicyArns"]), (
+            function_id
+        )
+
+
+def test_every_entry_point_is_wrapped_with_logger_metrics_and_tracer() -> None:
+    for function_id, resource in functions().items():
+        module_name, _, attr = resource["Properties"]["Handler"].rpartition(".")
+        entry = getattr(importlib.import_module(module_name), attr)
+        assert getattr(entry, "__observed__", False), f"{function_id}: decorate it with @observed"
+
+
+def test_the_max_receive_count_functions_see_is_every_queues_redrive_count() -> None:
+    # common.handling counts a failure on this receive as a dead letter.
+    expected = int(sam()["Globals"]["Function"]["Environment"]["Variables"]["MAX_RECEIVE_COUNT"])
+    queues = resources_of_type(cfn(), "AWS::SQS::Queue")
+    redriven = [
+        q["Properties"]["RedrivePolicy"] for q in queues.values() if "RedrivePolicy" in q["Properties"]
+    ]
+    assert len(redriven) >= 4
+    assert {r["maxReceiveCount"] for r in redriven} == {expected}

@@ -11,10 +11,12 @@ from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel
 
 from billing import composition
 from common.http import ApiError, error_responses, install_error_handlers
+from common.observability import observed
 from common.openapi import PUBLIC_EXTENSION
 from common.tariffs import TariffNotInForce, UnknownTenant
 
@@ -66,5 +68,6 @@ def get_tariff(
     )
 
 
+@observed(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return app.resolve(event, context)

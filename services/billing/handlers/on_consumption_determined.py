@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from billing import composition
 from common.handling import consume_sqs
 from common.messages import parse_event
+from common.observability import logger, observed
 from metering.events import ConsumptionDetermined
-
-logger = Logger()
 
 
 def record_handler(record: SQSRecord) -> None:
@@ -28,5 +26,6 @@ def record_handler(record: SQSRecord) -> None:
     )
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())

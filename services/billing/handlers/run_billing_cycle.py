@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
@@ -19,8 +18,7 @@ from billing import composition
 from billing.domain.cycles import CycleScheduled
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
-
-logger = Logger()
+from common.observability import logger, observed
 
 
 def record_handler(record: SQSRecord) -> None:
@@ -35,5 +33,6 @@ def record_handler(record: SQSRecord) -> None:
     )
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())

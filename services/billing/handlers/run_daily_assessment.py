@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools import Logger
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
@@ -18,8 +17,7 @@ from billing import composition
 from billing.domain.cycles import AssessmentScheduled
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
-
-logger = Logger()
+from common.observability import logger, observed
 
 
 def record_handler(record: SQSRecord) -> None:
@@ -31,5 +29,6 @@ def record_handler(record: SQSRecord) -> None:
     logger.info("assessment recorded" if recorded else "assessment already recorded")
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from common.observability import observed
 from metering import composition
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return composition.outbox_publisher().handle_stream_event(event)
