@@ -63,6 +63,7 @@ PIN_ONE_CORE := $(shell command -v taskset >/dev/null 2>&1 && echo taskset -c 0)
 bench: $(STAMP)
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_rating.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_schedules.py
+	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_lab_files.py
 
 ## A deployable build: sam build (wheels for the functions' arm64 architecture), then the
 ## tariff files into each function at /var/task/tariffs (the template's TariffsDir), since

@@ -111,6 +111,19 @@ class LateCharge(_Strict):
     rule: str
 
 
+class SamplingSettings(_Strict):
+    """Sampling's settings of a sewer tenant (issue 10; every one optional, defaults in sampling)."""
+
+    plausible_max_mg_l: Setting[dict[Param, Dec]] | None = None
+    resample_deviation_factor: Setting[Dec] | None = None
+    satellite_results_working_days: Setting[int] | None = None
+    satellite_reminder_working_days: Setting[int] | None = None
+    satellite_resample_request_days: Setting[int] | None = None
+    closure_days: Setting[list[date]] | None = None
+    annual_report_due: Setting[str] | None = None
+    annual_report_reminder_days: Setting[list[int]] | None = None
+
+
 class _TariffBase(_Strict):
     tenant: str
     name: str
@@ -118,6 +131,7 @@ class _TariffBase(_Strict):
     effective_until: date | None = None
     adopted_by: str
     billing_period_months: Literal[1, 3]
+    sampling: SamplingSettings | None = None
 
     @property
     def version_id(self) -> str:

@@ -16,7 +16,11 @@ REGION = "us-east-1"
 ACCOUNT = "123456789012"
 BUS = "sewerbill-local"
 UPLOADS = f"sewerbill-local-uploads-{ACCOUNT}-{REGION}"
-TABLES = {"metering": "sewerbill-local-metering", "billing": "sewerbill-local-billing"}
+TABLES = {
+    "metering": "sewerbill-local-metering",
+    "billing": "sewerbill-local-billing",
+    "sampling": "sewerbill-local-sampling",
+}
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "events"
 
 

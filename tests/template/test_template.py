@@ -225,6 +225,7 @@ def test_only_outbox_publishers_may_put_events_on_the_bus() -> None:
 def _config_models() -> dict[str, type[FunctionConfig]]:
     from billing import config as billing_config
     from metering import config as metering_config
+    from sampling import config as sampling_config
 
     return {
         "metering.handlers.on_read_file_uploaded.lambda_handler": metering_config.ReadFileUploadedConfig,
@@ -234,6 +235,10 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "billing.handlers.run_daily_assessment.lambda_handler": billing_config.TableConfig,
         "billing.handlers.publish_outbox.lambda_handler": billing_config.PublishOutboxConfig,
         "billing.handlers.api.lambda_handler": billing_config.ApiConfig,
+        "sampling.handlers.on_lab_file_uploaded.lambda_handler": sampling_config.SamplingConfig,
+        "sampling.handlers.publish_outbox.lambda_handler": sampling_config.PublishOutboxConfig,
+        "sampling.handlers.run_sampling_daily.lambda_handler": sampling_config.SamplingConfig,
+        "sampling.handlers.api.lambda_handler": sampling_config.SamplingConfig,
     }
 
 

@@ -227,6 +227,9 @@ def _run_demo(rt: Any) -> bool:
         except urllib.error.HTTPError as err:
             status, text = err.code, err.read()[:120].decode(errors="replace")
         _say(f"      GET {path} -> {status} {text}")
+    from sewerbill.cli import sampling_demo  # issue 10: a lab upload reclassifies PP-0002 to B
+
+    ok &= sampling_demo.run(rt, _say)
     _say(f"[4/4] dead letters: {len(rt.dead_letters)}")
     for letter in rt.dead_letters:
         _say(f"      {letter.queue}: {letter.message_id} {letter.body[:200]}")

@@ -1,0 +1,518 @@
+"""Sampling's table (single-table, ``pk``/``sk``); its stream publishes the outbox.
+
+Keys:
+
+- ``LABFILE#<file_id>`` / ``LABFILE``: a lab file taken in (by content digest);
+- ``SAMPLE#<tenant>#<sample_id>`` / ``SAMPLE``: a sample's facts (account, collection
+  date, kind, lab, collector, custody, sampling point, lab invoice);
+- ``ACCT#<tenant>#<account_id>`` / ``ACCOUNT`` (sampling point registration),
+  ``RESULT#<sample_id>#<parameter>`` (one result, written once), ``DECISION#<sample_id>``
+  (a staff resample decision), ``CLASSIFICATION`` (the current category, versioned);
+- ``ACCOUNTS#<tenant>`` / ``<account_id>``: the tenant's registered accounts (for reminders);
+- ``EXITS#<tenant>`` / ``<account_id>``: a running PP-SEW-CAT-B-EXIT clock and its end;
+- ``DEADLINES#<tenant>`` / ``<account_id>#<sample_id>``: a satellite results deadline;
+- ``REPORTS#<tenant>#<year>`` / ``<account_id>``: an annual report received;
+- ``OUTBOX#<digest of the event's type and business key>`` / ``OUTBOX``: the outbox,
+  keyed by business key so an event is published once however often it is produced.
+
+X-RETENTION: no sampling item carries a TTL shorter than 7 years. State items have none;
+outbox items (the record of each event, X-AUDIT) expire after ``RETENTION``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Collection, Mapping, Sequence
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from common.clock import Clock
+from common.dynamo import (
+    batch_get,
+    from_item,
+    get,
+    key_of,
+    put_if_absent,
+    to_item,
+)
+from common.errors import TransientError
+from common.events import Event
+from common.handling import MessageRejected
+from common.outbox import outbox_item
+from sampling.domain.intake import LabFile, StoredSample
+from sampling.domain.lab_files import LabRow
+from sampling.domain.samples import AccountInfo, AccountRecord, Decision, StoredResult
+from sampling.domain.satellite import ResultsDeadline
+from sampling.events import LabFileTakenIn, StrengthClassified
+
+RETENTION = timedelta(days=7 * 366 + 2)
+"""X-RETENTION: 7 years (leap days included) and a margin."""
+
+_MAX_ACTIONS = 100
+
+
+def account_pk(tenant: str, account_id: str) -> str:
+    return f"ACCT#{tenant}#{account_id}"
+
+
+def sample_pk(tenant: str, sample_id: str) -> str:
+    return f"SAMPLE#{tenant}#{sample_id}"
+
+
+def outbox_key(event: Event) -> str:
+    digest = hashlib.sha256(f"{event.detail_type()}#{event.business_key()}".encode()).hexdigest()
+    return f"OUTBOX#{digest[:40]}"
+
+
+class DynamoSamplingRepository:
+    def __init__(self, client: Any, table: str, clock: Clock) -> None:
+        self._client = client
+        self._table = table
+        self._clock = clock
+
+    # --- outbox ---------------------------------------------------------------------------
+    def _outbox(self, event: Event) -> dict[str, Any]:
+        now = self._clock.now()
+        item = outbox_item(event, now=now)
+        item["pk"] = outbox_key(event)
+        item["expires_at"] = int((now + RETENTION).timestamp())
+        return put_if_absent(self._table, item)
+
+    def _put_outbox(self, event: Event) -> bool:
+        """The event's outbox item, once per type and business key; False if already there."""
+        try:
+            self._client.put_item(**self._outbox(event)["Put"])
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise TransientError(f"writing {event.detail_type()} to the outbox: {exc}") from exc
+        return True
+
+    def publish(self, events: Sequence[Event]) -> None:
+        for event in events:
+            self._put_outbox(event)
+
+    # Event first, state second, no transaction (moto copies the whole table per
+    # transaction): the outbox item is the record of the fact, keyed by business key. A
+    # crash in between is repaired by the retry, which finds the event, skips it and
+    # writes the state it still lacks.
+    def _write(self, actions: list[dict[str, Any]], event: Event | None) -> bool:
+        """The event, then each state action (conditional); False when a condition failed."""
+        if event is not None:
+            self._put_outbox(event)
+        for action in actions:
+            (kind, request), *_ = action.items()
+            call = {
+                "Put": self._client.put_item,
+                "Update": self._client.update_item,
+                "Delete": self._client.delete_item,
+            }[kind]
+            try:
+                call(**request)
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                    return False
+                raise TransientError(f"writing sampling state: {exc}") from exc
+        return True
+
+    def record_rejection(self, rejection: MessageRejected) -> None:
+        """A rejected message in the outbox (published as ``sewerbill.sampling``), kept 7 years."""
+        item = self._outbox(rejection)["Put"]
+        item["Item"]["source"] = {"S": "sewerbill.sampling"}
+        try:
+            self._client.put_item(**item)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return  # recorded by an earlier delivery of the same message
+            raise TransientError(f"could not record MessageRejected: {exc}") from exc
+
+    # --- files ----------------------------------------------------------------------------
+    def file_seen(self, file_id: str) -> bool:
+        return get(self._client, self._table, f"LABFILE#{file_id}", "LABFILE") is not None
+
+    def record_file(self, file: LabFile, file_id: str, summary: LabFileTakenIn) -> None:
+        item = {
+            "pk": f"LABFILE#{file_id}",
+            "sk": "LABFILE",
+            "bucket": file.bucket,
+            "key": file.key[:1024],
+            "etag": file.etag,
+            "accepted": summary.accepted,
+            "repeated": summary.repeated,
+            "rejected": summary.rejected,
+            "report_key": summary.report_key,
+            "recorded_at": self._clock.now().isoformat(),
+        }
+        self._write([put_if_absent(self._table, item)], summary)  # False: recorded before
+
+    # --- accounts -------------------------------------------------------------------------
+    def accounts(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], AccountInfo]:
+        found = batch_get(self._client, self._table, [(account_pk(t, a), "ACCOUNT") for t, a in keys])
+        return {(i["tenant"], i["account_id"]): _account(i) for i in found.values()}
+
+    def register_account(self, info: AccountInfo, registered_by: str) -> None:
+        now = self._clock.now().isoformat()
+        self._client.put_item(
+            TableName=self._table,
+            Item=to_item(
+                {
+                    "pk": account_pk(info.tenant, info.account_id),
+                    "sk": "ACCOUNT",
+                    "tenant": info.tenant,
+                    "account_id": info.account_id,
+                    "sampling_point": info.sampling_point,
+                    "satellite": info.satellite,
+                    "nonresidential": info.nonresidential,
+                    "sic_division": info.sic_division,
+                    "avg_daily_flow_gal": info.avg_daily_flow_gal,
+                    "nongovernmental": info.nongovernmental,
+                    "discharges_toxic": info.discharges_toxic,
+                    "registered_by": registered_by,
+                    "registered_at": now,
+                }
+            ),
+        )
+        self._client.put_item(
+            TableName=self._table,
+            Item=to_item({"pk": f"ACCOUNTS#{info.tenant}", "sk": info.account_id, "registered_at": now}),
+        )
+
+    def tenant_accounts(self, tenant: str) -> list[str]:
+        return [i["sk"] for i in self._query(f"ACCOUNTS#{tenant}")]
+
+    # --- samples and results --------------------------------------------------------------
+    def stored_samples(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], StoredSample]:
+        found = batch_get(self._client, self._table, [(sample_pk(t, s), "SAMPLE") for t, s in keys])
+        return {
+            (i["tenant"], i["sample_id"]): StoredSample(
+                i["account_id"], date.fromisoformat(i["collected_on"]), i["kind"], i.get("resample_of")
+            )
+            for i in found.values()
+        }
+
+    def sample(self, tenant: str, sample_id: str) -> dict[str, Any] | None:
+        return get(self._client, self._table, sample_pk(tenant, sample_id), "SAMPLE")
+
+    def stored_values(
+        self, keys: Collection[tuple[str, str, str, str]]
+    ) -> dict[tuple[str, str, str, str], Decimal]:
+        item_keys = {(account_pk(t, a), f"RESULT#{s}#{p}"): (t, a, s, p) for t, a, s, p in keys}
+        found = batch_get(self._client, self._table, item_keys)
+        return {item_keys[k]: Decimal(str(i["value_mg_l"])) for k, i in found.items()}
+
+    def record_results(self, rows: Sequence[LabRow]) -> None:
+        """New samples and results, 25 per BatchWriteItem (bulk: a lab file can be large).
+
+        Unconditional by design: the use case read the stored samples and results first
+        and passes only new ones, and a rewrite of one with the same content is harmless.
+        """
+        now = self._clock.now().isoformat()
+        by_account: dict[tuple[str, str], set[str]] = {}
+        for row in rows:
+            by_account.setdefault((row.tenant, row.account_id), set()).add(f"{row.sample_id}#{row.parameter}")
+        # The index first: an index entry whose result a crash left unwritten is skipped on
+        # reading, and the redelivery writes the result.
+        for (tenant, account_id), keys in by_account.items():
+            self._add_to_index(tenant, account_id, "results", keys)
+        items: list[dict[str, Any]] = []
+        seen: set[tuple[str, str]] = set()
+        for row in rows:
+            if (row.tenant, row.sample_id) not in seen:
+                seen.add((row.tenant, row.sample_id))
+                items.append(_sample_item(row, now))
+            items.append(_result_item(row, now))
+        self._batch_put(items)
+
+    def _batch_put(self, items: Sequence[Mapping[str, Any]]) -> None:
+        # (common.dynamo.batch_put arrives with branch metering; same contract.)
+        for start in range(0, len(items), 25):
+            requests = [{"PutRequest": {"Item": to_item(i)}} for i in items[start : start + 25]]
+            for _attempt in range(8):
+                if not requests:
+                    break
+                try:
+                    resp = self._client.batch_write_item(RequestItems={self._table: requests})
+                except ClientError as exc:
+                    raise TransientError(f"BatchWriteItem: {exc}") from exc
+                requests = resp.get("UnprocessedItems", {}).get(self._table, [])
+            if requests:
+                raise TransientError("BatchWriteItem kept returning unprocessed items")
+
+    def _put_once(self, values: Mapping[str, Any], compare: str | None = None) -> None:
+        try:
+            self._client.put_item(
+                TableName=self._table, Item=to_item(values), ConditionExpression="attribute_not_exists(pk)"
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                raise TransientError(f"writing {values['pk']}: {exc}") from exc
+            if compare is None:
+                return
+            there = get(self._client, self._table, values["pk"], values["sk"])
+            if there is None or Decimal(str(there[compare])) != Decimal(str(values[compare])):
+                raise TransientError(f"{values['pk']} {values['sk']} was written concurrently") from exc
+
+    # --- an account's record --------------------------------------------------------------
+    def _query(self, pk: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pk}},
+            "ConsistentRead": True,
+        }
+        while True:
+            resp = self._client.query(**kwargs)
+            items.extend(from_item(i) for i in resp.get("Items", []))
+            if "LastEvaluatedKey" not in resp:
+                return items
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+
+    def _add_to_index(self, tenant: str, account_id: str, field: str, keys: Collection[str]) -> None:
+        """Add keys to the account's INDEX item (a string set: adding twice is harmless).
+
+        The index lets :meth:`account` read an account by key (BatchGetItem) rather than by
+        Query, which the embedded default (moto) answers by walking the whole table.
+        """
+        if not keys:
+            return
+        self._client.update_item(
+            TableName=self._table,
+            Key=key_of(account_pk(tenant, account_id), "INDEX"),
+            UpdateExpression=f"ADD {field} :keys",
+            ExpressionAttributeValues={":keys": {"SS": sorted(keys)}},
+        )
+
+    def account(self, tenant: str, account_id: str) -> AccountRecord:
+        pk = account_pk(tenant, account_id)
+        heads = batch_get(self._client, self._table, [(pk, "ACCOUNT"), (pk, "CLASSIFICATION"), (pk, "INDEX")])
+        index = heads.get((pk, "INDEX"), {})
+        keys = [(pk, f"RESULT#{k}") for k in index.get("results", ())] + [
+            (pk, f"DECISION#{k}") for k in index.get("decisions", ())
+        ]
+        record = AccountRecord(info=None)
+        items = [
+            *(i for k, i in heads.items() if k[1] != "INDEX"),
+            *batch_get(self._client, self._table, keys).values(),
+        ]
+        for item in sorted(items, key=lambda i: i["sk"]):
+            sk = item["sk"]
+            if sk == "ACCOUNT":
+                record.info = _account(item)
+            elif sk == "CLASSIFICATION":
+                record.category = item.get("category")
+                record.version = int(item.get("version", 0))
+            elif sk.startswith("RESULT#"):
+                record.results.append(_result(item))
+            elif sk.startswith("DECISION#"):
+                decision = _decision(item)
+                record.decisions[decision.original_id] = decision
+        return record
+
+    def classification(self, tenant: str, account_id: str) -> dict[str, Any] | None:
+        return get(self._client, self._table, account_pk(tenant, account_id), "CLASSIFICATION")
+
+    def record_classification(
+        self, event: StrengthClassified, exit_returns_on: date | None, expected_version: int
+    ) -> None:
+        pk = account_pk(event.tenant, event.account_id)
+        condition = "attribute_not_exists(pk)" if expected_version == 0 else "version = :expected"
+        values: dict[str, Any] = {
+            ":category": {"S": event.category},
+            ":version": {"N": str(expected_version + 1)},
+            ":trigger": {"S": event.trigger},
+            ":event": {"S": event.detail_json()},
+            ":at": {"S": self._clock.now().isoformat()},
+        }
+        if expected_version:
+            values[":expected"] = {"N": str(expected_version)}
+        actions: list[dict[str, Any]] = [
+            {
+                "Update": {
+                    "TableName": self._table,
+                    "Key": key_of(pk, "CLASSIFICATION"),
+                    "UpdateExpression": "SET category = :category, version = :version, last_trigger = :trigger, "
+                    "last_event = :event, updated_at = :at",
+                    "ConditionExpression": condition,
+                    "ExpressionAttributeValues": values,
+                }
+            }
+        ]
+        exits_key = key_of(f"EXITS#{event.tenant}", event.account_id)
+        if exit_returns_on is not None:
+            actions.append(
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": to_item(
+                            {
+                                "pk": f"EXITS#{event.tenant}",
+                                "sk": event.account_id,
+                                "returns_on": exit_returns_on.isoformat(),
+                            }
+                        ),
+                    }
+                }
+            )
+        else:
+            actions.append({"Delete": {"TableName": self._table, "Key": exits_key}})
+        if not self._write(actions, event):
+            raise TransientError(f"the classification of {event.account_id} changed concurrently; retry")
+
+    def exits_due(self, tenant: str, today: date) -> list[tuple[str, date]]:
+        return [
+            (i["sk"], date.fromisoformat(i["returns_on"]))
+            for i in self._query(f"EXITS#{tenant}")
+            if date.fromisoformat(i["returns_on"]) <= today
+        ]
+
+    # --- decisions ------------------------------------------------------------------------
+    def record_decision(self, tenant: str, account_id: str, decision: Decision, event: Event) -> bool:
+        """The decision with its event; False if this very decision was recorded before."""
+        item = {
+            "pk": account_pk(tenant, account_id),
+            "sk": f"DECISION#{decision.original_id}",
+            "original_id": decision.original_id,
+            "resample_id": decision.resample_id,
+            "choice": decision.choice,
+            "decided_by": decision.decided_by,
+            "reason": decision.reason,
+            "decided_at": decision.decided_at.isoformat(),
+        }
+        self._add_to_index(tenant, account_id, "decisions", {decision.original_id})
+        return self._write([put_if_absent(self._table, item)], event)
+
+    # --- satellite deadlines --------------------------------------------------------------
+    def record_deadline(self, tenant: str, account_id: str, deadline: ResultsDeadline) -> None:
+        self._put_once(
+            {
+                "pk": f"DEADLINES#{tenant}",
+                "sk": f"{account_id}#{deadline.sample_id}",
+                "account_id": account_id,
+                "sample_id": deadline.sample_id,
+                "sampled_on": deadline.sampled_on.isoformat(),
+                "due_on": deadline.due_on.isoformat(),
+                "remind_on": deadline.remind_on.isoformat(),
+                "rule_id": deadline.rule_id,
+            }
+        )
+
+    def deadlines(self, tenant: str) -> list[dict[str, Any]]:
+        return self._query(f"DEADLINES#{tenant}")
+
+    def deadline(self, tenant: str, account_id: str, sample_id: str) -> dict[str, Any] | None:
+        return get(self._client, self._table, f"DEADLINES#{tenant}", f"{account_id}#{sample_id}")
+
+    def mark_deadline(
+        self, tenant: str, account_id: str, sample_id: str, field: str, value: str, event: Event | None
+    ) -> None:
+        """Set ``field`` (reminded_on, breached_on, delivered_on) once, with its event."""
+        action = {
+            "Update": {
+                "TableName": self._table,
+                "Key": key_of(f"DEADLINES#{tenant}", f"{account_id}#{sample_id}"),
+                "UpdateExpression": f"SET {field} = :value",
+                "ConditionExpression": f"attribute_exists(pk) AND attribute_not_exists({field})",
+                "ExpressionAttributeValues": {":value": {"S": value}},
+            }
+        }
+        if not self._write([action], event):
+            there = self.deadline(tenant, account_id, sample_id)
+            if there is None:
+                raise TransientError(f"no deadline for {sample_id}")
+            # set before: nothing to add
+
+    # --- annual reports -------------------------------------------------------------------
+    def record_report(self, tenant: str, account_id: str, year: int, received_on: date, event: Event) -> bool:
+        item = {
+            "pk": f"REPORTS#{tenant}#{year}",
+            "sk": account_id,
+            "received_on": received_on.isoformat(),
+            "recorded_at": self._clock.now().isoformat(),
+        }
+        return self._write([put_if_absent(self._table, item)], event)  # False: received before
+
+    def reports_received(self, tenant: str, year: int) -> set[str]:
+        return {i["sk"] for i in self._query(f"REPORTS#{tenant}#{year}")}
+
+
+def _account(item: Mapping[str, Any]) -> AccountInfo:
+    return AccountInfo(
+        tenant=item["tenant"],
+        account_id=item["account_id"],
+        sampling_point=item.get("sampling_point", ""),
+        satellite=bool(item.get("satellite", False)),
+        nonresidential=bool(item.get("nonresidential", True)),
+        sic_division=item.get("sic_division"),
+        avg_daily_flow_gal=Decimal(str(item["avg_daily_flow_gal"])) if "avg_daily_flow_gal" in item else None,
+        nongovernmental=bool(item.get("nongovernmental", True)),
+        discharges_toxic=bool(item.get("discharges_toxic", False)),
+    )
+
+
+def _sample_item(row: LabRow, now: str) -> dict[str, Any]:
+    return {
+        "pk": sample_pk(row.tenant, row.sample_id),
+        "sk": "SAMPLE",
+        "tenant": row.tenant,
+        "sample_id": row.sample_id,
+        "account_id": row.account_id,
+        "collected_on": row.collected_on.isoformat(),
+        "kind": row.kind.value,
+        "resample_of": row.resample_of,
+        "lab": row.lab,
+        "method": row.method,
+        "sampling_point": row.sampling_point,
+        "collector": row.collector,
+        "custody": row.custody,
+        "lab_invoice": row.lab_invoice,
+        "recorded_at": now,
+    }
+
+
+def _result_item(row: LabRow, now: str) -> dict[str, Any]:
+    return {
+        "pk": account_pk(row.tenant, row.account_id),
+        "sk": f"RESULT#{row.sample_id}#{row.parameter}",
+        "tenant": row.tenant,
+        "sample_id": row.sample_id,
+        "parameter": row.parameter,
+        "value_mg_l": row.value,
+        "reported": row.reported,
+        "collected_on": row.collected_on.isoformat(),
+        "analysed_on": row.analysed_on.isoformat(),
+        "kind": row.kind.value,
+        "resample_of": row.resample_of,
+        "lab": row.lab,
+        "method": row.method,
+        "line": row.line,
+        "recorded_at": now,
+    }
+
+
+def _result(item: Mapping[str, Any]) -> StoredResult:
+    return StoredResult(
+        sample_id=item["sample_id"],
+        parameter=item["parameter"],
+        value=Decimal(str(item["value_mg_l"])),
+        collected_on=date.fromisoformat(item["collected_on"]),
+        kind=item.get("kind", "routine"),
+        resample_of=item.get("resample_of"),
+        lab=item.get("lab", ""),
+        analysed_on=date.fromisoformat(item["analysed_on"]) if item.get("analysed_on") else None,
+        reported=item.get("reported", ""),
+    )
+
+
+def _decision(item: Mapping[str, Any]) -> Decision:
+    return Decision(
+        original_id=item["original_id"],
+        resample_id=item["resample_id"],
+        choice=item["choice"],
+        decided_by=item["decided_by"],
+        reason=item["reason"],
+        decided_at=datetime.fromisoformat(item["decided_at"]),
+    )

@@ -1,0 +1,451 @@
+"""Use cases: take in a lab file, and reclassify an account on every finalised result.
+
+Idempotent by business key: a file once per content digest (the same bytes again, under
+any key, change nothing and publish nothing), a sample once per (tenant, sample id) and a
+result once per (tenant, sample id, parameter). A result repeating a stored one is a
+harmless repeat; another value for it is a rejected line naming both values.
+
+After the results are stored, each account with a new final result is reclassified and
+one strength event is published per account (not per row). PP samples are charged
+(PP-SEW-SAMPLE-COST), far-off results flagged (PP-SEW-RESAMPLE) and satellite deadlines
+set (PP-SEW-SAT-SAMPLE). The file record goes last with its summary event, so a crash in
+between is repaired by the redelivery, which finds the stored results and skips them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Protocol
+from zoneinfo import ZoneInfo
+
+from common.clock import Clock
+from common.errors import PermanentError
+from common.events import Event
+from common.ids import content_digest
+from common.money import round_line
+from common.reports import Report
+from sampling.domain.classifying import FinalResult, classify_account
+from sampling.domain.lab_files import LabRow, LineRejection, SampleKind, parse_lab_file
+from sampling.domain.policy import Policies, TenantPolicy
+from sampling.domain.samples import AccountInfo, AccountRecord, deviation_flags, final_results, lab_result
+from sampling.domain.satellite import ResultsDeadline, results_deadline
+from sampling.domain.strength import CLASSIFIED_TENANTS, PLEASANT_PRAIRIE_SEWER, SULLIVAN_SEWER
+from sampling.domain.sullivan import MILLION, POUNDS_FACTOR, is_industrial_user
+from sampling.events import (
+    IndustrialUser,
+    LabFileTakenIn,
+    LabLineRejection,
+    ResampleFlagged,
+    SamplingCostCharged,
+    StrengthClassified,
+)
+
+LOCAL_TZ = ZoneInfo("America/Chicago")
+
+
+def local_today(now: datetime) -> date:
+    """The utility's calendar day (America/Chicago) at ``now``."""
+    return now.astimezone(LOCAL_TZ).date()
+
+
+class ObjectMissing(PermanentError):
+    """The uploaded object is gone (deleted before it was read)."""
+
+
+@dataclass(frozen=True)
+class LabFile:
+    bucket: str
+    key: str
+    etag: str
+
+
+@dataclass(frozen=True)
+class StoredSample:
+    account_id: str
+    collected_on: date
+    kind: str
+    resample_of: str | None
+
+
+class ObjectStore(Protocol):
+    def read(self, bucket: str, key: str) -> bytes: ...
+
+
+class ReportStore(Protocol):
+    def write_rejections(self, file_id: str, rows: Iterable[Mapping[str, object]]) -> Report:
+        """Write a file's rejected lines whole to S3 (claim check); returns the pointer."""
+        ...
+
+
+class SamplingRepository(Protocol):
+    def file_seen(self, file_id: str) -> bool: ...
+
+    def accounts(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], AccountInfo]: ...
+
+    def stored_samples(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], StoredSample]: ...
+
+    def stored_values(
+        self, keys: Collection[tuple[str, str, str, str]]
+    ) -> dict[tuple[str, str, str, str], Decimal]:
+        """Stored values by (tenant, account, sample, parameter)."""
+        ...
+
+    def record_results(self, rows: Sequence[LabRow]) -> None:
+        """Store each sample and result once (conditional); a no-op for those already there."""
+        ...
+
+    def account(self, tenant: str, account_id: str) -> AccountRecord: ...
+
+    def record_classification(
+        self, event: StrengthClassified, exit_returns_on: date | None, expected_version: int
+    ) -> None:
+        """Replace the account's classification (conditional on its version) with its event."""
+        ...
+
+    def record_deadline(self, tenant: str, account_id: str, deadline: ResultsDeadline) -> None: ...
+
+    def publish(self, events: Sequence[Event]) -> None:
+        """Put events in the outbox, once per business key."""
+        ...
+
+    def record_file(self, file: LabFile, file_id: str, summary: LabFileTakenIn) -> None: ...
+
+
+@dataclass(frozen=True)
+class IntakeResult:
+    file_id: str
+    duplicate_file: bool = False
+    accepted: int = 0
+    repeated: int = 0
+    rejected_lines: tuple[int, ...] = ()
+    classified: tuple[str, ...] = ()
+    report_key: str | None = None
+
+
+def ingest_lab_file(
+    file: LabFile,
+    *,
+    store: ObjectStore,
+    reports: ReportStore,
+    repo: SamplingRepository,
+    clock: Clock,
+    policies: Policies,
+) -> IntakeResult:
+    try:
+        data: bytes | None = store.read(file.bucket, file.key)
+    except ObjectMissing as exc:
+        data = None
+        missing = str(exc) or "the object no longer exists"
+    file_id = content_digest(
+        data if data is not None else f"missing:{file.bucket}/{file.key}@{file.etag}".encode()
+    )
+    if repo.file_seen(file_id):
+        return IntakeResult(file_id=file_id, duplicate_file=True)
+
+    now = clock.now()
+    today = local_today(now)
+    rejections: list[LineRejection] = []
+    rows: list[LabRow] = []
+    stored_again: list[LabRow] = []
+    repeated = 0
+    if data is None:
+        rejections.append(LineRejection(0, "(file)", missing))
+    else:
+        plausible = {t: _policy_max(policies, t, today) for t in CLASSIFIED_TENANTS}
+        parsed = parse_lab_file(data, today=today, tenants=CLASSIFIED_TENANTS, plausible_max=plausible)
+        rejections.extend(parsed.rejected)
+        repeated = parsed.repeated
+        rows, more_rejections, stored_again = check_against_stored(parsed.rows, repo)
+        rejections.extend(more_rejections)
+        repeated += len(stored_again)
+
+    repo.record_results(rows)
+    events: list[Event] = []
+    classified: list[str] = []
+    # Rows already stored count too: a crash after storing them and before classifying is
+    # repaired by the redelivery (every event is published once per business key).
+    by_account: dict[tuple[str, str], list[LabRow]] = {}
+    for row in [*rows, *stored_again]:
+        by_account.setdefault((row.tenant, row.account_id), []).append(row)
+    for (tenant, account_id), new_rows in sorted(by_account.items()):
+        event = after_new_results(tenant, account_id, new_rows, repo, policies, now, today, events)
+        if event is not None:
+            classified.append(f"{tenant}/{account_id}")
+    repo.publish(events)
+
+    rejections.sort(key=lambda r: (r.line, r.column))
+    report = None
+    if rejections:
+        report = reports.write_rejections(
+            file_id, ({"line": r.line, "column": r.column, "reason": r.reason} for r in rejections)
+        )
+    summary = LabFileTakenIn(
+        occurred_at=now,
+        file_key=file.key[:1024],
+        file_id=file_id,
+        accepted=len(rows),
+        repeated=repeated,
+        rejected=len(rejections),
+        rejections=tuple(
+            LabLineRejection(line=r.line, column=r.column, reason=r.reason[:500])
+            for r in rejections[: LabFileTakenIn.MAX_INLINE]
+        ),
+        report_key=report.key if report else None,
+        report=report,
+        accounts_classified=len(classified),
+    )
+    repo.record_file(file, file_id, summary)
+    return IntakeResult(
+        file_id=file_id,
+        accepted=len(rows),
+        repeated=repeated,
+        rejected_lines=tuple(r.line for r in rejections),
+        classified=tuple(classified),
+        report_key=report.key if report else None,
+    )
+
+
+def _policy_max(policies: Policies, tenant: str, today: date) -> Mapping[str, Decimal]:
+    return policies(tenant, today).plausible_max_mg_l
+
+
+def check_against_stored(
+    rows: Sequence[LabRow], repo: SamplingRepository
+) -> tuple[list[LabRow], list[LineRejection], list[LabRow]]:
+    """(new rows, rejected lines, rows repeating stored results) after consulting the store."""
+    known = repo.accounts({(r.tenant, r.account_id) for r in rows})
+    sample_keys = {(r.tenant, r.sample_id) for r in rows} | {
+        (r.tenant, r.resample_of) for r in rows if r.resample_of
+    }
+    samples = repo.stored_samples(sample_keys)
+    values = repo.stored_values({(r.tenant, r.account_id, r.sample_id, r.parameter) for r in rows})
+    in_file = {(r.tenant, r.sample_id): r for r in rows}
+    kept: list[LabRow] = []
+    rejected: list[LineRejection] = []
+    repeated: list[LabRow] = []
+    for row in rows:
+        if (row.tenant, row.account_id) not in known:
+            rejected.append(
+                LineRejection(
+                    row.line,
+                    "account_id",
+                    f"account {row.account_id} of {row.tenant} is not known to sampling "
+                    "(register its sampling point first)",
+                )
+            )
+            continue
+        stored = samples.get((row.tenant, row.sample_id))
+        if stored is not None:
+            mine = StoredSample(row.account_id, row.collected_on, row.kind.value, row.resample_of)
+            clash = next(
+                (
+                    (column, a, b)
+                    for column, a, b in zip(
+                        ("account_id", "collected_on", "kind", "resample_of"),
+                        stored.__dict__.values(),
+                        mine.__dict__.values(),
+                        strict=True,
+                    )
+                    if a != b
+                ),
+                None,
+            )
+            if clash is not None:
+                column, was, now_given = clash
+                rejected.append(
+                    LineRejection(
+                        row.line,
+                        column,
+                        f"sample {row.sample_id} is already recorded with {column} {was}, not {now_given}",
+                    )
+                )
+                continue
+        if row.resample_of:
+            target = samples.get((row.tenant, row.resample_of)) or _as_stored(
+                in_file.get((row.tenant, row.resample_of))
+            )
+            if target is None or target.account_id != row.account_id:
+                rejected.append(
+                    LineRejection(
+                        row.line,
+                        "resample_of",
+                        f"sample {row.resample_of} is not a sample of account {row.account_id}",
+                    )
+                )
+                continue
+        value = values.get((row.tenant, row.account_id, row.sample_id, row.parameter))
+        if value is None:
+            kept.append(row)
+        elif value == row.value:
+            repeated.append(row)
+        else:
+            rejected.append(
+                LineRejection(
+                    row.line,
+                    "value",
+                    f"{row.parameter} of sample {row.sample_id} is {row.value} mg/l here but "
+                    f"{value} mg/l is already recorded",
+                )
+            )
+    return kept, rejected, repeated
+
+
+def _as_stored(row: LabRow | None) -> StoredSample | None:
+    if row is None:
+        return None
+    return StoredSample(row.account_id, row.collected_on, row.kind.value, row.resample_of)
+
+
+def after_new_results(
+    tenant: str,
+    account_id: str,
+    new_rows: Sequence[LabRow],
+    repo: SamplingRepository,
+    policies: Policies,
+    now: datetime,
+    today: date,
+    events: list[Event],
+) -> StrengthClassified | None:
+    """Charges, flags, deadlines and the reclassification after an account's new results."""
+    policy = policies(tenant, today)
+    record = repo.account(tenant, account_id)
+    new_samples: dict[str, list[LabRow]] = {}
+    for row in new_rows:
+        new_samples.setdefault(row.sample_id, []).append(row)
+    final = final_results(record)
+    for sample_id, rows in sorted(new_samples.items()):
+        first = rows[0]
+        if tenant == PLEASANT_PRAIRIE_SEWER and first.kind is not SampleKind.SPLIT:
+            charge = sample_cost(policy, account_id, sample_id, first, now)
+            if charge is not None:
+                events.append(charge)
+        if first.kind is SampleKind.ROUTINE and tenant == PLEASANT_PRAIRIE_SEWER:
+            result = lab_result(
+                [r for r in record.results if r.sample_id == sample_id]  # stored rows of this sample
+            )
+            if result is not None:
+                history = [f for f in final if sample_id not in f.sample_ids]
+                reasons = deviation_flags(history, result, policy.deviation_factor)
+                if reasons:
+                    events.append(
+                        ResampleFlagged(
+                            occurred_at=now,
+                            tenant=tenant,
+                            account_id=account_id,
+                            sample_id=sample_id,
+                            sampled_on=first.collected_on,
+                            reasons=tuple(reasons),
+                        )
+                    )
+        if first.kind is SampleKind.ROUTINE and record.info is not None and record.info.satellite:
+            repo.record_deadline(
+                tenant,
+                account_id,
+                results_deadline(
+                    sample_id,
+                    first.collected_on,
+                    policy.is_closed,
+                    policy.satellite_working_days,
+                    policy.satellite_reminder_working_days,
+                ),
+            )
+    finals_now = [sid for sid, rows in new_samples.items() if rows[0].kind is SampleKind.ROUTINE]
+    if not finals_now:
+        return None  # resamples wait for a decision; splits never classify
+    latest = max(finals_now, key=lambda sid: (new_samples[sid][0].collected_on, sid))
+    return reclassify(
+        record,
+        repo=repo,
+        policy=policy,
+        trigger=latest,
+        effective_from=new_samples[latest][0].collected_on,
+        touched=sorted({new_samples[s][0].collected_on for s in finals_now}),
+        now=now,
+        today=today,
+    )
+
+
+def reclassify(
+    record: AccountRecord,
+    *,
+    repo: SamplingRepository,
+    policy: TenantPolicy,
+    trigger: str,
+    effective_from: date,
+    touched: Sequence[date],
+    now: datetime,
+    today: date,
+) -> StrengthClassified:
+    """Classify the account's final results as of ``today`` and record the event."""
+    assert record.info is not None
+    event = classify_account(
+        tenant=record.info.tenant,
+        account_id=record.info.account_id,
+        final=final_results(record),
+        as_of=max(today, effective_from),
+        limits=policy.limits,
+        trigger=trigger,
+        effective_from=effective_from,
+        previous_category=record.category,
+        billing_period_months=policy.billing_period_months,
+        now=now,
+        exit_months=policy.exit_months,
+        touched=touched,
+        industrial_user=industrial_user_of(record.info, final_results(record)),
+    )
+    repo.record_classification(
+        event, event.exit_clock.returns_on if event.exit_clock else None, expected_version=record.version
+    )
+    return event
+
+
+def industrial_user_of(info: AccountInfo, final: Sequence[FinalResult]) -> IndustrialUser | None:
+    """SU-INDUSTRIAL for a Sullivan account whose average daily flow is registered.
+
+    The loads are the registered flow at the latest final result's BOD and TSS
+    (X-POUNDS: mg/l x million gallons per day x 8.34); None elsewhere or without a flow.
+    """
+    if info.tenant != SULLIVAN_SEWER or info.avg_daily_flow_gal is None:
+        return None
+    latest = final[-1].result if final else None
+    flow = info.avg_daily_flow_gal
+
+    def load(concentration: Decimal | None) -> Decimal | None:
+        return None if concentration is None else flow * concentration * POUNDS_FACTOR / MILLION
+
+    determination = is_industrial_user(
+        info.nongovernmental,
+        info.nonresidential,
+        info.sic_division,
+        flow,
+        load(latest.bod if latest else None),
+        load(latest.tss if latest else None),
+        info.discharges_toxic,
+    )
+    return IndustrialUser(is_industrial=determination.is_industrial, reasons=determination.reasons)
+
+
+def sample_cost(
+    policy: TenantPolicy, account_id: str, sample_id: str, row: LabRow, now: datetime
+) -> SamplingCostCharged | None:
+    """PP-SEW-SAMPLE-COST: the tariff's cost per sample collected, once per sample."""
+    if policy.sample_cost is None:
+        return None
+    return SamplingCostCharged(
+        occurred_at=now,
+        tenant=policy.tenant,
+        account_id=account_id,
+        charge_id=f"sample:{sample_id}",
+        kind="sample",
+        charged_on=row.collected_on,
+        description=f"Sample {sample_id} collected {row.collected_on.isoformat()}",
+        quantity=Decimal(1),
+        rate=policy.sample_cost,
+        amount=round_line(policy.sample_cost),
+        sample_ids=(sample_id,),
+        lab_invoice_reference=row.lab_invoice,
+        tariff_version=policy.tariff_version,
+    )

@@ -1,0 +1,465 @@
+"""Sampling's staff use cases and its daily run (each called by one thin handler).
+
+- register a sampling point (how sampling learns the accounts it samples: billing has no
+  account event yet, so staff register each sampled account with its sampling point; a
+  lab result for an account not registered is rejected with its line);
+- a single lab result from the HTTP API (the same checks as a file row);
+- a staff resample decision (PP-SEW-RESAMPLE), then reclassification;
+- satellite systems: delivery of certified results and resample requests
+  (PP-SEW-SAT-SAMPLE, PP-SEW-SAT-RESAMPLE);
+- annual reports received (PP-SEW-REPORT) and lab invoices passed through
+  (PP-SEW-SAMPLE-COST);
+- the daily run: PP-SEW-CAT-B-EXIT returns to Category A on their anniversary, satellite
+  reminders and breaches, annual report reminders before February 10.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal
+from typing import Any
+
+from common.clock import Clock
+from common.errors import PermanentError
+from common.events import Event
+from common.money import round_line
+from sampling.adapters.dynamodb import DynamoSamplingRepository
+from sampling.adapters.s3 import S3Objects
+from sampling.domain.errors import InvalidInput, SamplingError
+from sampling.domain.intake import (
+    after_new_results,
+    check_against_stored,
+    local_today,
+    reclassify,
+)
+from sampling.domain.lab_files import BadCell, parse_row
+from sampling.domain.policy import Policies
+from sampling.domain.samples import AccountInfo, DecisionRefused, check_decision, final_results
+from sampling.domain.satellite import ResultsDeadline, deadline_actions, decide_resample_request
+from sampling.domain.strength import CLASSIFIED_TENANTS
+from sampling.events import (
+    AnnualReportReceived,
+    AnnualReportReminderDue,
+    ResampleDecided,
+    SamplingCostCharged,
+    SatelliteResampleRequestDecided,
+    SatelliteResultsDueSoon,
+    SatelliteResultsOverdue,
+    StrengthClassified,
+)
+
+
+class NotFound(SamplingError):
+    """The sample or account named does not exist (HTTP 404)."""
+
+
+class Conflict(SamplingError):
+    """The request contradicts what is recorded (HTTP 409), e.g. a second value for a result."""
+
+
+class Refused(SamplingError):
+    """A request the rules refuse (HTTP 422), with the reason."""
+
+
+@dataclass(frozen=True)
+class DailyRun:
+    exits: int = 0
+    reminders: int = 0
+    breaches: int = 0
+    report_reminders: int = 0
+
+
+class SamplingService:
+    def __init__(
+        self, *, repo: DynamoSamplingRepository, reports: S3Objects, clock: Clock, policies: Policies
+    ) -> None:
+        self.repo = repo
+        self.reports = reports
+        self.clock = clock
+        self.policies = policies
+
+    # --- accounts -------------------------------------------------------------------------
+    def register_sampling_point(
+        self, tenant: str, account_id: str, body: Mapping[str, Any], by: str
+    ) -> AccountInfo:
+        self.policies(tenant, local_today(self.clock.now()))  # unknown tenant -> error
+        info = AccountInfo(
+            tenant=tenant,
+            account_id=account_id,
+            sampling_point=str(body["sampling_point"]),
+            satellite=bool(body.get("satellite", False)),
+            nonresidential=bool(body.get("nonresidential", True)),
+            sic_division=body.get("sic_division"),
+            avg_daily_flow_gal=body.get("avg_daily_flow_gal"),
+            nongovernmental=bool(body.get("nongovernmental", True)),
+            discharges_toxic=bool(body.get("discharges_toxic", False)),
+        )
+        self.repo.register_account(info, registered_by=by)
+        return info
+
+    # --- one result from the API ----------------------------------------------------------
+    def add_result(self, tenant: str, cells: Mapping[str, str]) -> dict[str, Any]:
+        now = self.clock.now()
+        today = local_today(now)
+        policy = self.policies(tenant, today)
+        try:
+            row = parse_row(
+                {**cells, "tenant": tenant},
+                line=1,
+                today=today,
+                tenants=CLASSIFIED_TENANTS,
+                plausible_max={tenant: policy.plausible_max_mg_l},
+            )
+        except BadCell as bad:
+            raise InvalidInput(bad.column, bad.reason) from None
+        kept, rejected, again = check_against_stored([row], self.repo)
+        if rejected:
+            problem = rejected[0]
+            if problem.column == "account_id":
+                raise NotFound(problem.column, problem.reason)
+            raise Conflict(problem.column, problem.reason)
+        self.repo.record_results(kept)
+        events: list[Event] = []
+        event = after_new_results(
+            tenant, row.account_id, [*kept, *again], self.repo, self.policies, now, today, events
+        )
+        self.repo.publish(events)
+        return {
+            "sample_id": row.sample_id,
+            "parameter": row.parameter,
+            "value_mg_l": str(row.value),
+            "repeated": bool(again),
+            "category": event.category if event else None,
+        }
+
+    # --- resample decisions (PP-SEW-RESAMPLE) ---------------------------------------------
+    def decide(self, tenant: str, sample_id: str, choice: str, reason: str, by: str) -> dict[str, Any]:
+        sample = self.repo.sample(tenant, sample_id)
+        if sample is None:
+            raise NotFound("sample_id", f"no sample {sample_id} of {tenant}")
+        account_id = sample["account_id"]
+        now = self.clock.now()
+        record = self.repo.account(tenant, account_id)
+        earlier = record.decisions.get(sample_id)
+        try:
+            decision = check_decision(record, sample_id, choice, by, reason, now)
+        except DecisionRefused as exc:
+            raise Refused(exc.field, exc.message) from None
+        if earlier is not None:
+            if earlier.choice != decision.choice:
+                raise Conflict(
+                    "decision",
+                    f"{sample_id} was decided {earlier.choice!r} by {earlier.decided_by} on "
+                    f"{earlier.decided_at.date()} ({earlier.reason}); not {choice!r}",
+                )
+            return {"decision": earlier.choice, "repeated": True}
+        event = ResampleDecided(
+            occurred_at=now,
+            tenant=tenant,
+            account_id=account_id,
+            original_sample_id=sample_id,
+            resample_id=decision.resample_id,
+            decision=decision.choice,
+            decided_by=decision.decided_by,
+            reason=decision.reason,
+        )
+        self.repo.record_decision(tenant, account_id, decision, event)
+        record = self.repo.account(tenant, account_id)
+        classified = reclassify(
+            record,
+            repo=self.repo,
+            policy=self.policies(tenant, local_today(now)),
+            trigger=f"decision:{sample_id}",
+            effective_from=date.fromisoformat(sample["collected_on"]),
+            touched=[date.fromisoformat(sample["collected_on"])],
+            now=now,
+            today=local_today(now),
+        )
+        final = [
+            f
+            for f in final_results(record)
+            if sample_id in f.sample_ids or decision.resample_id in f.sample_ids
+        ]
+        used = final[0].result.concentrations() if final else {}
+        return {
+            "decision": decision.choice,
+            "original_sample_id": sample_id,
+            "resample_id": decision.resample_id,
+            "decided_by": decision.decided_by,
+            "reason": decision.reason,
+            "used": {p.value: str(v) for p, v in used.items()},
+            "category": classified.category,
+            "repeated": False,
+        }
+
+    # --- satellite systems ----------------------------------------------------------------
+    def _deadline(self, tenant: str, sample_id: str) -> tuple[str, dict[str, Any]]:
+        sample = self.repo.sample(tenant, sample_id)
+        if sample is None:
+            raise NotFound("sample_id", f"no sample {sample_id} of {tenant}")
+        deadline = self.repo.deadline(tenant, sample["account_id"], sample_id)
+        if deadline is None:
+            raise Refused("sample_id", f"{sample_id} is not a satellite system's routine sample")
+        return sample["account_id"], deadline
+
+    def deliver(self, tenant: str, sample_id: str, delivered_on: date) -> dict[str, Any]:
+        account_id, deadline = self._deadline(tenant, sample_id)
+        if delivered_on > local_today(self.clock.now()):
+            raise InvalidInput("delivered_on", f"{delivered_on} is in the future")
+        if delivered_on.isoformat() < deadline["sampled_on"]:
+            raise InvalidInput(
+                "delivered_on", f"{delivered_on} is before the sample ({deadline['sampled_on']})"
+            )
+        if "delivered_on" in deadline and deadline["delivered_on"] != delivered_on.isoformat():
+            raise Conflict("delivered_on", f"already delivered on {deadline['delivered_on']}")
+        self.repo.mark_deadline(tenant, account_id, sample_id, "delivered_on", delivered_on.isoformat(), None)
+        return {
+            "sample_id": sample_id,
+            "due_on": deadline["due_on"],
+            "delivered_on": delivered_on.isoformat(),
+            "on_time": delivered_on.isoformat() <= deadline["due_on"],
+        }
+
+    def request_resample(self, tenant: str, sample_id: str, requested_on: date) -> dict[str, Any]:
+        account_id, deadline = self._deadline(tenant, sample_id)
+        if "delivered_on" not in deadline:
+            raise Refused("sample_id", f"the result of {sample_id} has not been delivered yet")
+        now = self.clock.now()
+        if requested_on > local_today(now):
+            raise InvalidInput("requested_on", f"{requested_on} is in the future")
+        policy = self.policies(tenant, local_today(now))
+        outcome = decide_resample_request(
+            date.fromisoformat(deadline["delivered_on"]), requested_on, policy.satellite_request_days
+        )
+        self.repo.publish(
+            [
+                SatelliteResampleRequestDecided(
+                    occurred_at=now,
+                    tenant=tenant,
+                    account_id=account_id,
+                    sample_id=sample_id,
+                    accepted=outcome.accepted,
+                    delivered_on=outcome.delivered_on,
+                    requested_on=outcome.requested_on,
+                    last_day=outcome.last_day,
+                    reason=outcome.reason,
+                )
+            ]
+        )
+        return {
+            "accepted": outcome.accepted,
+            "delivered_on": outcome.delivered_on.isoformat(),
+            "requested_on": outcome.requested_on.isoformat(),
+            "last_day": outcome.last_day.isoformat(),
+            "reason": outcome.reason,
+            "rule_id": outcome.rule_id,
+        }
+
+    # --- annual reports and lab invoices --------------------------------------------------
+    def receive_report(self, tenant: str, account_id: str, year: int, received_on: date) -> dict[str, Any]:
+        now = self.clock.now()
+        policy = self.policies(tenant, local_today(now))
+        if policy.report_due is None:
+            raise Refused("tenant", f"{tenant} has no annual discharger report (PP-SEW-REPORT)")
+        if not self.repo.accounts({(tenant, account_id)}):
+            raise NotFound("account_id", f"account {account_id} of {tenant} is not known to sampling")
+        due = date(year + 1, *policy.report_due)
+        event = AnnualReportReceived(
+            occurred_at=now,
+            tenant=tenant,
+            account_id=account_id,
+            year=year,
+            received_on=received_on,
+            due_on=due,
+            late=received_on > due,
+        )
+        recorded = self.repo.record_report(tenant, account_id, year, received_on, event)
+        return {"year": year, "due_on": due.isoformat(), "late": received_on > due, "repeated": not recorded}
+
+    def charge_lab_invoice(
+        self,
+        tenant: str,
+        account_id: str,
+        reference: str,
+        amount: Decimal,
+        sample_ids: list[str],
+        invoiced_on: date,
+    ) -> SamplingCostCharged:
+        now = self.clock.now()
+        policy = self.policies(tenant, local_today(now))
+        if policy.sample_cost is None:
+            raise Refused("tenant", f"{tenant} passes no sampling costs through (PP-SEW-SAMPLE-COST)")
+        if not self.repo.accounts({(tenant, account_id)}):
+            raise NotFound("account_id", f"account {account_id} of {tenant} is not known to sampling")
+        charge = SamplingCostCharged(
+            occurred_at=now,
+            tenant=tenant,
+            account_id=account_id,
+            charge_id=f"lab_invoice:{reference}",
+            kind="lab_invoice",
+            charged_on=invoiced_on,
+            description=f"Lab invoice {reference}",
+            quantity=Decimal(1),
+            rate=amount,
+            amount=round_line(amount),
+            sample_ids=tuple(sample_ids),
+            lab_invoice_reference=reference,
+            tariff_version=policy.tariff_version,
+        )
+        self.repo.publish([charge])
+        return charge
+
+    # --- what staff see -------------------------------------------------------------------
+    def account_view(self, tenant: str, account_id: str) -> dict[str, Any]:
+        record = self.repo.account(tenant, account_id)
+        if record.info is None:
+            raise NotFound("account_id", f"account {account_id} of {tenant} is not known to sampling")
+        samples: dict[str, dict[str, Any]] = {}
+        for sample_id, rows in sorted(record.samples().items()):
+            samples[sample_id] = {
+                "sample_id": sample_id,
+                "collected_on": rows[0].collected_on.isoformat(),
+                "kind": rows[0].kind,
+                "resample_of": rows[0].resample_of,
+                "lab": rows[0].lab,
+                "results": {r.parameter: str(r.value) for r in rows},
+                "splits": [],
+            }
+        # PP-SEW-SPLIT: a discharger's split result is shown beside the utility's sample.
+        for sample in list(samples.values()):
+            target = samples.get(sample["resample_of"] or "")
+            if sample["kind"] == "split" and target is not None:
+                # PP-SEW-SPLIT: both results shown, with the discharger's minus the utility's.
+                sample["difference_mg_l"] = {
+                    p: str(Decimal(v) - Decimal(target["results"][p]))
+                    for p, v in sample["results"].items()
+                    if p in target["results"]
+                }
+                target["splits"].append(sample)
+        classification = self.repo.classification(tenant, account_id)
+        return {
+            "tenant": tenant,
+            "account_id": account_id,
+            "sampling_point": record.info.sampling_point,
+            "satellite": record.info.satellite,
+            "category": record.category,
+            "classification": classification.get("last_event") if classification else None,
+            "samples": [
+                s for s in samples.values() if s["kind"] != "split" or s["resample_of"] not in samples
+            ],
+            "decisions": [
+                {
+                    "original_sample_id": d.original_id,
+                    "resample_id": d.resample_id,
+                    "decision": d.choice,
+                    "decided_by": d.decided_by,
+                    "reason": d.reason,
+                    "decided_at": d.decided_at.isoformat(),
+                }
+                for d in record.decisions.values()
+            ],
+        }
+
+    # --- the daily run --------------------------------------------------------------------
+    def run_daily(self, today: date) -> DailyRun:
+        exits = reminders = breaches = report_reminders = 0
+        now = self.clock.now()
+        for tenant in CLASSIFIED_TENANTS:
+            policy = self.policies(tenant, today)
+            for account_id, returns_on in self.repo.exits_due(tenant, today):
+                record = self.repo.account(tenant, account_id)
+                if record.info is None:
+                    continue
+                event: StrengthClassified = reclassify(
+                    record,
+                    repo=self.repo,
+                    policy=policy,
+                    trigger=f"exit:{returns_on.isoformat()}",
+                    effective_from=returns_on,
+                    touched=[],
+                    now=now,
+                    today=today,
+                )
+                exits += event.category != (record.category or "")
+            for item in self.repo.deadlines(tenant):
+                deadline = ResultsDeadline(
+                    sample_id=item["sample_id"],
+                    sampled_on=date.fromisoformat(item["sampled_on"]),
+                    due_on=date.fromisoformat(item["due_on"]),
+                    remind_on=date.fromisoformat(item["remind_on"]),
+                )
+                delivered = date.fromisoformat(item["delivered_on"]) if "delivered_on" in item else None
+                actions = deadline_actions(
+                    deadline, today, delivered, "reminded_on" in item, "breached_on" in item
+                )
+                common = {
+                    "occurred_at": now,
+                    "tenant": tenant,
+                    "account_id": item["account_id"],
+                    "sample_id": deadline.sample_id,
+                    "sampled_on": deadline.sampled_on,
+                    "due_on": deadline.due_on,
+                }
+                if actions.remind:
+                    self.repo.mark_deadline(
+                        tenant,
+                        item["account_id"],
+                        deadline.sample_id,
+                        "reminded_on",
+                        today.isoformat(),
+                        SatelliteResultsDueSoon(**common),
+                    )
+                    reminders += 1
+                if actions.breach:
+                    self.repo.mark_deadline(
+                        tenant,
+                        item["account_id"],
+                        deadline.sample_id,
+                        "breached_on",
+                        today.isoformat(),
+                        SatelliteResultsOverdue(recorded_on=today, **common),
+                    )
+                    breaches += 1
+            report_reminders += self._report_reminders(
+                tenant, policy.report_due, policy.report_reminder_days, today
+            )
+        return DailyRun(exits, reminders, breaches, report_reminders)
+
+    def _report_reminders(
+        self, tenant: str, report_due: tuple[int, int] | None, days_before: tuple[int, ...], today: date
+    ) -> int:
+        """PP-SEW-REPORT: on each reminder day before February 10, remind who has not filed."""
+        if report_due is None:
+            return 0
+        due = date(today.year, *report_due)
+        if today > due:
+            return 0
+        from datetime import timedelta
+
+        reminder_days = sorted(due - timedelta(days=d) for d in days_before)
+        passed = [d for d in reminder_days if d <= today]
+        if not passed:
+            return 0
+        reminder_on = passed[-1]
+        year = due.year - 1
+        filed = self.repo.reports_received(tenant, year)
+        known = self.repo.accounts({(tenant, a) for a in self.repo.tenant_accounts(tenant)})
+        events: list[Event] = [
+            AnnualReportReminderDue(
+                occurred_at=self.clock.now(),
+                tenant=tenant,
+                account_id=account_id,
+                year=year,
+                due_on=due,
+                reminder_on=reminder_on,
+            )
+            for (_, account_id), info in sorted(known.items())
+            if info.nonresidential and account_id not in filed
+        ]
+        self.repo.publish(events)
+        return len(events)
+
+
+__all__ = ["Conflict", "DailyRun", "NotFound", "PermanentError", "Refused", "SamplingService"]

@@ -1,0 +1,109 @@
+"""Sampling's handlers in-process on moto: staff routes, the daily run, rejections, retention."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from handler_support import TABLES, Stack, http_event, lambda_context, sqs_event
+
+from common import clock
+from sampling.handlers import api, on_lab_file_uploaded, run_sampling_daily
+
+PP = "pleasant-prairie-sewer"
+SEVEN_YEARS_S = 7 * 365.25 * 24 * 3600
+
+
+@pytest.fixture
+def sampling(stack: Stack, monkeypatch: pytest.MonkeyPatch) -> Iterator[Stack]:
+    monkeypatch.setenv("TABLE_NAME", TABLES["sampling"])
+    fixed = clock.FixedClock(datetime(2026, 1, 5, 15, 0, tzinfo=UTC))
+    clock.install(fixed)
+    stack.clock = fixed  # type: ignore[attr-defined]
+    yield stack
+    clock.install(None)
+
+
+def staff_call(method: str, path: str, body: Any = None, role: str = "staff") -> tuple[int, Any]:
+    event = http_event(method, path)
+    event["body"] = None if body is None else json.dumps(body)
+    event["headers"]["content-type"] = "application/json"
+    event["requestContext"]["authorizer"] = {
+        "jwt": {"claims": {"sub": "clerk-bo", "role": role, "tenants": f"[{PP}]"}, "scopes": None}
+    }
+    resp = api.lambda_handler(event, lambda_context())
+    return resp["statusCode"], json.loads(resp["body"])
+
+
+def outbox_events(stack: Stack, detail_type: str) -> list[dict[str, Any]]:
+    return [json.loads(i["detail"]) for i in stack.outbox("sampling") if i["detail_type"] == detail_type]
+
+
+def run_day(stack: Stack, day: str) -> None:
+    body = json.dumps({"scheduled_time": f"{day}T12:30:00Z"})
+    assert run_sampling_daily.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+
+
+def test_a_customer_token_may_not_use_the_staff_routes(sampling: Stack) -> None:
+    status, body = staff_call(
+        "PUT", f"/staff/{PP}/sampling-points/PP-0002", {"sampling_point": "MH"}, role="customer"
+    )
+    assert status == 403 and body["error"]["code"] == "forbidden"
+
+
+def test_annual_reports_are_received_and_non_filers_reminded_before_february_10(sampling: Stack) -> None:
+    for account in ("PP-0002", "PP-0007"):
+        assert staff_call("PUT", f"/staff/{PP}/sampling-points/{account}", {"sampling_point": "MH"})[0] == 200
+    # Reminders 30 and 7 days before Feb 10 (tariff): 2026-01-11 and 2026-02-03.
+    run_day(sampling, "2026-01-10")
+    assert outbox_events(sampling, "AnnualReportReminderDue") == []
+    run_day(sampling, "2026-01-11")
+    assert sorted(e["account_id"] for e in outbox_events(sampling, "AnnualReportReminderDue")) == [
+        "PP-0002",
+        "PP-0007",
+    ]
+    status, receipt = staff_call(
+        "POST",
+        f"/staff/{PP}/annual-reports",
+        {"account_id": "PP-0002", "year": 2025, "received_on": "2026-01-20"},
+    )
+    assert status == 200 and receipt == {
+        "year": 2025,
+        "due_on": "2026-02-10",
+        "late": False,
+        "repeated": False,
+    }
+    run_day(sampling, "2026-02-03")
+    run_day(sampling, "2026-02-04")  # the same reminder is not sent twice
+    second = [
+        e for e in outbox_events(sampling, "AnnualReportReminderDue") if e["reminder_on"] == "2026-02-03"
+    ]
+    assert [e["account_id"] for e in second] == ["PP-0007"]
+    (received,) = outbox_events(sampling, "AnnualReportReceived")
+    assert (received["account_id"], received["year"], received["late"]) == ("PP-0002", 2025, False)
+
+
+def test_a_lab_invoice_is_passed_through_as_its_own_charge(sampling: Stack) -> None:
+    staff_call("PUT", f"/staff/{PP}/sampling-points/PP-0002", {"sampling_point": "MH"})
+    body = {"account_id": "PP-0002", "reference": "INV-7781", "amount": "312.40", "invoiced_on": "2026-01-05"}
+    assert staff_call("POST", f"/staff/{PP}/lab-invoices", body)[0] == 200
+    assert staff_call("POST", f"/staff/{PP}/lab-invoices", body)[0] == 200  # again: one charge
+    (charge,) = outbox_events(sampling, "SamplingCostCharged")
+    assert (charge["kind"], charge["amount"], charge["lab_invoice_reference"], charge["rule_id"]) == (
+        "lab_invoice",
+        "312.40",
+        "INV-7781",
+        "PP-SEW-SAMPLE-COST",
+    )
+
+
+def test_a_rejected_message_is_recorded_in_samplings_outbox_and_kept_seven_years(sampling: Stack) -> None:
+    response = on_lab_file_uploaded.lambda_handler(sqs_event("not an event"), lambda_context())
+    assert response == {"batchItemFailures": []}  # permanent: acknowledged, not retried
+    (item,) = [i for i in sampling.outbox("sampling") if i["detail_type"] == "MessageRejected"]
+    assert item["source"] == "sewerbill.sampling"
+    now = datetime(2026, 1, 5, 15, 0, tzinfo=UTC).timestamp()
+    assert int(item["expires_at"]) >= now + SEVEN_YEARS_S
