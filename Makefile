@@ -83,6 +83,7 @@ PIN_ONE_CORE := $(shell command -v taskset >/dev/null 2>&1 && echo taskset -c 0)
 bench: $(STAMP)
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_rating.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_metering.py
+	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_schedules.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_lab_files.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_stormwater.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_notices.py

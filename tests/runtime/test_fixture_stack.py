@@ -107,15 +107,19 @@ def test_a_dynamodb_stream_record_reaches_its_function_and_a_failed_one_is_retri
     assert seen["outbox#evt-1"]["source"] == rt.attribute("OutboxTable", "StreamArn")
     assert "outbox#evt-2" in seen
     # The batch of 3 fails at bad-1; Lambda checkpoints evt-1 and retries from bad-1 (with
-    # what follows it) until the retries run out, then discards that batch: reported.
+    # what follows it) until the retries (3) run out, then sends a record of that batch to
+    # the mapping's OnFailure queue, which is reported like a DLQ.
     outbox = rt.invocations_of("OutboxFunction")
-    assert [(i.records, i.failures) for i in outbox[:2]] == [(3, 2), (2, 2)]
-    gave_up = [
-        json.loads(d.body)["dynamodb"]["Keys"]["pk"]["S"]
-        for d in rt.dead_letters
-        if d.queue.startswith("stream:")
-    ]
-    assert gave_up == ["bad-1", "evt-2"]
+    # bad-1's first attempt (in the batch of 3), then its 3 retries (MaximumRetryAttempts).
+    assert [(i.records, i.failures) for i in outbox] == [(3, 2), (2, 2), (2, 2), (2, 2)]
+    dead = [d for d in rt.dead_letters if d.queue == "OutboxFailuresDLQ"]
+    assert len(dead) == 1
+    failure = json.loads(dead[0].body)
+    assert failure["requestContext"]["condition"] == "RetryAttemptsExhausted"
+    batch = failure["DDBStreamBatchInfo"]
+    assert batch["batchSize"] == 2  # bad-1 and evt-2
+    assert batch["streamArn"] == rt.attribute("OutboxTable", "StreamArn")
+    assert int(batch["startSequenceNumber"]) < int(batch["endSequenceNumber"])
 
 
 def test_http_route_with_a_valid_token_reaches_its_handler(rt: LocalRuntime) -> None:
@@ -168,3 +172,11 @@ def test_control_endpoints_drive_a_running_stack(rt: LocalRuntime) -> None:
     assert [i["function"] for i in result["invocations"]] == ["IngestFunction", "ConsumerFunction"]
     status, body = http(rt, "GET", "/_local/status")
     assert status == 200 and body["stack"] == "fixture"
+
+
+def test_log_records_carry_the_simulated_time(rt: LocalRuntime, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("INFO", logger="sewerbill.local"):
+        fired = rt.clock.advance(by=timedelta(days=1))
+    at = fired[-1].scheduled_time
+    stamped = [r for r in caplog.records if r.getMessage().startswith("schedule DailyTick fired for")]
+    assert datetime.fromtimestamp(stamped[-1].created, UTC) == at

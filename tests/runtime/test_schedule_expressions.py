@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 import pytest
 
@@ -60,13 +60,7 @@ def test_occurrences_are_after_start_and_up_to_end_inclusive() -> None:
     assert fires("cron(0 12 * * ? *)", utc(2025, 1, 1, 12), utc(2025, 1, 2, 12)) == [utc(2025, 1, 2, 12)]
 
 
-def test_rate_and_at_and_start_end_dates() -> None:
-    start = utc(2025, 1, 1)
-    got = list(Schedule("rate(6 hours)").occurrences(start, start + timedelta(days=1), anchor=start))
-    assert got == [start + timedelta(hours=h) for h in (6, 12, 18, 24)]
-    assert fires("at(2025-03-01T09:00:00)", utc(2025, 1, 1), utc(2025, 12, 31), tz="America/Chicago") == [
-        utc(2025, 3, 1, 15)
-    ]
+def test_start_and_end_dates_bound_the_occurrences() -> None:
     bounded = fires(
         "cron(0 0 * * ? *)", utc(2025, 1, 1), utc(2025, 1, 31), start=utc(2025, 1, 10), end=utc(2025, 1, 12)
     )
@@ -81,6 +75,8 @@ def test_rate_and_at_and_start_end_dates() -> None:
         "cron(0 0 * *)",
         "cron(61 0 * * ? *)",
         "rate(0 days)",
+        "rate(6 hours)",  # valid on AWS, but the template uses cron only: not emulated
+        "at(2025-03-01T09:00:00)",
         "every day",
     ],
 )

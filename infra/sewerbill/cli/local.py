@@ -30,8 +30,10 @@ local_app = typer.Typer(no_args_is_help=True, help="Run the whole stack locally 
 clock_app = typer.Typer(no_args_is_help=True, help="The simulated clock that fires the template's schedules.")
 local_app.add_typer(clock_app, name="clock")
 
-STATE_FILE = (
-    Path(tempfile.gettempdir()) / f"sewerbill-local-{os.getuid() if hasattr(os, 'getuid') else 'user'}.json"
+STATE_FILE = Path(
+    os.environ.get("SEWERBILL_LOCAL_STATE")
+    or Path(tempfile.gettempdir())
+    / f"sewerbill-local-{os.getuid() if hasattr(os, 'getuid') else 'user'}.json"
 )
 
 TemplateOpt = Annotated[
@@ -131,8 +133,6 @@ def _start(template: Path, start: str | None, params: list[str] | None, port: in
         f"  functions {len(rt.stack.functions)}, queues/streams polled {len(rt.stack.queue_sources) + len(rt.stack.stream_sources)}, "
         f"routes {len(rt.stack.routes)}, schedules {len(rt.stack.schedules)}"
     )
-    for lid, why in rt.stack.skipped.items():
-        _say(f"  skipped   {lid}: {why}")
     return rt
 
 
@@ -239,7 +239,9 @@ def _run_demo(rt: Any) -> bool:
 
     ok &= sampling_demo.run(rt, _say)
     ok &= stormwater_demo.run(rt, _say)
-    _say("[4/4] dead letters: " + (", ".join(f"{d.queue}:{d.message_id}" for d in rt.dead_letters) or "none"))
+    _say(f"[4/4] dead letters: {len(rt.dead_letters)}")
+    for letter in rt.dead_letters:
+        _say(f"      {letter.queue}: {letter.message_id} {letter.body[:200]}")
     ok &= not rt.dead_letters
     _say(f"demo {'passed' if ok else 'FAILED'}: {len(rt.invocations)} invocations")
     from sewerbill.local.portal_site import mint

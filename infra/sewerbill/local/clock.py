@@ -53,7 +53,7 @@ class SimulatedClock:
             (at, sched)
             for sched in self.stack.schedules
             if sched.enabled
-            for at in sched.schedule.occurrences(self.now, until, anchor=self.started)
+            for at in sched.schedule.occurrences(self.now, until)
         ]
         return sorted(due, key=lambda pair: (pair[0], pair[1].name))
 
@@ -96,21 +96,6 @@ class SimulatedClock:
     def render(sched: ScheduledTarget, at: datetime) -> str:
         """The target input with EventBridge Scheduler's context attributes filled in."""
         stamp = at.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        if sched.kind == "rule" and sched.input is None:
-            # An EventBridge scheduled rule sends its "Scheduled Event" when no Input is set.
-            return json.dumps(
-                {
-                    "version": "0",
-                    "id": str(uuid.uuid4()),
-                    "detail-type": "Scheduled Event",
-                    "source": "aws.events",
-                    "account": sched.arn.split(":")[4],
-                    "time": stamp,
-                    "region": sched.arn.split(":")[3],
-                    "resources": [sched.arn],
-                    "detail": {},
-                }
-            )
         text = sched.input if sched.input is not None else "{}"
         if not isinstance(text, str):
             text = json.dumps(text)

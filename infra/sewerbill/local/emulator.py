@@ -8,6 +8,7 @@ nothing is started; `AWS_ENDPOINT_URL_<SERVICE>` (for example DynamoDB Local thr
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import socket
@@ -15,6 +16,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,20 +68,27 @@ class Emulator:
     def _start_thread(cls, region: str) -> Emulator:
         from moto.server import ThreadedMotoServer
 
+        from sewerbill.local import motoshim
+
+        motoshim.install()
         # moto logs every request through werkzeug; keep the console for our progress lines.
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
         server.start()
         host, port = server.get_host_and_port()
-        return cls(endpoint_url=f"http://127.0.0.1:{port}", region=region, started_here=True, _server=server)
+        endpoint = f"http://127.0.0.1:{port}"
+        motoshim.serve_in_process(endpoint)
+        return cls(endpoint_url=endpoint, region=region, started_here=True, _server=server)
 
     @classmethod
     def _start_process(cls, region: str) -> Emulator:
         port = free_port()
-        exe = os.path.join(os.path.dirname(sys.executable), "moto_server")
-        cmd = [exe] if os.path.exists(exe) else [sys.executable, "-m", "moto.server"]
+        # moto_server with the runtime's shim (motoshim) installed in that process too.
+        boot = "import sys; from sewerbill.local import motoshim; motoshim.install(); from moto.server import main; main(sys.argv[1:])"
         process = subprocess.Popen(  # noqa: S603 - our own interpreter's moto
-            [*cmd, "-H", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [sys.executable, "-c", boot, "-H", "127.0.0.1", "-p", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + 30
@@ -98,6 +107,9 @@ class Emulator:
 
     def stop(self) -> None:
         if self._server is not None:
+            from sewerbill.local import motoshim
+
+            motoshim.stop_serving(self.endpoint_url)
             self._server.stop()
             self._server = None
         if self._process is not None:
@@ -107,6 +119,21 @@ class Emulator:
             except subprocess.TimeoutExpired:
                 self._process.kill()
             self._process = None
+
+    def observes_activity(self, kind: str) -> bool:
+        """Whether `listen` hears of what arrives in queues ("sqs") or streams ("stream"):
+        only for moto running in this process, and only where no endpoint overrides it."""
+        services = {"sqs": ("sqs",), "stream": ("dynamodb", "dynamodbstreams")}[kind]
+        return self._server is not None and all(self.endpoint_for(s) == self.endpoint_url for s in services)
+
+    def listen(self, listener: Callable[[str, str], None]) -> contextlib.ExitStack:
+        """Call `listener(kind, name)` on activity (see motoshim) until the stack is closed."""
+        stack = contextlib.ExitStack()
+        if self._server is not None:
+            from sewerbill.local import motoshim
+
+            stack.enter_context(motoshim.listening(listener))
+        return stack
 
     def endpoint_for(self, service: str) -> str:
         key = _SERVICE_ENV.get(service, service.upper())

@@ -1,13 +1,12 @@
 """Resolve CloudFormation intrinsic functions against the resources created locally.
 
-Supports what a SAM template for this project uses: `Ref`, `Fn::GetAtt`, `Fn::Sub`,
-`Fn::Join`, `Fn::If` with `Conditions` (`Fn::Equals`/`And`/`Or`/`Not`/`Condition`),
-`Fn::Select`, `Fn::Split`, `Fn::FindInMap`, `Fn::ToJsonString` and `AWS::NoValue`.
+Supports what the translated template uses: `Ref`, `Fn::GetAtt`, `Fn::Sub`, `Fn::Join`,
+`Fn::If` with `Conditions` (`Fn::Equals`/`And`/`Or`/`Not`/`Condition`) and `AWS::NoValue`.
+Any other `Fn::` function stops start-up (UnresolvableError) rather than pass through.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -85,6 +84,8 @@ class Resolver:
             handler = _FUNCTIONS.get(key)
             if handler is not None:
                 return handler(self, arg)
+            if key.startswith("Fn::"):
+                raise UnresolvableError(f"{key} is not supported by the local runtime")
         return {k: v for k, v in ((k, self._resolve(v)) for k, v in node.items()) if v is not _NO_VALUE}
 
     def ref(self, name: str) -> Any:
@@ -155,25 +156,6 @@ def _fn_if(r: Resolver, arg: Any) -> Any:
     return r._resolve(when_true if r.condition(name) else when_false)
 
 
-def _fn_select(r: Resolver, arg: Any) -> Any:
-    index, items = arg
-    return r.resolve(items)[int(r.resolve(index))]
-
-
-def _fn_split(r: Resolver, arg: Any) -> Any:
-    sep, text = arg
-    return str(r.resolve(text)).split(sep)
-
-
-def _fn_find_in_map(r: Resolver, arg: Any) -> Any:
-    name, top, second = (r.resolve(x) for x in arg[:3])
-    return r.template["Mappings"][name][top][second]
-
-
-def _fn_to_json(r: Resolver, arg: Any) -> Any:
-    return json.dumps(r.resolve(arg), separators=(",", ":"))
-
-
 def _fn_equals(r: Resolver, arg: Any) -> Any:
     a, b = (r.resolve(x) for x in arg)
     return str(a) == str(b)
@@ -183,26 +165,12 @@ def _fn_condition(r: Resolver, arg: Any) -> Any:
     return r.condition(arg)
 
 
-def _fn_unsupported(name: str) -> Callable[[Resolver, Any], Any]:
-    def fail(r: Resolver, arg: Any) -> Any:
-        raise UnresolvableError(f"{name} is not supported by the local runtime")
-
-    return fail
-
-
 _FUNCTIONS: dict[str, Callable[[Resolver, Any], Any]] = {
     "Ref": _fn_ref,
     "Fn::GetAtt": _fn_get_att,
     "Fn::Sub": _fn_sub,
     "Fn::Join": _fn_join,
     "Fn::If": _fn_if,
-    "Fn::Select": _fn_select,
-    "Fn::Split": _fn_split,
-    "Fn::FindInMap": _fn_find_in_map,
-    "Fn::ToJsonString": _fn_to_json,
     "Fn::Equals": _fn_equals,
     "Condition": _fn_condition,
-    "Fn::ImportValue": _fn_unsupported("Fn::ImportValue"),
-    "Fn::GetAZs": lambda r, arg: ["us-east-1a", "us-east-1b", "us-east-1c"],
-    "Fn::Base64": _fn_unsupported("Fn::Base64"),
 }

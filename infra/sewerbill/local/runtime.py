@@ -9,6 +9,7 @@ with LocalRuntime.start(template="template.yaml", start_time=datetime(2025, 1, 1
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import threading
@@ -28,7 +29,7 @@ from sewerbill.local.emulator import Emulator
 from sewerbill.local.gateway import Gateway
 from sewerbill.local.invoker import Invocation, Invoker
 from sewerbill.local.sources import DeadLetter, DeadLetterWatch, SqsPoller, StreamPoller
-from sewerbill.local.stack import Provisioner, ScheduledTarget, Stack
+from sewerbill.local.stack import Provisioner, ScheduledTarget, Stack, StreamSource
 
 log = logging.getLogger("sewerbill.local")
 
@@ -64,19 +65,14 @@ class LocalRuntime:
             clock=_SimulatedNow(self),
         )
         self._sqs = emulator.client("sqs")
+        account = stack.account if emulator.started_here else None
         self._pollers: list[SqsPoller | StreamPoller] = [
-            SqsPoller(
-                source,
-                self._sqs,
-                self.invoker,
-                stack.region,
-                stack.account if emulator.started_here else None,
-            )
+            SqsPoller(source, self._sqs, self.invoker, stack.region, account)
             for source in stack.queue_sources
         ]
         streams = emulator.client("dynamodbstreams") if stack.stream_sources else None
         self._stream_pollers = [
-            StreamPoller(source, streams, self.invoker, stack.region, self.dead_letters)
+            StreamPoller(source, streams, self.invoker, stack.region, self._give_up)
             for source in stack.stream_sources
         ]
         self._pollers.extend(self._stream_pollers)
@@ -86,12 +82,25 @@ class LocalRuntime:
             self._sqs,
             self.dead_letters,
         )
+        # Sources the emulator reports activity on (moto in this process, motoshim) are
+        # polled only when it says they received something; the others every pass.
+        observed = emulator.observes_activity
+        self._dlq_urls_by_arn = {
+            arn: url for arn, url in stack.queue_urls_by_arn.items() if url in self._dlq_watch.dlqs
+        }
+        self._watched = {p.key for p in self._pollers if observed(p.key[0])}
+        self._dlqs_watched = observed("sqs")
+        self._pending: set[tuple[str, str]] = set()
+        self._dlqs_pending: set[str] = set()
+        self._activity = threading.Event()
+        self._activity_lock = threading.Lock()
         self.clock = SimulatedClock(start_time, stack, self._fire, self.drain)
         self.gateway: Gateway | None = None
         self.startup_seconds = 0.0
         self._poll_lock = threading.RLock()
         self._stop = threading.Event()
         self._background: threading.Thread | None = None
+        self._listening: contextlib.ExitStack = contextlib.ExitStack()
 
     # --- start / stop -------------------------------------------------------------------
     @classmethod
@@ -151,6 +160,8 @@ class LocalRuntime:
             )
             for poller in runtime._stream_pollers:
                 poller.start()
+            runtime._listening = emulator.listen(runtime._on_activity)
+            runtime._listening.callback(_stamp_logs_with(runtime.clock))
             if gateway:
                 runtime.gateway = Gateway(runtime, gw_port)
                 runtime.gateway.start()
@@ -165,6 +176,8 @@ class LocalRuntime:
 
     def stop(self) -> None:
         self._stop.set()
+        self._activity.set()
+        self._listening.close()
         if self._background is not None:
             self._background.join(timeout=10)
         if self.gateway is not None:
@@ -269,16 +282,52 @@ class LocalRuntime:
         )
 
     # --- polling -----------------------------------------------------------------------------
+    def _on_activity(self, kind: str, name: str) -> None:
+        """motoshim's report: queue `name` (an ARN) or the stream of table `name` got something."""
+        with self._activity_lock:
+            if (kind, name) in self._watched:
+                self._pending.add((kind, name))
+            elif kind == "sqs" and name in self._dlq_urls_by_arn:
+                self._dlqs_pending.add(self._dlq_urls_by_arn[name])
+            else:
+                return
+        self._activity.set()
+
+    def _take_pending(self) -> tuple[set[tuple[str, str]], set[str] | None]:
+        with self._activity_lock:
+            pending, self._pending = self._pending, set()
+            dlqs, self._dlqs_pending = self._dlqs_pending, set()
+            self._activity.clear()
+        return pending, (dlqs if self._dlqs_watched else None)
+
     def poll_once(self, check_dead_letters: bool = True) -> int:
-        """One pass over every event source; returns how many messages/records were handled."""
+        """One pass over the sources that can have something; returns how many messages or
+        records were handled. A source that may have more is kept pending."""
         with self._poll_lock:
-            handled = sum(poller.poll_once() for poller in self._pollers)
-            if check_dead_letters:
-                self._dlq_watch.check()
+            pending, dlqs = self._take_pending()
+            handled = 0
+            for poller in self._pollers:
+                if poller.key in self._watched and poller.key not in pending:
+                    continue
+                count = poller.poll_once()
+                handled += count
+                if poller.key in self._watched and (poller.more or not count and self._waiting(poller)):
+                    with self._activity_lock:
+                        self._pending.add(poller.key)
+            if check_dead_letters and (dlqs is None or dlqs):
+                self._dlq_watch.check(dlqs)
+            elif dlqs:
+                with self._activity_lock:
+                    self._dlqs_pending |= dlqs
             return handled
 
+    @staticmethod
+    def _waiting(poller: SqsPoller | StreamPoller) -> bool:
+        """A queue told us of a message it did not hand out: delayed or still invisible?"""
+        return isinstance(poller, SqsPoller) and poller.in_flight() > 0
+
     def drain(self, max_seconds: float = 120.0, max_passes: int = 100_000) -> int:
-        """Poll until every queue and stream is empty and nothing is in flight."""
+        """Poll until no source can have anything left and nothing is in flight."""
         deadline = time.monotonic() + max_seconds
         total = 0
         with self._poll_lock:
@@ -287,17 +336,32 @@ class LocalRuntime:
                 total += handled
                 if handled:
                     continue
-                waiting = sum(p.in_flight() for p in self._pollers if isinstance(p, SqsPoller))
+                if self._watched:
+                    waiting = bool(self._pending)
+                else:
+                    waiting = any(p.in_flight() for p in self._pollers if isinstance(p, SqsPoller))
                 if not waiting:
-                    self._dlq_watch.check()
+                    self._check_dead_letters()
                     return total
                 if time.monotonic() > deadline:
                     break
                 time.sleep(0.05)  # delayed or invisible messages: wait for them
             raise DrainIncomplete(f"work still pending after {total} messages handled")
 
+    def _check_dead_letters(self) -> None:
+        with self._activity_lock:
+            dlqs, self._dlqs_pending = self._dlqs_pending, set()
+        if not self._dlqs_watched:
+            self._dlq_watch.check()
+        elif dlqs:
+            self._dlq_watch.check(dlqs)
+
     def run_forever(self, interval: float = 0.25, on_pass: Callable[[int], None] | None = None) -> None:
-        """Poll until stop() (or Ctrl-C) — what `sewerbill local up` does."""
+        """Handle work as it arrives until stop() (or Ctrl-C) — what `sewerbill local up` does.
+
+        Sources the emulator reports on cost nothing while idle (the loop waits for its
+        report); others are polled every `interval`."""
+        idle_wait = None if len(self._watched) == len(self._pollers) and self._dlqs_watched else interval
         while not self._stop.is_set():
             try:
                 handled = self.poll_once()
@@ -307,28 +371,77 @@ class LocalRuntime:
             if on_pass is not None and handled:
                 on_pass(handled)
             if not handled:
-                self._stop.wait(interval)
+                self._activity.wait(idle_wait if idle_wait is not None else 1.0)
 
     def start_background_polling(self, interval: float = 0.25) -> None:
         self._background = threading.Thread(target=self.run_forever, args=(interval,), daemon=True)
         self._background.start()
 
+    def _give_up(self, source: StreamSource, records: list[dict[str, Any]], shard_id: str) -> None:
+        """A stream batch whose retries ran out: Lambda sends a record of it to the mapping's
+        OnFailure destination (a queue: reported by the dead-letter watch) or drops it."""
+        first, last = records[0]["dynamodb"], records[-1]["dynamodb"]
+        log.error(
+            "gave up on %d stream record(s) of %s (%s..%s) after %d attempts",
+            len(records),
+            source.table_name,
+            first["SequenceNumber"],
+            last["SequenceNumber"],
+            source.max_retries + 1,
+        )
+        if source.on_failure is None:
+            for record in records:
+                self.dead_letters.append(
+                    DeadLetter(
+                        queue=f"stream:{source.table_name}",
+                        message_id=record["dynamodb"]["SequenceNumber"],
+                        body=json.dumps(record, default=str),
+                        function=source.function,
+                    )
+                )
+            return
+        fn = self.stack.functions[source.function]
+        arrived = [r["dynamodb"].get("ApproximateCreationDateTime") for r in (records[0], records[-1])]
+        self._sqs.send_message(
+            QueueUrl=self.stack.queue_urls_by_arn[source.on_failure],
+            MessageBody=json.dumps(
+                {
+                    "requestContext": {
+                        "requestId": str(uuid.uuid4()),
+                        "functionArn": fn.arn,
+                        "condition": "RetryAttemptsExhausted",
+                        "approximateInvokeCount": source.max_retries + 1,
+                    },
+                    "responseContext": {
+                        "statusCode": 200,
+                        "executedVersion": "$LATEST",
+                        "functionError": "Unhandled",
+                    },
+                    "version": "1.0",
+                    "timestamp": self.clock.now.isoformat(),
+                    "DDBStreamBatchInfo": {
+                        "shardId": shard_id,
+                        "startSequenceNumber": first["SequenceNumber"],
+                        "endSequenceNumber": last["SequenceNumber"],
+                        "approximateArrivalOfFirstRecord": arrived[0],
+                        "approximateArrivalOfLastRecord": arrived[1],
+                        "batchSize": len(records),
+                        "streamArn": source.stream_arn,
+                    },
+                }
+            ),
+        )
+
     # --- schedules ---------------------------------------------------------------------------
     def _fire(self, sched: ScheduledTarget, payload: str, at: datetime) -> None:
-        target = sched.target_arn
-        if target in self.stack.queue_urls_by_arn:
-            url = self.stack.queue_urls_by_arn[target]
-            args: dict[str, Any] = {"QueueUrl": url, "MessageBody": payload}
-            if url.endswith(".fifo"):
-                args["MessageGroupId"] = sched.message_group_id or sched.name
-                args["MessageDeduplicationId"] = uuid.uuid4().hex
-            self._sqs.send_message(**args)
-            return
-        fn = self.stack.function_by_arn(target)
-        if fn is not None:
-            self.invoker.invoke(fn.logical_id, json.loads(payload), "schedule")
-            return
-        log.warning("schedule %s: target %s is not emulated locally", sched.logical_id, target)
+        """EventBridge Scheduler delivers the input to the target queue (the only target
+        type the template uses; the provisioner refuses others)."""
+        url = self.stack.queue_urls_by_arn[sched.target_arn]
+        args: dict[str, Any] = {"QueueUrl": url, "MessageBody": payload}
+        if url.endswith(".fifo"):
+            args["MessageGroupId"] = sched.message_group_id or sched.name
+            args["MessageDeduplicationId"] = uuid.uuid4().hex
+        self._sqs.send_message(**args)
 
     # --- control endpoints (for the CLI against a running `sewerbill local up`) ----------------
     def status(self) -> dict[str, Any]:
@@ -347,7 +460,6 @@ class LocalRuntime:
             "resources": {lid: a.get("Ref") for lid, a in self.stack.resources.items() if a.get("Ref")},
             "invocations": len(self.invocations),
             "dead_letters": len(self.dead_letters),
-            "skipped": self.stack.skipped,
         }
 
     def control(self, method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, Any]:
@@ -405,6 +517,22 @@ def _invocation(i: Invocation) -> dict[str, Any]:
         "error": i.error,
         "duration_ms": round(i.duration_ms, 1),
     }
+
+
+def _stamp_logs_with(clock: SimulatedClock) -> Callable[[], None]:
+    """Log records made while the runtime runs (its own and its handlers') carry the
+    simulated time, so a log line says when it happened on the simulated calendar.
+    Returns what puts the previous record factory back."""
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        record.created = clock.now.timestamp()
+        record.msecs = 0.0
+        return record
+
+    logging.setLogRecordFactory(factory)
+    return lambda: logging.setLogRecordFactory(previous)
 
 
 class _SimulatedNow:

@@ -10,6 +10,7 @@ import base64
 import hashlib
 import json
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -87,20 +88,28 @@ class SqsPoller:
         self.invoker = invoker
         self.region = region
         self.account = account  # set: repair moto's EventBridge deliveries (see above)
+        self.more = False  # poll again: a full batch was taken or some failed
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return ("sqs", self.source.queue_arn)
 
     def _receive(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []
+        self.more = False
         while len(messages) < self.source.batch_size:
+            asked = min(10, self.source.batch_size - len(messages))
             got = self.sqs.receive_message(
                 QueueUrl=self.source.queue_url,
-                MaxNumberOfMessages=min(10, self.source.batch_size - len(messages)),
+                MaxNumberOfMessages=asked,
                 AttributeNames=["All"],
                 MessageAttributeNames=["All"],
                 WaitTimeSeconds=0,
             ).get("Messages", [])
-            if not got:
-                break
             messages.extend(got)
+            if len(got) < asked:  # the queue has no more visible messages just now
+                return messages
+        self.more = True  # a full batch: there may be more
         return messages
 
     def record(self, message: dict[str, Any]) -> dict[str, Any]:
@@ -122,6 +131,7 @@ class SqsPoller:
         }
 
     def poll_once(self) -> int:
+        self.more = False
         if not self.source.enabled:
             return 0
         messages = self._receive()
@@ -134,26 +144,17 @@ class SqsPoller:
                 messages = [m for m in messages if m not in dropped]
                 if not messages:
                     return len(dropped)
-        if self.source.raw_events:
-            failed = set()
-            for message in messages:
-                inv = self.invoker.invoke(
-                    self.source.function, json.loads(self.record(message)["body"]), "eventbridge"
-                )
-                if inv.error:
-                    failed.add(message["MessageId"])
+        event = {"Records": [self.record(m) for m in messages]}
+        inv = self.invoker.invoke(self.source.function, event, "sqs", records=len(messages))
+        ids = [m["MessageId"] for m in messages]
+        if inv.error:
+            failed = set(ids)
+        elif self.source.report_batch_item_failures:
+            found = _batch_failures(inv.result, ids)
+            failed = set(ids) if found is None else found
         else:
-            event = {"Records": [self.record(m) for m in messages]}
-            inv = self.invoker.invoke(self.source.function, event, "sqs", records=len(messages))
-            ids = [m["MessageId"] for m in messages]
-            if inv.error:
-                failed = set(ids)
-            elif self.source.report_batch_item_failures:
-                found = _batch_failures(inv.result, ids)
-                failed = set(ids) if found is None else found
-            else:
-                failed = set()
-            inv.failures = len(failed)
+            failed = set()
+        inv.failures = len(failed)
         self._settle(messages, failed)
         return len(messages)
 
@@ -168,6 +169,7 @@ class SqsPoller:
             )
         # Lambda leaves failed messages to reappear when their visibility timeout ends;
         # locally the timeout "ends" at once so a drain redelivers without waiting.
+        self.more = self.more or bool(again)
         for i in range(0, len(again), 10):
             chunk = again[i : i + 10]
             self.sqs.change_message_visibility_batch(
@@ -203,56 +205,81 @@ def _jsonable(value: Any) -> Any:
 
 
 class StreamPoller:
+    """Reads a table's stream from where the last read stopped (the shard iterator that
+    GetRecords returned), and from the checkpoint again only after a failed batch."""
+
     def __init__(
         self,
         source: StreamSource,
         streams: Any,
         invoker: Invoker,
         region: str,
-        dead_letters: list[DeadLetter],
+        give_up: Callable[[StreamSource, list[dict[str, Any]], str], None],
     ) -> None:
         self.source = source
         self.streams = streams
         self.invoker = invoker
         self.region = region
-        self.dead_letters = dead_letters
+        self.give_up = give_up  # retries exhausted: to the OnFailure destination, or reported
         self.checkpoints: dict[str, str | None] = {}  # shard id -> last sequence number done
         self.attempts: dict[str, int] = {}  # shard id -> failed attempts at the checkpoint
+        self.iterators: dict[str, str] = {}  # shard id -> where the next read starts
         self._shard_cache: list[str] = []
         self._polls = 0
+        self.more = False
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return ("stream", self.source.table_name)
 
     def start(self) -> None:
         """For StartingPosition LATEST, skip what is already in the stream."""
         if self.source.starting_position != "LATEST":
             return
         for shard_id in self._shards():
-            last = None
-            while True:
-                records = self._records(shard_id, last, 1000)
-                if not records:
-                    break
-                last = records[-1]["dynamodb"]["SequenceNumber"]
-            self.checkpoints[shard_id] = last
+            while self._read(shard_id, 1000):
+                pass
 
     def _shards(self) -> list[str]:
         # Shards change rarely (moto keeps one per table): describe every 50 polls only.
         if not self._shard_cache or self._polls % 50 == 0:
-            self._shard_cache = self._describe_shards()
+            desc = self.streams.describe_stream(StreamArn=self.source.stream_arn)["StreamDescription"]
+            self._shard_cache = [s["ShardId"] for s in desc.get("Shards", [])]
         self._polls += 1
         return self._shard_cache
 
-    def _describe_shards(self) -> list[str]:
-        desc = self.streams.describe_stream(StreamArn=self.source.stream_arn)["StreamDescription"]
-        return [s["ShardId"] for s in desc.get("Shards", [])]
+    def _read(self, shard_id: str, limit: int) -> list[dict[str, Any]]:
+        iterator = self.iterators.pop(shard_id, None)
+        stored = iterator is not None
+        if iterator is None:
+            after = self.checkpoints.get(shard_id)
+            args: dict[str, Any] = {"StreamArn": self.source.stream_arn, "ShardId": shard_id}
+            if after:
+                args.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=after)
+            else:
+                args["ShardIteratorType"] = "TRIM_HORIZON"
+            iterator = self.streams.get_shard_iterator(**args)["ShardIterator"]
+        try:
+            got = self.streams.get_records(ShardIterator=iterator, Limit=limit)
+        except (
+            self.streams.exceptions.ExpiredIteratorException,  # idle past 15 minutes
+            self.streams.exceptions.TrimmedDataAccessException,  # DynamoDB Local, after an empty read
+        ):
+            if not stored:
+                raise
+            return self._read(shard_id, limit)  # from the checkpoint instead
+        if got.get("NextShardIterator"):
+            self.iterators[shard_id] = got["NextShardIterator"]
+        records: list[dict[str, Any]] = got.get("Records", [])
+        if records:
+            self.checkpoints[shard_id] = records[-1]["dynamodb"]["SequenceNumber"]
+        return records
 
-    def _records(self, shard_id: str, after: str | None, limit: int) -> list[dict[str, Any]]:
-        args: dict[str, Any] = {"StreamArn": self.source.stream_arn, "ShardId": shard_id}
-        if after:
-            args.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=after)
-        else:
-            args["ShardIteratorType"] = "TRIM_HORIZON"
-        iterator = self.streams.get_shard_iterator(**args)["ShardIterator"]
-        return self.streams.get_records(ShardIterator=iterator, Limit=limit).get("Records", [])
+    def _rewind(self, shard_id: str, checkpoint: str | None) -> None:
+        """Read from just after `checkpoint` next time (a failed batch is retried)."""
+        self.checkpoints[shard_id] = checkpoint
+        self.iterators.pop(shard_id, None)
+        self.more = True
 
     def record(self, raw: dict[str, Any]) -> dict[str, Any]:
         ddb = dict(raw["dynamodb"])
@@ -270,31 +297,25 @@ class StreamPoller:
         }
 
     def poll_once(self) -> int:
+        self.more = False
         if not self.source.enabled:
             return 0
         handled = 0
         for shard_id in self._shards():
-            records = self._records(shard_id, self.checkpoints.get(shard_id), self.source.batch_size)
+            before = self.checkpoints.get(shard_id)
+            records = self._read(shard_id, self.source.batch_size)
             if not records:
                 continue
             handled += len(records)
-            if self.source.filters:
-                kept = [r for r in records if record_passes(self.source.filters, self.record(r))]
-                if not kept:
-                    self.checkpoints[shard_id] = records[-1]["dynamodb"]["SequenceNumber"]
-                    continue
-                if len(kept) < len(records):
-                    # Filtered-out records are skipped; the checkpoint still moves past them.
-                    last = records[-1]["dynamodb"]["SequenceNumber"]
-                    records = kept
-                    records_end = last
-                else:
-                    records_end = None
-            else:
-                records_end = None
-            event = {"Records": [self.record(r) for r in records]}
-            inv = self.invoker.invoke(self.source.function, event, "dynamodb", records=len(records))
-            seqs = [r["dynamodb"]["SequenceNumber"] for r in records]
+            self.more = self.more or len(records) == self.source.batch_size
+            # Filtered-out records are skipped; the checkpoint still moves past them.
+            kept = [r for r in records if record_passes(self.source.filters, self.record(r))]
+            if not kept:
+                continue
+            inv = self.invoker.invoke(
+                self.source.function, {"Records": [self.record(r) for r in kept]}, "dynamodb", len(kept)
+            )
+            seqs = [r["dynamodb"]["SequenceNumber"] for r in kept]
             first_failed: int | None = None
             if inv.error:
                 first_failed = 0
@@ -305,34 +326,20 @@ class StreamPoller:
                 elif found:
                     first_failed = min(seqs.index(s) for s in found)
             if first_failed is None:
-                self.checkpoints[shard_id] = records_end or seqs[-1]
                 self.attempts.pop(shard_id, None)
                 continue
-            inv.failures = len(records) - first_failed
+            inv.failures = len(kept) - first_failed
             if first_failed > 0:  # progress up to the failed record; retry from it
-                self.checkpoints[shard_id] = seqs[first_failed - 1]
+                self._rewind(shard_id, seqs[first_failed - 1])
                 self.attempts[shard_id] = 1
                 continue
             self.attempts[shard_id] = self.attempts.get(shard_id, 0) + 1
-            if self.attempts[shard_id] > self.source.max_retries:
-                # Retries exhausted: Lambda discards the batch (to an on-failure destination).
-                for raw in records:
-                    self.dead_letters.append(
-                        DeadLetter(
-                            queue=f"stream:{self.source.table_name}",
-                            message_id=raw["dynamodb"]["SequenceNumber"],
-                            body=json.dumps(self.record(raw), default=str),
-                            function=self.source.function,
-                        )
-                    )
-                    log.warning(
-                        "gave up on stream record %s of %s after %d attempts",
-                        raw["dynamodb"]["SequenceNumber"],
-                        self.source.table_name,
-                        self.attempts[shard_id],
-                    )
-                self.checkpoints[shard_id] = seqs[-1]
-                self.attempts.pop(shard_id, None)
+            if self.attempts[shard_id] <= self.source.max_retries:
+                self._rewind(shard_id, before)
+                continue
+            # Retries exhausted: Lambda discards the batch (to its on-failure destination).
+            self.give_up(self.source, [self.record(r) for r in kept], shard_id)
+            self.attempts.pop(shard_id, None)
         return handled
 
 
@@ -345,24 +352,22 @@ class DeadLetterWatch:
         self.dead_letters = dead_letters
         self.seen: dict[str, set[str]] = {url: set() for url in dlqs}
 
-    def check(self) -> int:
+    def check(self, urls: set[str] | None = None) -> int:
+        """Look at `urls` (default: every dead-letter queue); returns how many are new."""
         new = 0
         for url, logical_id in self.dlqs.items():
-            count = int(
-                self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])[
-                    "Attributes"
-                ]["ApproximateNumberOfMessages"]
-            )
-            if count <= len(self.seen[url]):
+            if urls is not None and url not in urls:
                 continue
+            if urls is None and self._count(url) <= len(self.seen[url]):
+                continue  # nothing new (asked only when no one told us what arrived)
             peeked: list[dict[str, Any]] = []
             while True:
                 got = self.sqs.receive_message(
                     QueueUrl=url, MaxNumberOfMessages=10, AttributeNames=["All"], VisibilityTimeout=30
                 ).get("Messages", [])
-                if not got:
-                    break
                 peeked.extend(got)
+                if len(got) < 10:
+                    break
             for i in range(0, len(peeked), 10):
                 self.sqs.change_message_visibility_batch(
                     QueueUrl=url,
@@ -376,12 +381,12 @@ class DeadLetterWatch:
                     continue
                 self.seen[url].add(message["MessageId"])
                 self.dead_letters.append(
-                    DeadLetter(
-                        queue=logical_id,
-                        message_id=message["MessageId"],
-                        body=message["Body"],
-                    )
+                    DeadLetter(queue=logical_id, message_id=message["MessageId"], body=message["Body"])
                 )
-                log.warning("dead letter in %s: %s", logical_id, message["MessageId"])
+                log.error("dead letter in %s: %s %s", logical_id, message["MessageId"], message["Body"][:500])
                 new += 1
         return new
+
+    def _count(self, url: str) -> int:
+        attrs = self.sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+        return int(attrs["Attributes"]["ApproximateNumberOfMessages"])

@@ -23,23 +23,34 @@ from sewerbill.local.schedule import Schedule
 
 log = logging.getLogger("sewerbill.local")
 
-_IGNORED_TYPES = {
+EMULATED = {
+    "AWS::DynamoDB::Table",
+    "AWS::SQS::Queue",
+    "AWS::Events::EventBus",
+    "AWS::S3::Bucket",
+    "AWS::SES::EmailIdentity",
+    "AWS::Lambda::Function",
+    "AWS::Events::Rule",
+    "AWS::Scheduler::Schedule",
+    "AWS::Lambda::EventSourceMapping",
+    "AWS::ApiGatewayV2::Api",
+}
+
+# Types with nothing to run locally, by design: permissions (the runtime enforces no IAM),
+# log groups (logs go to the console), API stages and deployments (the gateway serves the
+# routes directly) and alarms. Any other type the runtime does not create stops start-up
+# (NotEmulated): a template must not run locally with a part silently missing.
+NO_OPS = {
     "AWS::IAM::Role",
     "AWS::IAM::Policy",
     "AWS::IAM::ManagedPolicy",
     "AWS::Lambda::Permission",
-    "AWS::Lambda::Version",
-    "AWS::Lambda::Alias",
     "AWS::Logs::LogGroup",
     "AWS::SQS::QueuePolicy",
     "AWS::S3::BucketPolicy",
-    "AWS::Events::EventBusPolicy",
     "AWS::ApiGatewayV2::Stage",
     "AWS::ApiGatewayV2::Deployment",
-    "AWS::Scheduler::ScheduleGroup",
     "AWS::CloudWatch::Alarm",
-    "AWS::SNS::Topic",
-    "AWS::SNS::Subscription",
 }
 
 
@@ -57,14 +68,13 @@ class Function:
 
 @dataclass
 class QueueSource:
-    """An SQS event source mapping (or a rule's Lambda target, delivered through a local queue)."""
+    """An SQS event source mapping."""
 
     function: str
     queue_url: str
     queue_arn: str
     batch_size: int = 10
     report_batch_item_failures: bool = False
-    raw_events: bool = False  # body is an EventBridge event handed to the function as is
     enabled: bool = True
     filters: list[dict[str, Any]] = field(default_factory=list)
 
@@ -80,6 +90,7 @@ class StreamSource:
     max_retries: int = 3
     enabled: bool = True
     filters: list[dict[str, Any]] = field(default_factory=list)
+    on_failure: str | None = None  # DestinationConfig.OnFailure: a queue ARN of the stack
 
 
 @dataclass
@@ -134,7 +145,6 @@ class ScheduledTarget:
     input: str | None
     enabled: bool = True
     message_group_id: str | None = None
-    kind: str = "scheduler"  # or "rule" (an EventBridge rule's ScheduleExpression)
 
 
 @dataclass
@@ -152,7 +162,6 @@ class Stack:
     schedules: list[ScheduledTarget] = field(default_factory=list)
     dead_letter_queues: dict[str, str] = field(default_factory=dict)  # dlq url -> logical id
     queue_urls_by_arn: dict[str, str] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)  # logical id -> why
 
     def physical(self, logical_id: str) -> Any:
         return self.resources[logical_id]["Ref"]
@@ -162,6 +171,10 @@ class Stack:
             if arn in (fn.arn, fn.name) or arn.startswith(fn.arn + ":"):
                 return fn
         return None
+
+
+class NotEmulated(RuntimeError):
+    """The template uses something the local runtime cannot run faithfully."""
 
 
 class Provisioner:
@@ -236,6 +249,16 @@ class Provisioner:
 
     # --- the whole stack ----------------------------------------------------------------
     def provision(self) -> Stack:
+        unknown = {
+            lid: res["Type"]
+            for lid, res in self.resources.items()
+            if res["Type"] not in EMULATED and res["Type"] not in NO_OPS
+        }
+        if unknown:
+            raise NotEmulated(
+                "the local runtime cannot emulate "
+                + ", ".join(f"{lid} ({rtype})" for lid, rtype in sorted(unknown.items()))
+            )
         self._name_everything()
         for lid in self._of_type("AWS::DynamoDB::Table"):
             self._table(lid)
@@ -260,25 +283,6 @@ class Provisioner:
             self._event_source(lid)
         for lid in self._of_type("AWS::ApiGatewayV2::Api"):
             self._http_api(lid)
-        handled = {
-            "AWS::DynamoDB::Table",
-            "AWS::SQS::Queue",
-            "AWS::Events::EventBus",
-            "AWS::S3::Bucket",
-            "AWS::SES::EmailIdentity",
-            "AWS::Lambda::Function",
-            "AWS::Events::Rule",
-            "AWS::Scheduler::Schedule",
-            "AWS::Lambda::EventSourceMapping",
-            "AWS::ApiGatewayV2::Api",
-            "AWS::ApiGatewayV2::Route",
-            "AWS::ApiGatewayV2::Integration",
-            "AWS::ApiGatewayV2::Authorizer",
-        }
-        for lid, res in self.resources.items():
-            if res["Type"] not in handled and res["Type"] not in _IGNORED_TYPES:
-                self.stack.skipped[lid] = f"{res['Type']} is not emulated locally"
-                log.warning("skipping %s (%s): not emulated locally", lid, res["Type"])
         self.stack.resources = self.r.attrs
         return self.stack
 
@@ -489,30 +493,15 @@ class Provisioner:
             pattern = p["EventPattern"]
             args["EventPattern"] = pattern if isinstance(pattern, str) else json.dumps(pattern)
         if "ScheduleExpression" in p:
-            # moto does not fire scheduled rules; the simulated clock does.
-            args["ScheduleExpression"] = p["ScheduleExpression"]
+            raise NotEmulated(f"{lid}: schedules are AWS::Scheduler::Schedule resources here, not rules")
         arn = events.put_rule(**args)["RuleArn"]
         self.r.attrs[lid]["Arn"] = arn
         targets = []
         for target in p.get("Targets") or []:
             target_arn = target["Arn"]
-            if "ScheduleExpression" in p:
-                self.stack.schedules.append(
-                    ScheduledTarget(
-                        logical_id=lid,
-                        name=name,
-                        arn=arn,
-                        kind="rule",
-                        schedule=Schedule(p["ScheduleExpression"]),
-                        target_arn=target_arn,
-                        input=target.get("Input"),
-                        enabled=p.get("State", "ENABLED") == "ENABLED",
-                    )
-                )
-                continue
-            fn = self.stack.function_by_arn(target_arn)
-            if fn is not None:
-                target_arn = self._shadow_queue(lid, target["Id"], fn.logical_id)
+            if target_arn not in self.stack.queue_urls_by_arn:
+                # Every asynchronous trigger goes through a queue with a DLQ (DESIGN.md).
+                raise NotEmulated(f"{lid}: target {target_arn} is not a queue of this stack")
             entry = {
                 k: v
                 for k, v in target.items()
@@ -528,6 +517,7 @@ class Provisioner:
                 )
             }
             entry["Arn"] = target_arn
+            self._dead_letter_queue(lid, (target.get("DeadLetterConfig") or {}).get("Arn"))
             targets.append(entry)
         if targets:
             put = {"Rule": name, "Targets": targets}
@@ -535,30 +525,24 @@ class Provisioner:
                 put["EventBusName"] = bus
             events.put_targets(**put)
 
-    def _shadow_queue(self, rule_lid: str, target_id: str, function_lid: str) -> str:
-        """A rule targeting a Lambda directly: deliver through a local queue to the function.
-
-        The design routes every event through a queue, but a template may still use a
-        direct target (SAM `EventBridgeRule` events); the function then gets the event.
-        """
-        sqs = self.emulator.client("sqs")
-        base = f"{self.stack.name}-{rule_lid}-{target_id}"[:70]
-        dlq = sqs.create_queue(QueueName=f"{base}-ldlq")["QueueUrl"]
-        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
-            "QueueArn"
-        ]
-        policy = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 3})
-        url = sqs.create_queue(QueueName=f"{base}-local", Attributes={"RedrivePolicy": policy})["QueueUrl"]
-        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        self.stack.dead_letter_queues[dlq] = f"{rule_lid}.{target_id}.dlq"
-        self.stack.queue_sources.append(
-            QueueSource(function=function_lid, queue_url=url, queue_arn=arn, batch_size=1, raw_events=True)
+    def _dead_letter_queue(self, lid: str, arn: str | None) -> str | None:
+        """A dead-letter destination (stream OnFailure, rule target DeadLetterConfig): it must
+        be a queue of the stack, watched and reported like the queues' DLQs."""
+        if arn is None:
+            return None
+        url = self.stack.queue_urls_by_arn.get(arn)
+        if url is None:
+            raise NotEmulated(f"{lid}: dead-letter destination {arn} is not a queue of this stack")
+        self.stack.dead_letter_queues[url] = next(
+            k for k, v in self.r.attrs.items() if v.get("QueueUrl") == url
         )
         return arn
 
     def _schedule(self, lid: str) -> None:
         p = self._props(lid)
         target = p["Target"]
+        if target["Arn"] not in self.stack.queue_urls_by_arn:
+            raise NotEmulated(f"{lid}: target {target['Arn']} is not a queue of this stack")
         self.stack.schedules.append(
             ScheduledTarget(
                 logical_id=lid,
@@ -581,8 +565,7 @@ class Provisioner:
         p = self._props(lid)
         fn = self.stack.function_by_arn(str(p["FunctionName"]))
         if fn is None:
-            log.warning("event source %s: unknown function %s", lid, p["FunctionName"])
-            return
+            raise NotEmulated(f"{lid}: {p['FunctionName']} is not a function of this stack")
         source_arn = p["EventSourceArn"]
         reports = "ReportBatchItemFailures" in (p.get("FunctionResponseTypes") or [])
         enabled = p.get("Enabled", True) not in (False, "false")
@@ -613,19 +596,21 @@ class Provisioner:
                     max_retries=retries if retries >= 0 else 3,
                     enabled=enabled,
                     filters=parse_filters(p.get("FilterCriteria")),
+                    on_failure=self._dead_letter_queue(
+                        lid, ((p.get("DestinationConfig") or {}).get("OnFailure") or {}).get("Destination")
+                    ),
                 )
             )
         else:
-            self.stack.skipped[lid] = f"event source {source_arn} is not emulated locally"
+            raise NotEmulated(f"{lid}: event source {source_arn} is not emulated locally")
 
     # --- HTTP API -------------------------------------------------------------------------
     def _http_api(self, lid: str) -> None:
         p = self._props(lid)
-        body = p.get("Body")
-        if body:
-            self._routes_from_openapi(body)
-        else:
-            self._routes_from_resources(lid)
+        if not p.get("Body"):
+            # SAM writes an HttpApi's routes as an OpenAPI body; nothing else is emulated.
+            raise NotEmulated(f"{lid}: an HTTP API without an OpenAPI body (SAM HttpApi) is not emulated")
+        self._routes_from_openapi(p["Body"])
 
     def _routes_from_openapi(self, body: dict[str, Any]) -> None:
         schemes = (body.get("components") or {}).get("securitySchemes") or {}
@@ -658,63 +643,10 @@ class Provisioner:
                 route_path = "$default" if path == "$default" else path
                 self.stack.routes.append(Route(verb, route_path, fn.logical_id, authorizer, scopes))
 
-    def _routes_from_resources(self, api_lid: str) -> None:
-        api_id = self.r.attrs[api_lid]["Ref"]
-        integrations: dict[str, str] = {}
-        for lid in self._of_type("AWS::ApiGatewayV2::Integration"):
-            integrations[lid] = str(self._props(lid).get("IntegrationUri", ""))
-        authorizers: dict[str, JwtAuthorizer] = {}
-        for lid in self._of_type("AWS::ApiGatewayV2::Authorizer"):
-            ap = self._props(lid)
-            self.r.attrs[lid] = {"Ref": lid}
-            cfg = ap.get("JwtConfiguration") or {}
-            authorizers[lid] = JwtAuthorizer(
-                name=ap.get("Name", lid),
-                issuer=cfg.get("Issuer", ""),
-                audience=_as_list(cfg.get("Audience")),
-                identity_source=_first(ap.get("IdentitySource", "$request.header.Authorization")),
-            )
-            self.stack.authorizers[lid] = authorizers[lid]
-        for lid in self._of_type("AWS::ApiGatewayV2::Route"):
-            raw = self.resources[lid].get("Properties") or {}
-            rp = self._props(lid)
-            if rp.get("ApiId") != api_id:
-                continue
-            target = raw.get("Target")
-            integration_lid = _referenced_id(target)
-            fn = self._function_in_uri(integrations.get(integration_lid or "", ""))
-            if fn is None:
-                continue
-            key = rp["RouteKey"]
-            method, path = ("ANY", "$default") if key == "$default" else key.split(" ", 1)
-            auth = authorizers.get(_referenced_id(raw.get("AuthorizerId")) or "")
-            if rp.get("AuthorizationType", "NONE") != "JWT":
-                auth = None
-            self.stack.routes.append(
-                Route(method, path, fn.logical_id, auth, rp.get("AuthorizationScopes") or [])
-            )
-
     def _function_in_uri(self, uri: str) -> Function | None:
         match = re.search(r"functions/([^/]+)/invocations", uri)
         candidate = match.group(1) if match else uri
         return self.stack.function_by_arn(candidate)
-
-
-def _referenced_id(node: Any) -> str | None:
-    """The logical id inside `Ref: X` or `Fn::Sub: integrations/${X}`."""
-    if isinstance(node, dict):
-        if "Ref" in node:
-            return str(node["Ref"])
-        if "Fn::Sub" in node:
-            text = node["Fn::Sub"] if isinstance(node["Fn::Sub"], str) else node["Fn::Sub"][0]
-            match = re.search(r"\$\{([^}.]+)\}", text)
-            return match.group(1) if match else None
-        if "Fn::Join" in node:
-            for part in node["Fn::Join"][1]:
-                found = _referenced_id(part)
-                if found:
-                    return found
-    return None
 
 
 def _as_list(value: Any) -> list[str]:

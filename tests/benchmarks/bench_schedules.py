@@ -1,0 +1,110 @@
+"""Benchmark of the local runtime's schedules and of the emulator's transactions (not a test).
+
+    .venv/bin/python tests/benchmarks/bench_schedules.py [TRANSACTIONS]
+
+1. Start-up of template.yaml on the embedded default (moto server in this process).
+2. A simulated year of the template's schedules (2025: 365 daily assessments, 24 monthly
+   and 8 quarterly billing cycles = 397 firings), each drained before the next: firings/s,
+   ms per firing and API calls per firing (every request moto serves, the runtime's and the
+   handlers'), wall and CPU seconds. Target (issue 7): the year in under 10 s.
+3. Transactions of 2 items (a state item and its outbox item, as the services write them)
+   on a growing table, moto as shipped beside moto with the runtime's shim (motoshim):
+   transactions/s over the first and the last 200 of TRANSACTIONS (default 1,000), and the
+   ratio of the two; the shim's rate stays flat, moto's falls with the table.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+for extra in (ROOT / "services", ROOT / "infra"):
+    if str(extra) not in sys.path:
+        sys.path.insert(0, str(extra))
+
+from moto.moto_server import werkzeug_app  # noqa: E402
+
+from sewerbill.local import LocalRuntime, motoshim  # noqa: E402
+from sewerbill.local.emulator import Emulator  # noqa: E402
+
+_requests = {"n": 0}
+_serve = werkzeug_app.DomainDispatcherApplication.__call__
+
+
+def _counted(self: Any, environ: Any, start_response: Any) -> Any:
+    _requests["n"] += 1
+    return _serve(self, environ, start_response)
+
+
+werkzeug_app.DomainDispatcherApplication.__call__ = _counted  # type: ignore[method-assign]
+
+
+def year_of_schedules() -> None:
+    logging.disable(logging.ERROR)  # the handlers' rejections of cycles before the first tariff
+    with LocalRuntime.start(
+        ROOT / "template.yaml",
+        start_time=datetime(2025, 1, 1, tzinfo=UTC),
+        parameters={"TariffsDir": str(ROOT / "infra" / "tariffs")},
+    ) as rt:
+        print(f"start-up of template.yaml: {rt.startup_seconds:.2f} s")
+        calls, wall, cpu = _requests["n"], time.perf_counter(), time.process_time()
+        fired = rt.clock.advance(to=datetime(2026, 1, 1, tzinfo=UTC))
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+        n, calls = len(fired), _requests["n"] - calls
+        print(
+            f"a year of schedules: {n} firings in {wall:.1f} s wall ({cpu:.1f} s CPU): "
+            f"{n / wall:.1f} firings/s, {wall / n * 1000:.0f} ms and {calls / n:.1f} API calls per firing, "
+            f"{len(rt.invocations)} invocations, {len(rt.dead_letters)} dead letters"
+        )
+    logging.disable(logging.NOTSET)
+
+
+def transactions(count: int) -> None:
+    emulator = Emulator.start("thread")
+    try:
+        ddb = emulator.client("dynamodb")
+        print(f"{count} transactions of 2 items on a growing table (transactions/s):")
+        print(f"{'':24}{'first 200':>12}{'last 200':>12}{'last/first':>12}")
+        for label, shim in (("moto as shipped", False), ("moto + motoshim", True)):
+            (motoshim.install if shim else motoshim.uninstall)()
+            table = f"bench-{int(shim)}"
+            ddb.create_table(
+                TableName=table,
+                KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                BillingMode="PAY_PER_REQUEST",
+                StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+            )
+            rates = []
+            for window in (range(0, 200), range(count - 200, count)):
+                if window.start:  # grow the table to where the last window starts
+                    for n in range(200, window.start):
+                        _transact(ddb, table, n)
+                began = time.perf_counter()
+                for n in window:
+                    _transact(ddb, table, n)
+                rates.append(len(window) / (time.perf_counter() - began))
+            print(f"{label:24}{rates[0]:>12.0f}{rates[1]:>12.0f}{rates[1] / rates[0]:>12.2f}")
+    finally:
+        motoshim.install()
+        emulator.stop()
+
+
+def _transact(ddb: Any, table: str, n: int) -> None:
+    new = "attribute_not_exists(pk)"
+    ddb.transact_write_items(
+        TransactItems=[
+            {"Put": {"TableName": table, "Item": {"pk": {"S": f"READ#{n}"}}, "ConditionExpression": new}},
+            {"Put": {"TableName": table, "Item": {"pk": {"S": f"OUTBOX#{n}"}}, "ConditionExpression": new}},
+        ]
+    )
+
+
+if __name__ == "__main__":
+    year_of_schedules()
+    transactions(int(sys.argv[1]) if len(sys.argv) > 1 else 1000)

@@ -1,0 +1,162 @@
+"""`sewerbill local ...` as a user runs it: the demo end to end, and `up` with the commands
+that drive a running stack (`status`, `token`, `upload`, `clock advance`, `dlq`).
+
+Assertions are on stable facts (exit codes, "dead letters: 0", the upload drained, what the
+control endpoints report), so the demo may grow without breaking them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sewerbill.cli import local
+
+pytestmark = pytest.mark.integration
+
+REPO = Path(__file__).resolve().parents[2]
+SEWERBILL = [sys.executable, "-m", "sewerbill"]
+
+
+def test_the_demo_runs_the_main_job_end_to_end_and_reports_no_dead_letters() -> None:
+    done = subprocess.run(  # noqa: S603 - our own interpreter and package
+        [*SEWERBILL, "local", "demo"], cwd=REPO, capture_output=True, text=True, timeout=600
+    )
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr[-3000:]
+    assert re.search(r"local stack sewerbill-local up in \d+\.\d\d s", out)
+    assert re.search(r"drained in \d+\.\d\d s", out)  # the upload's work was drained
+    assert "ok: reached MeteringOnReadFileUploadedFunction" in out
+    assert "ok: reached BillingOnConsumptionDeterminedFunction" in out
+    assert re.search(r"\d+ schedule firing\(s\)", out)
+    assert re.search(r"GET /tariffs/pleasant-prairie-sewer\S* -> 200", out)  # a minted token passes
+    assert "dead letters: 0" in out
+    assert "demo passed" in out
+
+
+@pytest.fixture(scope="module")
+def running_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`sewerbill local up` in a child process, as a user starts it; yields its gateway URL."""
+    state = tmp_path_factory.mktemp("state") / "local.json"
+    env = {**os.environ, "SEWERBILL_LOCAL_STATE": str(state), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and package
+        [*SEWERBILL, "local", "up", "--start", "2025-02-01T00:00:00Z"],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    lines: list[str] = []
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "polling queues and streams" in line:
+                break
+        text = "".join(lines)
+        gateway = re.search(r"gateway\s+(http://127\.0\.0\.1:\d+)", text)
+        assert gateway, text
+        assert re.search(r"dev token \(12 h\): \S+\.\S+\.\S+", text)
+        # `up` leaves where it runs for the other commands to find.
+        assert json.loads(state.read_text())["gateway_url"] == gateway.group(1)
+        yield gateway.group(1)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            rest, _ = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise
+    assert proc.returncode == 0
+    assert "stopping" in rest
+    assert not state.exists()  # `up` removes its state file when it stops
+
+
+def cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(local.local_app, list(args))
+    return result.exit_code, result.output
+
+
+def test_status_shows_the_running_stack(running_stack: str) -> None:
+    code, out = cli("status", "--gateway", running_stack)
+    status = json.loads(out)
+    assert code == 0
+    assert status["stack"] == "sewerbill-local"
+    assert status["gateway_url"] == running_stack
+    assert status["clock"].startswith("2025-02-01T00:00")
+    assert "BillingRunDailyAssessmentFunction" in status["functions"]
+
+
+def test_token_mints_a_jwt_the_gateway_accepts(running_stack: str) -> None:
+    code, out = cli("token", "--sub", "clerk-1", "--ttl", "1h", "--gateway", running_stack)
+    assert code == 0
+    token = out.strip()
+    assert token.count(".") == 2
+    import urllib.request
+
+    req = urllib.request.Request(
+        running_stack + "/tariffs/pleasant-prairie-sewer?on=2025-01-15",
+        headers={"authorization": f"Bearer {token}"},
+    )
+    with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - loopback gateway
+        assert resp.status == 200
+
+
+def test_upload_reports_the_invocations_it_caused(running_stack: str, tmp_path: Path) -> None:
+    reads = tmp_path / "2025-01.csv"
+    reads.write_text(
+        "tenant,account_id,period_start,period_end,volume_gal\n"
+        "pleasant-prairie-sewer,PP-0101,2025-01-01,2025-02-01,7000\n"
+    )
+    code, out = cli("upload", "UploadsBucket", str(reads), "--gateway", running_stack)
+    assert code == 0, out
+    assert re.search(r"MeteringOnReadFileUploadedFunction\s+sqs\s+1 record\(s\), 0 failed", out)
+    assert "BillingOnConsumptionDeterminedFunction" in out
+    assert "ERROR" not in out
+
+
+def test_clock_advance_fires_each_schedule_in_between(running_stack: str) -> None:
+    # From 2025-02-01 00:00 UTC by two days: the monthly cycles, cron(0 6 1 * ? *) in
+    # Chicago = 12:00 UTC on 1 February, and two daily assessments, cron(0 7 * * ? *) =
+    # 13:00 UTC (the quarterly ones wait for April); other services' schedules may be
+    # in between, and every firing is listed in time order.
+    code, out = cli("clock", "advance", "--by", "2d", "--gateway", running_stack)
+    assert code == 0, out
+    fired = re.findall(r"fired (\S+) at (\S+)", out)
+    billing = [f for f in fired if f[0].startswith(("BillingCycle", "DailyAssessment"))]
+    assert billing == [
+        ("BillingCycleSchedulePleasantPrairieSewer", "2025-02-01T12:00:00+00:00"),
+        ("BillingCycleSchedulePleasantPrairieStormwater", "2025-02-01T12:00:00+00:00"),
+        ("DailyAssessmentSchedule", "2025-02-01T13:00:00+00:00"),
+        ("DailyAssessmentSchedule", "2025-02-02T13:00:00+00:00"),
+    ]
+    assert [at for _, at in fired] == sorted(at for _, at in fired)
+    assert f"clock now 2025-02-03T00:00:00+00:00; {len(fired)} firing(s)" in out
+    code, _ = cli("clock", "advance", "--by", "1x", "--gateway", running_stack)
+    assert code == 2  # not a duration
+
+
+def test_dlq_reports_no_dead_letters_after_a_clean_run(running_stack: str) -> None:
+    assert cli("dlq", "--gateway", running_stack) == (0, "no dead letters\n")
+
+
+def test_commands_without_a_running_stack_say_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "STATE_FILE", tmp_path / "none.json")
+    code, out = cli("status")
+    assert code == 1
+    assert "no running local stack found" in out
