@@ -8,7 +8,8 @@ stack: the fan-out, every chunk rated and issued, the outbox published to the bu
 it, in the same run, the same number of items of the same sizes written by plain
 BatchWriteItem calls to the same table (the raw-write bound), and the ratio of the two.
 
-Counts every AWS request the cycle made (botocore, in-process) and prices them at
+Counts every AWS request the cycle made (botocore, in-process; the runtime's own polling of queues and streams excluded, as
+Lambda's event source mappings and stream reads are not billed per request) and prices them at
 us-east-1 on-demand list prices (2025): Lambda $0.20 per 1M requests and $0.0000133334
 per GB-s (arm64; durations are the in-process times on this machine); DynamoDB on-demand
 $0.625 per 1M write request units and $0.125 per 1M read request units (1 WRU per 1 KB
@@ -204,8 +205,9 @@ def main() -> None:
     lambda_calls = len(invocations)
     memory = {"BillingIssueBillsFunction": 1024}
     gb_s = sum(i.duration_ms / 1000 * memory.get(i.function, 512) / 1024 for i in invocations)
-    sqs_requests = sum(v for k, v in meter.calls.items() if k.startswith("sqs:"))
-    # Each SQS-triggered invocation also costs the poller's receive and delete requests.
+    # The application's sends, and per SQS-triggered invocation the event source mapping's
+    # receive and delete (the local runtime's own polling is not what AWS would bill).
+    sqs_requests = sum(v for k, v in meter.calls.items() if k.startswith("sqs:Send"))
     sqs_requests += 2 * sum(1 for i in invocations if i.trigger == "sqs")
     cost = {
         "lambda": lambda_calls * PRICE["lambda_request"] + gb_s * PRICE["lambda_gb_s"],

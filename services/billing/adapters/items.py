@@ -64,7 +64,10 @@ def _money(value: Decimal) -> str:
     return str(value)
 
 
-def bill_item(bill: Bill, recorded_at: str) -> dict[str, Any]:
+def bill_item(bill: Bill, recorded_at: str, notice: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The bill, one item: its ledger entries are derived from its lines (``Bill.entries``)
+    and its ``BillIssued`` is published from this item's stream INSERT (one fact, one item;
+    ``notice`` holds the recipient and owner as they were at issue)."""
     pk, sk = bill_key(bill.tenant, bill.account_id, bill.period_start)
     return {
         "pk": pk,
@@ -101,6 +104,7 @@ def bill_item(bill: Bill, recorded_at: str) -> dict[str, Any]:
         "estimated": bill.estimated,
         "parcel_id": bill.parcel_id,
         "issued_at": recorded_at,
+        "notice": json.dumps(notice, separators=(",", ":")) if notice else None,
     }
 
 
