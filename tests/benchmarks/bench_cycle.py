@@ -101,32 +101,32 @@ class Meter:
 
 
 def accounts_items(n: int) -> list[dict[str, Any]]:
+    """N Grafton accounts (as billing's adapter writes them) and their Q3 consumption."""
+    from datetime import date
+
+    from billing.adapters.items import account_item
+    from billing.domain.accounts import AccountRecord
+
     items = []
     for i in range(n):
         aid = f"GR-{i:06d}"
-        items.append(
-            {
-                "pk": "ACCOUNTS#grafton-sewer",
-                "sk": aid,
-                "tenant": "grafton-sewer",
-                "account_id": aid,
-                "name": f"Customer {i}",
-                "service_address": f"{i} Main St",
-                "mailing_address": f"{i} Main St",
-                "zip": "53024",
-                "opened_on": "2026-01-01",
-                "account_class": "residential",
-                "meter_size": "5/8",
-                "dwelling_units": 1,
-                "parcel_id": f"GP-{i:06d}",
-            }
+        record = AccountRecord(
+            tenant="grafton-sewer",
+            account_id=aid,
+            name=f"Customer {i}",
+            service_address=f"{i} Main St",
+            mailing_address=f"{i} Main St",
+            zip="53024",
+            opened_on=date(2026, 1, 1),
+            account_class="residential",
+            meter_size="5/8",
+            parcel_id=f"GP-{i:06d}",
         )
+        items.append(account_item(record, "2026-09-30T12:00:00+00:00"))
         items.append(
             {
                 "pk": "USAGE#grafton-sewer#2026-07-01#2026-10-01",
                 "sk": aid,
-                "tenant": "grafton-sewer",
-                "account_id": aid,
                 "volume_gal": str(8000 + (i * 37) % 40000),
                 "estimated": False,
                 "source_event_id": f"bench-{i}",

@@ -79,7 +79,9 @@ def run_cycle(stack: Stack, at: str = "2026-10-01T11:00:00Z") -> int:
 
 
 def of(stack: Stack, prefix: str) -> list[dict[str, Any]]:
-    return [i for i in stack.items("billing") if i["pk"].startswith(prefix)]
+    """Items under a key prefix; a bill's JSON document is opened for reading."""
+    found = [i for i in stack.items("billing") if i["pk"].startswith(prefix)]
+    return [{**i, **json.loads(i["bill"])} if "bill" in i else i for i in found]
 
 
 def ledger(stack: Stack, account: str | None = None, tenant: str = "grafton-sewer") -> list[Any]:
@@ -109,7 +111,7 @@ def test_accounts_file_keeps_good_lines_as_history_and_reports_bad_ones(flow: St
         HEADER + "\ngrafton-sewer,GR-1,Ann,1 Main St,1 Main St,53024,2026-01-01,residential,5/8,GP-1,Zed\n",
     )
     history = of(flow, "ACCOUNT-HISTORY#grafton-sewer#GR-1")
-    assert sorted(h["owner_name"] for h in history) == ["Ann", "Zed"]
+    assert sorted(json.loads(h["record"])["owner_name"] for h in history) == ["Ann", "Zed"]
 
 
 def test_an_accounts_file_with_an_unknown_column_is_rejected_whole(flow: Stack) -> None:

@@ -55,11 +55,8 @@ class Projections(Store):
         item = {
             "pk": f"USAGE#{e.tenant}#{e.period_start.isoformat()}#{e.period_end.isoformat()}",
             "sk": e.account_id,
-            "tenant": e.tenant,
-            "account_id": e.account_id,
             "volume_gal": str(e.volume_gal),
             "estimated": bool(values.get("estimated", False)),
-            "schema_version": e.schema_version,
             "source_event_id": e.event_id,
             "recorded_at": now.isoformat(),
         }

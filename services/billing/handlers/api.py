@@ -201,7 +201,7 @@ def staff_account(tenant: TenantPath, account_id: AccountPath) -> dict[str, Any]
     if current is None:
         raise ApiError(404, "unknown_account", f"account_id: no account {account_id!r} at {tenant}")
     history = [
-        {k: v for k, v in h.items() if k not in ("pk", "sk")}
+        {**json.loads(h["record"]), "recorded_at": h["recorded_at"], "source": h.get("source")}
         for h in repo.account_history(tenant, account_id)
     ]
     values = {
