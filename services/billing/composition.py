@@ -33,7 +33,7 @@ from billing.domain.issuing import ChunkResult
 from billing.domain.rating import RatingEngine
 from billing.usecases import ChunkRequest, issue_chunk, keep_producer_event, run_assessment, run_cycle
 from common.config import RuntimeClock, cold_start, load
-from common.handling import EventBridgeRejections, rejections_for
+from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
 from metering.events import ConsumptionDetermined
@@ -141,5 +141,5 @@ def tariff_book() -> TariffBook:
 
 
 @cold_start
-def rejections() -> EventBridgeRejections:
+def rejections() -> RejectionSink:
     return rejections_for("billing")

@@ -10,6 +10,11 @@ Every event is a frozen pydantic model deriving from :class:`Event`:
 
 This module builds the EventBridge ``PutEvents`` entry for an event; ``common.messages``
 parses what arrives. It imports only pydantic, so domain code may build events.
+
+Every entry stays under EventBridge's 256 KB by construction: :meth:`Event.detail_json` (what
+the outbox stores) and :func:`entry` refuse a larger one with :class:`EventTooLarge`. A
+payload that grows with its input belongs in S3 (``common.reports``), the event carrying a
+pointer (claim check, STYLE 18).
 """
 
 from __future__ import annotations
@@ -19,7 +24,17 @@ from typing import Any, ClassVar, Self
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
+from common.errors import SewerbillError
 from common.ids import new_event_id
+
+# EventBridge's PutEvents limit on one entry: Source + DetailType + Detail (+ Time,
+# Resources: never set here), counted in UTF-8 bytes.
+MAX_ENTRY_BYTES = 256 * 1024
+
+
+class EventTooLarge(SewerbillError, ValueError):
+    """An event over EventBridge's 256 KB: a bug in the producer, which should have put the
+    growing part in S3 (``common.reports``). Not retryable by waiting, not the message's fault."""
 
 
 class Event(BaseModel):
@@ -54,7 +69,9 @@ class Event(BaseModel):
         return "#".join(str(getattr(self, name)) for name in self.BUSINESS_KEY)
 
     def detail_json(self) -> str:
-        return self.model_dump_json()
+        detail = self.model_dump_json()
+        check_entry_size(source=self.SOURCE, detail_type=self.detail_type(), detail=detail)
+        return detail
 
     def put_events_entry(self, bus_name: str) -> dict[str, str]:
         """The entry for ``events.put_events(Entries=[...])``."""
@@ -67,5 +84,20 @@ class Event(BaseModel):
         return cls.model_validate_json(detail) if isinstance(detail, str) else cls.model_validate(detail)
 
 
+def entry_size(*, source: str, detail_type: str, detail: str) -> int:
+    """The size EventBridge counts for an entry (its documented PutEvents calculation)."""
+    return sum(len(part.encode("utf-8")) for part in (source, detail_type, detail))
+
+
+def check_entry_size(*, source: str, detail_type: str, detail: str) -> None:
+    size = entry_size(source=source, detail_type=detail_type, detail=detail)
+    if size > MAX_ENTRY_BYTES:
+        raise EventTooLarge(
+            f"{detail_type} from {source} is {size} bytes, over EventBridge's {MAX_ENTRY_BYTES}; "
+            "put the growing part in S3 (common.reports) and publish a pointer"
+        )
+
+
 def entry(*, source: str, detail_type: str, detail: str, bus_name: str) -> dict[str, str]:
+    check_entry_size(source=source, detail_type=detail_type, detail=detail)
     return {"Source": source, "DetailType": detail_type, "Detail": detail, "EventBusName": bus_name}

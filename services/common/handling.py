@@ -5,8 +5,8 @@ processor and reports partial batch failures. It sorts failures in one place:
 
 - a :class:`~common.errors.PermanentError` (bad data, unknown tenant, a message that is not
   what the queue expects) can never succeed: it is logged at error level with its cause
-  and the message's id, published as a ``MessageRejected`` event (so it is recorded and
-  visible), and the message is acknowledged;
+  and the message's id, recorded as a ``MessageRejected`` event in the service's outbox
+  (its table's stream publishes it), and the message is acknowledged;
 - anything else is transient: the record is reported as failed, SQS redelivers it, and
   after the queue's ``maxReceiveCount`` it reaches the DLQ. If publishing a rejection
   fails, the record is failed too (retried), so no rejection is lost.
@@ -28,7 +28,9 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from botocore.exceptions import BotoCoreError, ClientError
 
-from common.clock import Clock
+from common.clock import Clock, RuntimeClock
+from common.config import FunctionConfig, load
+from common.dynamo import put_if_absent
 from common.errors import PermanentError, TransientError
 from common.events import Event
 
@@ -60,26 +62,6 @@ class RejectionSink(Protocol):
     clock: Clock
 
     def reject(self, rejection: MessageRejected) -> None: ...
-
-
-class EventBridgeRejections:
-    """Publishes rejections straight to the bus (a rejection changes no state to commit)."""
-
-    def __init__(self, events_client: Any, bus_name: str, service: str, clock: Clock) -> None:
-        self._events = events_client
-        self._bus = bus_name
-        self.service = service
-        self.clock = clock
-
-    def reject(self, rejection: MessageRejected) -> None:
-        entry = rejection.put_events_entry(self._bus)
-        entry["Source"] = f"sewerbill.{self.service}"
-        try:
-            response = self._events.put_events(Entries=[entry])
-        except (ClientError, BotoCoreError) as exc:
-            raise TransientError(f"could not publish MessageRejected: {exc}") from exc
-        if response.get("FailedEntryCount"):
-            raise TransientError(f"MessageRejected not accepted: {response.get('Entries')}")
 
 
 def consume_sqs(
@@ -126,13 +108,40 @@ def consume_sqs(
     )
 
 
-def rejections_for(service: str) -> EventBridgeRejections:
-    """The rejection sink a composition root builds at cold start (``@cold_start`` it)."""
+class OutboxRejections:
+    """Records a rejection in the service's own table as an outbox item; the table's stream
+    publishes it (STYLE 17). The consumer needs no bus permission of its own, and a
+    redelivered message records the same rejection once (its event id is the message's)."""
+
+    def __init__(self, ddb_client: Any, table: str, service: str, clock: Clock) -> None:
+        self._ddb = ddb_client
+        self._table = table
+        self.service = service
+        self.clock = clock
+
+    def reject(self, rejection: MessageRejected) -> None:
+        from common.outbox import outbox_item
+
+        event = rejection.model_copy(update={"event_id": f"rejected-{self.service}-{rejection.message_id}"})
+        item = outbox_item(event, now=self.clock.now())
+        item["source"] = f"sewerbill.{self.service}"
+        try:
+            self._ddb.put_item(**put_if_absent(self._table, item)["Put"])
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] == "ConditionalCheckFailedException":
+                return  # already recorded by an earlier delivery of the same message
+            raise TransientError(f"could not record MessageRejected: {exc}") from exc
+        except BotoCoreError as exc:
+            raise TransientError(f"could not record MessageRejected: {exc}") from exc
+
+
+class _TableConfig(FunctionConfig):
+    table_name: str
+
+
+def rejections_for(service: str) -> OutboxRejections:
+    """The rejection sink a composition root builds at cold start (``@cold_start`` it):
+    the function's own table (``TABLE_NAME``), whose stream publishes the outbox."""
     import boto3
 
-    from common.clock import RuntimeClock
-    from common.config import FunctionConfig, load
-
-    return EventBridgeRejections(
-        boto3.client("events"), load(FunctionConfig).event_bus_name, service, RuntimeClock()
-    )
+    return OutboxRejections(boto3.client("dynamodb"), load(_TableConfig).table_name, service, RuntimeClock())

@@ -7,6 +7,7 @@ the committed file equal to what the code generates, and the local gateway serve
 
 from __future__ import annotations
 
+import copy
 import importlib
 import json
 import sys
@@ -59,14 +60,45 @@ PUBLIC_EXTENSION = "x-sewerbill-public"
 _POWERTOOLS_VALIDATION_SCHEMAS = ("HTTPValidationError", "ResponseValidationError", "ValidationError")
 
 
+# API Gateway's JWT authorizer answers 401 itself, before any function runs, with this body;
+# it cannot be changed to the ErrorBody shape (CONTRACTS.md), so the document says so.
+GATEWAY_UNAUTHORIZED = "GatewayUnauthorized"
+_GATEWAY_UNAUTHORIZED_SCHEMA: dict[str, Any] = {
+    "title": GATEWAY_UNAUTHORIZED,
+    "description": (
+        "API Gateway's own body for a missing, expired or invalid token (the JWT authorizer "
+        "answers before the function runs); every other error uses ErrorBody."
+    ),
+    "type": "object",
+    "properties": {"message": {"type": "string", "const": "Unauthorized"}},
+    "required": ["message"],
+}
+_GATEWAY_UNAUTHORIZED_RESPONSE: dict[str, Any] = {
+    "description": "Missing or invalid token (API Gateway's JWT authorizer)",
+    "content": {"application/json": {"schema": {"$ref": f"#/components/schemas/{GATEWAY_UNAUTHORIZED}"}}},
+}
+
+
 def _normalise(document: dict[str, Any]) -> dict[str, Any]:
     """Say what the API really does: bad input is 400 (``ErrorBody``), never powertools'
-    422, and a route marked ``x-sewerbill-public`` needs no token (``security: []``)."""
+    422; a route marked ``x-sewerbill-public`` needs no token (``security: []``); every
+    other route may answer API Gateway's own 401 body (:data:`GATEWAY_UNAUTHORIZED`)."""
+    secured = False
     for operations in document.get("paths", {}).values():
         for operation in operations.values():
-            operation.get("responses", {}).pop("422", None)
+            responses = operation.setdefault("responses", {})
+            responses.pop("422", None)
             if operation.pop(PUBLIC_EXTENSION, False):
                 operation["security"] = []
+            if operation.get("security") == []:
+                responses.pop("401", None)
+            else:
+                responses["401"] = copy.deepcopy(_GATEWAY_UNAUTHORIZED_RESPONSE)
+                secured = True
+    if secured:
+        document.setdefault("components", {}).setdefault("schemas", {})[GATEWAY_UNAUTHORIZED] = (
+            _GATEWAY_UNAUTHORIZED_SCHEMA
+        )
     schemas = document.get("components", {}).get("schemas", {})
     for name in _POWERTOOLS_VALIDATION_SCHEMAS:  # in dependency order
         others = {k: v for k, v in schemas.items() if k != name}

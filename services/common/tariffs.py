@@ -7,6 +7,8 @@ file is validated by a pydantic model at load:
   it has already lost its exactness by the time we see it);
 - every setting says whether it is a published figure or an illustrative example
   (`example: true`), so a clerk can tell which numbers are real;
+- a switch for a rule that is an interpretation (PP-SEW-WINTER's winter average,
+  SU-SURCHARGE) is a YAML boolean (`true`/`false`, never "yes" or 1);
 - a tenant's versions are contiguous: each version's `effective_until` is the next one's
   `effective_from`, and only the newest is open-ended.
 
@@ -24,7 +26,15 @@ from pathlib import Path
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    model_validator,
+)
 
 TENANTS = (
     "pleasant-prairie-sewer",
@@ -160,6 +170,8 @@ class PPSewerTariff(_TariffBase):
     volume_rate_per_kgal: Setting[dict[str, Dec]]
     surcharge: PPSurcharge
     winter_months: Setting[list[int]]
+    winter_average_applies: Setting[StrictBool]
+    """PP-SEW-WINTER switch: the winter average is published practice, not ordinance."""
     sample_cost_per_sample: Setting[Dec]
     category_b_exit_months: Setting[int]
     max_residential_units: Setting[int]
@@ -220,8 +232,9 @@ class SullivanTariff(_TariffBase):
     use_rate_per_kgal: Setting[Dec]
     annual_debt_retirement: Setting[Dec]
     rec_units_residential_per_dwelling: Setting[Dec]
-    rec_units_nonresidential_default: Setting[Dec]
     normal_limits: Setting[dict[Param, Dec]]
+    surcharge_applies: Setting[StrictBool]
+    """SU-SURCHARGE switch: the ordinance imposes no surcharge in words (an interpretation)."""
     surcharge_rates_per_lb: Setting[dict[Param, Dec]]
     bod900_threshold_mg_l: Setting[Dec]
     bod900_penalty_per_day: Setting[Dec]

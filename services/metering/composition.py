@@ -8,7 +8,7 @@ from functools import partial
 import boto3
 
 from common.config import RuntimeClock, cold_start, load
-from common.handling import EventBridgeRejections, rejections_for
+from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariffs import TENANTS
 from metering.adapters.dynamodb import DynamoReadsRepository
@@ -42,5 +42,5 @@ def outbox_publisher() -> OutboxPublisher:
 
 
 @cold_start
-def rejections() -> EventBridgeRejections:
+def rejections() -> RejectionSink:
     return rejections_for("metering")

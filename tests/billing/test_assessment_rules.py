@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import date, timedelta
 from decimal import Decimal
 
-from conftest import payment
+from billing_support import payment
 
 from billing.domain.assessment import Outcome, assess_account
 from billing.domain.bills import Bill

@@ -9,6 +9,7 @@ import copy
 import json
 import subprocess
 import sys
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,24 @@ STORM: dict[str, Any] = {
     "tenant": "pleasant-prairie-stormwater",
     "period": {"start": "2026-07-01", "end": "2026-08-01"},
     "parcel": {"use": "nonresidential", "area_sqft": 43560, "impervious_sqft": 30000, "credit_percent": "10"},
+}
+
+
+GRAFTON_UNMETERED_BOD_300: dict[str, Any] = {
+    "tenant": "grafton-sewer",
+    "period": {"start": "2026-07-01", "end": "2026-10-01"},
+    "account": {"class": "nonresidential"},
+    "estimated_gallons": 30000,
+    "strength": {"bod": 300},
+}
+SULLIVAN: dict[str, Any] = {
+    "tenant": "sullivan-sewer",
+    "period": {"start": "2026-07-01", "end": "2026-10-01"},
+    "account": {"class": "nonresidential", "meter_size": "2", "rec_units": "2.5"},
+    "water_gallons": 100000,
+    "strength": {"bod": 950},
+    "bod900_violation_days": 2,
+    "total_recs": "1200",
 }
 
 
@@ -232,6 +251,13 @@ def test_console_script_is_installed():
         (changed(CONTRACT_EXAMPLE, water_gallons="23,000 gal"), "water_gallons", []),
         (changed(STORM, parcel__use="farm"), "parcel.use", []),
         ([1, 2, 3], "scenario", []),
+        # issue 8: high strength on an unmetered Grafton account (GR-HIGH is for metered
+        # service): unmetered nonresidential, 30,000 gal estimated, BOD 300 billed 251.27
+        (GRAFTON_UNMETERED_BOD_300, "strength", ["bod 300", "metered service", "GR-HIGH"]),
+        # issue 8: Sullivan REC units of a nonresidential account have no default (SU-REC)
+        (changed(SULLIVAN, account__rec_units=...), "account.rec_units", ["nonresidential", "SU-REC"]),
+        # issue 8: 100 violation days in a 92-day quarter billed 100,000.00 (SU-BOD900)
+        (changed(SULLIVAN, bod900_violation_days=100), "bod900_violation_days", ["100", "92 days"]),
     ],
 )
 def test_every_bad_preview_input_exits_2_naming_the_field(cli, document, field, words):
@@ -256,6 +282,71 @@ def test_floats_in_json_are_read_as_decimals(cli):
     assert (vol["quantity"], vol["amount"]) == ("23.0005", "149.50")
 
 
+# --- preview: notes, a zero that says why (issue 8) ---------------------------------------
+
+
+def test_preview_lists_no_notes_when_every_rule_charged(cli):
+    run = cli("preview", CONTRACT_EXAMPLE)
+    assert run.code == 0, run.stderr
+    assert run.json["notes"] == []
+
+
+def test_an_exempt_parcel_bills_zero_and_says_why(sewerbill):
+    document = changed(STORM, parcel={"use": "agricultural", "area_sqft": 43560, "impervious_sqft": 0})
+    run = sewerbill("preview", document)
+    assert run.code == 0, run.stderr
+    assert (run.json["lines"], run.json["total"]) == ([], "0.00")
+    assert run.json["notes"] == [{"rule_id": "PP-CWU-EXEMPT", "text": "agricultural land is exempt"}]
+
+
+def test_a_fog_only_category_b_user_is_noted(cli):
+    # FOG 150 > 100: Category B, no published rate. 1" 22.50 + 5 kgal x 4.49 = 22.45.
+    run = cli("preview", changed(PP_SEWER, strength={"fog": 150}))
+    assert run.code == 0, run.stderr
+    assert [(line["rule_id"], line["amount"]) for line in run.json["lines"]] == [
+        ("PP-SEW-SVC", "22.50"),
+        ("PP-SEW-VOL", "22.45"),
+    ]
+    assert run.json["total"] == "44.95"
+    (note,) = run.json["notes"]
+    assert note["rule_id"] == "PP-SEW-SURCHARGE"
+    assert "FOG 150 mg/l" in note["text"] and "Category B" in note["text"]
+
+
+def test_a_credit_held_to_the_cap_is_noted_and_its_line_carries_the_cap(cli):
+    # A 250 sq ft pervious nonresidential parcel: 0.349833 in / 12 x 250 = 7.2882 cu ft,
+    # / 627.0084 = 0.0116 -> 0.01 ERU; ERU charge 0.01 x 6.00 = 0.06; a 30% credit is
+    # 0.018: half-up 0.02 would pass the cap, so it is held to 0.01 (rounded down).
+    parcel = {"use": "nonresidential", "area_sqft": 250, "impervious_sqft": 0, "credit_percent": "30"}
+    run = cli("preview", changed(STORM, parcel=parcel))
+    assert run.code == 0, run.stderr
+    credit = run.json["lines"][-1]
+    assert (credit["rule_id"], credit["quantity"], credit["rate"], credit["amount"]) == (
+        "PP-CWU-CREDIT",
+        "0.01",
+        "-1.80",
+        "-0.01",
+    )
+    assert "held to the cap" in credit["description"]
+    assert (credit["details"]["eru_charge"], credit["details"]["cap_percent"]) == ("0.06", "30")
+    assert run.json["total"] == "2.05"  # 2.00 base + 0.06 ERU - 0.01 credit
+    assert [n["rule_id"] for n in run.json["notes"]] == ["PP-CWU-CREDIT"]
+
+
+def test_sullivan_every_rule_of_the_example(cli):
+    # 100,000 gal; SU-USE 100 x 7.25 = 725.00; SU-REC 2.5 x 37.50 = 93.75;
+    # SU-SURCHARGE (950 - 400) x 0.1 x 8.34 = 458.7 lb x 0.30 = 137.61; SU-BOD900 2 x 1,000.00.
+    run = cli("preview", SULLIVAN)
+    assert run.code == 0, run.stderr
+    assert [(line["rule_id"], line["amount"]) for line in run.json["lines"]] == [
+        ("SU-USE", "725.00"),
+        ("SU-REC", "93.75"),
+        ("SU-SURCHARGE", "137.61"),
+        ("SU-BOD900", "2000.00"),
+    ]
+    assert run.json["total"] == "2956.36"
+
+
 # --- eru ---------------------------------------------------------------------------------
 
 
@@ -268,12 +359,31 @@ def test_eru_of_the_standard_parcel(cli):
     assert run.json == {
         "eru": "1.00",
         "composite_cn": "78.3704",
-        "runoff_in": "0.4983",
-        "runoff_cuft": "627.03",
-        "standard_runoff_cuft": "627.03",
+        "runoff_in": "0.498285",
+        "runoff_cuft": "627.0084",
+        "standard_runoff_cuft": "627.0084",
         "counted_area_sqft": "15100",
         "exempt": False,
     }
+
+
+def test_a_large_parcel_s_eru_can_be_redone_from_the_output(sewerbill):
+    # Issue 8: 100,000 sq ft, 2,500 impervious showed 3069.17 / 627.03 = 4.89 beside 4.90.
+    # Now from unrounded values: 3069.2638 / 627.0084 = 4.8951 -> 4.90 (tests/stormwater).
+    parcel = {"use": "nonresidential", "area_sqft": 100000, "impervious_sqft": 2500}
+    run = sewerbill("eru", {"tenant": "pleasant-prairie-stormwater", "parcel": parcel})
+    assert run.code == 0, run.stderr
+    out = run.json
+    assert (out["eru"], out["runoff_in"], out["runoff_cuft"], out["standard_runoff_cuft"]) == (
+        "4.90",
+        "0.368312",
+        "3069.2638",
+        "627.0084",
+    )
+    redone = (Decimal(out["runoff_cuft"]) / Decimal(out["standard_runoff_cuft"])).quantize(
+        Decimal("0.01"), rounding=ROUND_HALF_UP
+    )
+    assert str(redone) == out["eru"]
 
 
 def test_eru_of_an_exempt_parcel(sewerbill):
@@ -346,6 +456,7 @@ def test_classify_contract_example(sewerbill):
         "category": "B",
         "since": "2025-01-15",
         "history": [{"from": "2025-01-15", "category": "B"}],
+        "basis": {"sampled_on": "2025-01-15", "bod": "220", "tss": "150", "phosphorus": "4", "fog": "40"},
     }
 
 
@@ -358,6 +469,8 @@ def test_classify_grafton(cli):
     run = cli("classify", document)
     assert run.code == 0, run.stderr
     assert run.json["category"] == "high"
+    # TKN 25 > 20: the surcharge basis is that result (only what was measured is shown).
+    assert run.json["basis"] == {"sampled_on": "2026-02-01", "tkn": "25"}
 
 
 @pytest.mark.parametrize(

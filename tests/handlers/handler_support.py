@@ -223,3 +223,20 @@ def authorized_http_event(
         event["body"] = body
         event["headers"]["content-type"] = "application/json"
     return event
+
+
+def rejections(stack: Stack) -> list[dict[str, Any]]:
+    """MessageRejected events a consumer recorded in its service's outbox (every table), shaped
+    as the bus delivers them (``source``, ``detail-type``, ``detail``)."""
+    found: list[dict[str, Any]] = []
+    for service in TABLES:
+        for item in stack.outbox(service):
+            if item["detail_type"] == "MessageRejected":
+                found.append(
+                    {
+                        "source": item["source"],
+                        "detail-type": item["detail_type"],
+                        "detail": json.loads(item["detail"]),
+                    }
+                )
+    return found

@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from handler_support import FIXTURES, TABLES, Stack, eventbridge_body, fixture_text, sqs_event
+from handler_support import FIXTURES, TABLES, Stack, eventbridge_body, fixture_text, rejections, sqs_event
 
 from billing.handlers import (
     issue_bills,
@@ -121,7 +121,7 @@ def test_an_accounts_file_with_an_unknown_column_is_rejected_whole(flow: Stack) 
         HEADER + ",colour\ngrafton-sewer,GR-9,A,1,1,1,2026-01-01,residential,5/8,P,A,red\n",
     )
     assert of(flow, "ACCOUNTS#") == []
-    [rejected] = [e for e in flow.captured() if e["detail-type"] == "MessageRejected"]
+    [rejected] = rejections(flow)
     assert "colour" in rejected["detail"]["reason"]
 
 
@@ -281,7 +281,7 @@ PRODUCER_FIXTURES = [
 def test_every_producer_fixture_is_kept_by_billings_consumer_once(flow: Stack, name: str) -> None:
     body = fixture_text(f"{name}.json")
     assert on_producer_event.lambda_handler(sqs_event(body), None) == {"batchItemFailures": []}
-    rejected = [e for e in flow.captured() if e["detail-type"] == "MessageRejected"]
+    rejected = rejections(flow)
     detail = json.loads(body)["detail"]
     if name == "FeeCharged" and not detail.get("account_id"):
         assert rejected  # a fee that names no account cannot be billed: rejected, with the reason

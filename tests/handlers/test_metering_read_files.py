@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from handler_support import Stack, object_created, sqs_event
+from handler_support import Stack, object_created, rejections, sqs_event
 
 from metering.handlers import on_read_file_uploaded
 
@@ -172,15 +172,15 @@ def test_a_message_that_is_not_an_upload_is_rejected_and_the_rest_of_the_batch_k
 
     assert result == {"batchItemFailures": []}
     assert len(consumptions(metering)) == 3
-    [rejected] = [e for e in metering.captured() if e["detail-type"] == "MessageRejected"]
+    [rejected] = rejections(metering)
     assert rejected["detail"]["message_id"] == "m1"
 
 
 def test_an_upload_from_another_bucket_is_refused(metering: Stack) -> None:
     result = handle(object_created("reads/q3.csv", "abc", 10, bucket="someone-elses-bucket"))
     assert result == {"batchItemFailures": []}
-    assert metering.items("metering") == []
-    [rejected] = [e for e in metering.captured() if e["detail-type"] == "MessageRejected"]
+    assert metering.state("metering") == []
+    [rejected] = rejections(metering)
     assert "someone-elses-bucket" in rejected["detail"]["reason"]
 
 

@@ -26,3 +26,24 @@ def rate(engine: RatingEngine) -> Callable[..., RatedBill]:
         return engine.rate(RatingInput(tenant, start, end, **fields))
 
     return _rate
+
+
+@pytest.fixture(scope="session")
+def engine_with(book: TariffBook) -> Callable[..., RatingEngine]:
+    """An engine whose ``tenant`` tariff versions have some settings changed (a switch
+    turned off, a rate changed): ``engine_with("sullivan-sewer", surcharge_applies=False)``."""
+
+    def _engine(tenant: str, **values: Any) -> RatingEngine:
+        versions: dict[str, list[Any]] = {t: book.versions(t) for t in book.tenants}
+        versions[tenant] = [
+            t.model_copy(
+                update={
+                    name: getattr(t, name).model_copy(update={"value": value})
+                    for name, value in values.items()
+                }
+            )
+            for t in versions[tenant]
+        ]
+        return RatingEngine(TariffBook(versions))
+
+    return _engine

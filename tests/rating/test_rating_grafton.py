@@ -13,7 +13,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from billing.domain.rating import Account, RateNotPublished, rate_septage
+from billing.domain.rating import Account, InvalidScenario, RateNotPublished, rate_septage
 
 GR = "grafton-sewer"
 Q3, Q4 = date(2026, 7, 1), date(2026, 10, 1)
@@ -107,3 +107,38 @@ def test_septage_disposal(book):
     )
     assert line.details["funds"] == {"replacement": D("0.00"), "om": D("157.50")}
     assert rate_septage(D(0), tariff) is None
+
+
+# --- GR-HIGH is for metered service (issue 8) --------------------------------------------
+
+
+def test_unmetered_account_with_high_strength_is_refused_naming_strength(rate):
+    # Issue 8: unmetered nonresidential, 30,000 gal estimated, BOD 300. It used to bill
+    # 162.00 flat + (30 - 18) kgal x 6.50 = 78.00 + GR-HIGH on 0.03 Mgal:
+    # (300 - 200) x 0.03 x 8.345 = 25.035 lb x 0.45 = 11.27, total 251.27. The high strength
+    # rates are for metered service (GR-HIGH): refused until the account is metered.
+    with pytest.raises(InvalidScenario) as err:
+        rate(
+            GR,
+            Q3,
+            Q4,
+            account=Account("nonresidential", None, None, 0),
+            estimated_gallons=D(30000),
+            strength={"bod": D(300)},
+        )
+    assert err.value.field == "strength"
+    assert "metered service" in err.value.message
+
+
+def test_unmetered_account_at_normal_strength_is_billed_as_unmetered(rate):
+    # BOD 200 and TKN 20 are at their limits (normal strength): 162.00 + 12 x 6.50 = 240.00.
+    bill = rate(
+        GR,
+        Q3,
+        Q4,
+        account=Account("nonresidential", None, None, 0),
+        estimated_gallons=D(30000),
+        strength={"bod": D(200), "tkn": D(20)},
+    )
+    assert amounts(bill) == [("GR-UNMETERED", D("162.00")), ("GR-UNMETERED", D("78.00"))]
+    assert bill.total == D("240.00")

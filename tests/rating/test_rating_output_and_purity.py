@@ -42,7 +42,20 @@ def test_preview_output_shape(rate):
     # 24.5 kgal x 6.50 = 159.25
     assert (out["lines"][1]["quantity"], out["lines"][1]["amount"]) == ("24.5", "159.25")
     assert out["total"] == "204.25"
+    assert out["notes"] == []
     json.dumps(out)  # only JSON types: no Decimal, no float
+
+
+def test_notes_output(rate):
+    bill = rate(
+        "pleasant-prairie-stormwater",
+        date(2026, 7, 1),
+        date(2026, 8, 1),
+        parcel=ParcelCharge("right_of_way", D(0)),
+    )
+    out = bill_to_contract(bill)
+    assert (out["lines"], out["total"]) == ([], "0.00")
+    assert out["notes"] == [{"rule_id": "PP-CWU-EXEMPT", "text": "public right-of-way is exempt"}]
 
 
 def test_credit_output(rate):

@@ -13,7 +13,7 @@ from decimal import Decimal as D
 
 import pytest
 
-from billing.domain.rating import Account, RateNotPublished
+from billing.domain.rating import Account, RateNotPublished, RatingInput
 
 PP = "pleasant-prairie-sewer"
 JUL, AUG = date(2026, 7, 1), date(2026, 8, 1)
@@ -172,3 +172,66 @@ def test_a_charge_with_the_same_rate_in_both_versions_is_not_split(rate):
         "pleasant-prairie-sewer@2019-10-01",
     )
     assert "days" not in surcharges[0].details
+
+
+# --- a zero still says why; PP-SEW-WINTER is a switch (issue 8) ----------------------------
+
+
+def test_fog_only_category_b_user_is_noted_not_charged(rate):
+    # FOG 150 > 100 puts the user in Category B (PP-SEW-CAT-B) but FOG has no published
+    # per-pound rate: no surcharge line, a note. 2" 53.30 + 50 kgal x 4.49 = 224.50.
+    bill = rate(PP, JUL, AUG, account=nonres(), water_gallons=D(50000), strength={"fog": D(150)})
+    assert amounts(bill) == [("PP-SEW-SVC", D("53.30")), ("PP-SEW-VOL", D("224.50"))]
+    (note,) = bill.notes
+    assert note.rule_id == "PP-SEW-SURCHARGE"
+    assert "FOG 150 mg/l is over the Category A limit of 100 mg/l" in note.text
+    assert "Category B" in note.text
+
+
+def test_fog_beside_a_charged_parameter_is_still_noted(rate):
+    # The surcharge example above: three lines for BOD, TSS and P, and a note for FOG.
+    strength = {"bod": D(300), "tss": D(250), "phosphorus": D(10), "fog": D(150)}
+    bill = rate(PP, JUL, AUG, account=nonres(), water_gallons=D(50000), strength=strength)
+    assert [n.rule_id for n in bill.notes] == ["PP-SEW-SURCHARGE"]
+    assert "FOG" in bill.notes[0].text
+
+
+def test_an_excess_whose_surcharge_rounds_to_zero_is_noted(rate):
+    # 100 gal = 0.0001 Mgal, BOD 181: (181 - 180) x 0.0001 x 8.34 = 0.000834 lb x 0.48
+    # = 0.00040032 -> 0.00: no line (a zero amount makes none), a note instead.
+    bill = rate(PP, JUL, AUG, account=nonres(), water_gallons=D(100), strength={"bod": D(181)})
+    assert [line.rule_id for line in bill.lines] == ["PP-SEW-SVC", "PP-SEW-VOL"]
+    (note,) = bill.notes
+    assert note.rule_id == "PP-SEW-SURCHARGE"
+    assert "0.000834 lb x 0.48 per lb rounds to 0.00" in note.text
+
+
+@pytest.mark.parametrize("applies", [True, False])
+def test_the_winter_average_is_a_tariff_switch(engine_with, applies):
+    # 6,000 gal metered, winter average 4,000 gal; SVC 14.10.
+    # on:  PP-SEW-WINTER bills min(6,000, 4,000) = 4 kgal x 4.49 = 17.96 -> total 32.06
+    # off: metered use, 6 kgal x 4.49 = 26.94 -> total 41.04, and a note says why
+    engine = engine_with(PP, winter_average_applies=applies)
+    bill = engine.rate(
+        RatingInput(PP, JUL, AUG, res(), water_gallons=D(6000), winter_average_gallons=D(4000))
+    )
+    volume = bill.lines[1]
+    if applies:
+        assert (volume.quantity, volume.amount, bill.total) == (D(4), D("17.96"), D("32.06"))
+        assert volume.details["volume_rule"] == "PP-SEW-WINTER"
+        assert bill.notes == ()
+    else:
+        assert (volume.quantity, volume.amount, bill.total) == (D(6), D("26.94"), D("41.04"))
+        assert "volume_rule" not in volume.details
+        (note,) = bill.notes
+        assert note.rule_id == "PP-SEW-WINTER"
+        assert "pleasant-prairie-sewer@2019-10-01" in note.text
+
+
+def test_a_prorated_line_carries_its_factor_so_a_clerk_can_multiply(rate):
+    # 2019-09-15 .. 2019-10-15 (30 days), 16 days under 2015: 13.26 x 1 x 16/30 = 7.072 -> 7.07.
+    bill = rate(PP, date(2019, 9, 15), date(2019, 10, 15), account=res(), water_gallons=D(6000))
+    first = bill.lines[0]
+    assert first.details["factor"] == "16/30"
+    assert "prorated, 16 of 30 days" in first.description
+    assert (first.quantity * first.rate * 16 / 30).quantize(D("0.01")) == first.amount == D("7.07")

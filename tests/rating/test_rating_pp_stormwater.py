@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal as D
 
-from billing.domain.rating import ParcelCharge
+from billing.domain.rating import ParcelCharge, RatingInput
 
 SW = "pleasant-prairie-stormwater"
 JUL, AUG = date(2026, 7, 1), date(2026, 8, 1)
@@ -93,3 +93,48 @@ def test_a_credit_that_rounds_past_the_cap_is_held_to_the_cap(engine):
     assert lines["PP-CWU-ERU"].amount == D("0.06")
     assert lines["PP-CWU-CREDIT"].amount == D("-0.01")
     assert lines["PP-CWU-CREDIT"].details["held_to_cap"] == D("0.01")
+
+
+# --- a zero still says why (issue 8) -------------------------------------------------------
+
+
+def test_an_exempt_parcel_s_zero_bill_says_why(rate):
+    # PP-CWU-EXEMPT: no lines, total 0.00, and a note naming the rule.
+    bill = rate(SW, JUL, AUG, parcel=ParcelCharge("agricultural", D(0)))
+    assert (bill.lines, bill.total) == ((), D("0.00"))
+    assert [(n.rule_id, n.text) for n in bill.notes] == [("PP-CWU-EXEMPT", "agricultural land is exempt")]
+    bill = rate(SW, JUL, AUG, parcel=ParcelCharge("right_of_way", D(0)))
+    assert [(n.rule_id, n.text) for n in bill.notes] == [("PP-CWU-EXEMPT", "public right-of-way is exempt")]
+
+
+def test_a_credit_held_to_the_cap_says_so_and_carries_the_cap(engine):
+    # ERU 0.01 x 6.00 = 0.06; 30% of it is 0.018: half-up 0.02 would pass the cap, so the
+    # credit is 0.018 rounded down = 0.01. Quantity x rate (0.01 x -1.80 = -0.018 -> -0.02)
+    # is not the amount: the description says "held to the cap" and the details carry the
+    # ERU charge and cap percent, so 0.06 x 30 / 100 = 0.018, rounded down, gives 0.01.
+    inp = RatingInput(
+        SW, JUL, AUG, parcel=ParcelCharge(use="nonresidential", eru=D("0.01"), credit_percent=D("30"))
+    )
+    bill = engine.rate(inp)
+    credit = bill.lines[-1]
+    assert credit.rule_id == "PP-CWU-CREDIT"
+    assert credit.amount == D("-0.01")
+    assert "held to the cap: 30% of the ERU charge 0.06, rounded down" in credit.description
+    assert (credit.details["eru_charge"], credit.details["cap_percent"]) == (D("0.06"), D(30))
+    assert credit.details["held_to_cap"] == D("0.01") and credit.details["before_cap"] == D("-0.02")
+    (note,) = bill.notes
+    assert note.rule_id == "PP-CWU-CREDIT"
+    assert "0.018, held to 0.01 (rounded down) instead of 0.02 (half-up)" in note.text
+
+
+def test_a_credit_held_to_zero_leaves_only_a_note(engine_with):
+    # With an ERU rate of 1.00 (a changed tariff): ERU 0.02 x 1.00 = 0.02 ERU charge; 30% is
+    # 0.006, half-up 0.01, but the cap rounded down is 0.00: no credit line, a note.
+    engine = engine_with(SW, eru_rate=D("1.00"))
+    inp = RatingInput(
+        SW, JUL, AUG, parcel=ParcelCharge(use="nonresidential", eru=D("0.02"), credit_percent=D("30"))
+    )
+    bill = engine.rate(inp)
+    assert amounts(bill) == [("PP-CWU-BASE", D("2.00")), ("PP-CWU-ERU", D("0.02"))]
+    (note,) = bill.notes
+    assert note.rule_id == "PP-CWU-CREDIT" and "held to 0.00" in note.text

@@ -10,7 +10,7 @@
 from __future__ import annotations
 
 from datetime import date, timedelta
-from decimal import Decimal
+from decimal import ROUND_DOWN, Decimal
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,6 +19,7 @@ from billing.domain.rating import Account, ParcelCharge, RatingEngine, RatingInp
 from billing.domain.rating.periods import add_months
 from common.tariffs import TariffBook
 
+CENT = Decimal("0.01")
 GALLONS = st.integers(min_value=0, max_value=5_000_000).map(Decimal)
 CONC = st.one_of(st.none(), st.decimals(min_value=0, max_value=2000, places=1))
 STARTS = st.dates(min_value=date(2015, 6, 1), max_value=date(2030, 12, 31))
@@ -28,6 +29,19 @@ STARTS_2025 = st.dates(min_value=date(2025, 1, 1), max_value=date(2030, 12, 31))
 def strength_st():
     return st.fixed_dictionaries(
         {"bod": CONC, "tss": CONC, "phosphorus": CONC, "tkn": CONC, "fog": CONC}
+    ).map(lambda d: {k: v for k, v in d.items() if v is not None})
+
+
+GRAFTON_NORMAL = {"bod": 200, "tss": 250, "phosphorus": 6, "tkn": 20}
+
+
+def normal_strength_st():
+    """Grafton concentrations at or below GR-NORMAL (an unmetered account may not exceed it)."""
+    return st.fixed_dictionaries(
+        {
+            p: st.one_of(st.none(), st.decimals(min_value=0, max_value=limit, places=1))
+            for p, limit in GRAFTON_NORMAL.items()
+        }
     ).map(lambda d: {k: v for k, v in d.items() if v is not None})
 
 
@@ -73,7 +87,7 @@ def grafton(draw):
         Account("residential" if residential else "nonresidential", None, meter, 1 if residential else 0),
         water_gallons=draw(GALLONS) if metered else None,
         estimated_gallons=Decimal(0) if metered else draw(GALLONS),
-        strength=draw(strength_st()),
+        strength=draw(strength_st()) if metered else draw(normal_strength_st()),
     )
 
 
@@ -81,7 +95,9 @@ def grafton(draw):
 def sullivan(draw):
     start = draw(STARTS_2025)
     residential = draw(st.booleans())
-    rec_units = draw(st.one_of(st.none(), st.decimals(min_value=0, max_value=50, places=1)))
+    # SU-REC: a nonresidential account's REC units are required (no default).
+    units = st.decimals(min_value=0, max_value=50, places=1)
+    rec_units = draw(st.one_of(st.none(), units) if residential else units)
     return RatingInput(
         "sullivan-sewer",
         start,
@@ -124,6 +140,32 @@ def test_no_negative_amount_except_credits(engine, inp):
 
 
 @settings(max_examples=300, deadline=None)
+@given(ANY_INPUT)
+def test_a_clerk_s_multiplication_gives_each_amount(engine, inp):
+    # Issue 8: quantity x rate is the amount, to the cent (half-up), unless the line says
+    # otherwise and carries the factor: a prorated share ("prorated, 16 of 30 days",
+    # factor "16/30") is quantity x rate x 16/30; a credit held to the cap is the ERU charge
+    # x cap percent / 100, rounded down (all credit lines of the bill together).
+    bill = engine.rate(inp)
+    for line in bill.lines:
+        details = line.details
+        if "held_to_cap" in details:
+            cap = (details["eru_charge"] * details["cap_percent"] / 100).quantize(CENT, rounding=ROUND_DOWN)
+            assert details["held_to_cap"] == cap
+            assert sum(ln.amount for ln in bill.lines if ln.rule_id == "PP-CWU-CREDIT") == -cap
+            assert "held to the cap" in line.description
+            continue
+        product = line.quantity * line.rate
+        if "factor" in details:
+            days, period_days = (int(n) for n in details["factor"].split("/"))
+            assert (days, period_days) == (details["days"], details["period_days"])
+            assert f"prorated, {days} of {period_days} days" in line.description
+            product = product * days / period_days
+        # half a cent, plus the last digit of an unrounded per-REC rate (SU-REC)
+        assert abs(product - line.amount) <= Decimal("0.005") + Decimal("1e-20")
+
+
+@settings(max_examples=300, deadline=None)
 @given(stormwater())
 def test_a_credit_never_exceeds_thirty_percent_of_the_eru_charge(engine, inp):
     bill = engine.rate(inp)
@@ -148,6 +190,7 @@ def _same_bill_without_versions(a, b):
     return (
         strip == [(line.rule_id, line.quantity, line.rate, line.amount) for line in b.lines]
         and a.total == b.total
+        and a.notes == b.notes
     )
 
 

@@ -13,7 +13,7 @@ import pytest
 from billing.domain.rating import InvalidScenario, RatingError
 from billing.domain.rating.periods import add_months
 from billing.domain.rating.scenario import parse_scenario
-from billing.stormwater_eru import eru_of
+from sewerbill.cli.compose import eru_of
 
 GRAFTON: dict[str, Any] = {
     "tenant": "grafton-sewer",

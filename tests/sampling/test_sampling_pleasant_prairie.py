@@ -55,9 +55,11 @@ def test_contracts_example_exactly():
         "category": "B",
         "since": "2025-01-15",
         "history": [{"from": "2025-01-15", "category": "B"}],
+        "basis": {"sampled_on": "2025-01-15", "bod": "220", "tss": "150", "phosphorus": "4", "fog": "40"},
     }
     assert json.dumps(out) == (
-        '{"category": "B", "since": "2025-01-15", "history": [{"from": "2025-01-15", "category": "B"}]}'
+        '{"category": "B", "since": "2025-01-15", "history": [{"from": "2025-01-15", "category": "B"}],'
+        ' "basis": {"sampled_on": "2025-01-15", "bod": "220", "tss": "150", "phosphorus": "4", "fog": "40"}}'
     )
 
 
@@ -65,7 +67,7 @@ def test_no_results_is_category_a_with_null_since():
     result = classify_pleasant_prairie([], d("2026-01-01"))
     assert result.category == "A"
     assert result.since is None
-    assert result.to_contract_dict() == {"category": "A", "since": None, "history": []}
+    assert result.to_contract_dict() == {"category": "A", "since": None, "history": [], "basis": None}
 
 
 def test_first_compliant_result_sets_since():

@@ -91,3 +91,18 @@ def test_a_user_whose_latest_sample_day_exceeds_is_never_in_the_normal_category(
     last_day = max(r.sampled_on for r in counted)
     if any(exceeds(r, DEFAULT_LIMITS[tenant]) for r in counted if r.sampled_on == last_day):
         assert classify(tenant, results, as_of).category != NORMAL_CATEGORY[tenant]
+
+
+@given(tenants, st.lists(lab_results(), max_size=12), days)
+def test_basis_is_set_exactly_in_the_above_normal_category_and_is_an_exceeding_result(tenant, results, as_of):
+    classification = classify(tenant, results, as_of)
+    normal = {"pleasant-prairie-sewer": "A"}.get(tenant, "normal")
+    if classification.category == normal:
+        assert classification.basis is None
+        return
+    basis = classification.basis
+    assert basis is not None
+    assert basis.sampled_on <= as_of
+    assert exceeds(basis, DEFAULT_LIMITS[tenant])
+    later = [r for r in results if basis.sampled_on < r.sampled_on <= as_of]
+    assert not any(exceeds(r, DEFAULT_LIMITS[tenant]) for r in later)

@@ -37,6 +37,7 @@ def test_grafton_no_results_is_normal_with_null_since():
         "category": "normal",
         "since": None,
         "history": [],
+        "basis": None,
     }
 
 

@@ -113,3 +113,27 @@ def test_residential_never_less_than_the_same_parcel_nonresidential(cover):
     res = determine_eru(_parcel("residential", *cover), SETTINGS)
     nonres = determine_eru(_parcel("nonresidential", *cover), SETTINGS)
     assert res.eru_unrounded >= nonres.eru_unrounded
+
+
+HALF_CENT = Decimal("0.005")
+
+
+@given(cover=covers(), use=st.sampled_from(["residential", "nonresidential"]))
+def test_a_clerk_redoes_the_eru_from_the_volumes_shown(cover, use):
+    # CONTRACTS.md `eru`: runoff_cuft / standard_runoff_cuft, rounded half-up to 2 places,
+    # is the ERU. Both volumes are shown at 4 places (each off by at most 0.00005), so the
+    # quotient of the shown volumes is within (1 + ERU) x 0.00005 / 627.0084, about
+    # (1 + ERU) x 8e-8, of the unrounded ratio the ERU is rounded from. Only a ratio that
+    # close to a half-cent boundary can round apart: for a 100,000 sq ft parcel (ERU ~5)
+    # that is a band of 5e-7 in 0.01; for a 9,000,000 sq ft one (ERU ~1,500), 1.2e-4.
+    d = determine_eru(_parcel(use, *cover), SETTINGS)
+    out = d.to_contract_dict()
+    redone = (Decimal(out["runoff_cuft"]) / Decimal(out["standard_runoff_cuft"])).quantize(
+        CENT, rounding=ROUND_HALF_UP
+    )
+    nearest_boundary = (d.eru_unrounded - HALF_CENT).quantize(CENT, rounding=ROUND_HALF_UP) + HALF_CENT
+    if abs(d.eru_unrounded - nearest_boundary) > Decimal("1e-7") * (1 + d.eru_unrounded):
+        assert str(redone) == out["eru"]
+    if out["runoff_in"] is not None:
+        assert Decimal(out["runoff_in"]).as_tuple().exponent == -6
+    assert Decimal(out["runoff_cuft"]).as_tuple().exponent == -4

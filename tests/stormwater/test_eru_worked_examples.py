@@ -12,7 +12,7 @@ The standard parcel (PP-CWU-ERU-STD), the denominator of every ERU:
   V   = 0.498285 / 12 x 15,100 = 627.008438 cu ft
 """
 
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 
@@ -50,14 +50,42 @@ def test_standard_parcel_contract_output_matches_contracts_md():
     assert d.to_contract_dict() == {
         "eru": "1.00",
         "composite_cn": "78.3704",
-        "runoff_in": "0.4983",
-        # display convention: the shown depth 0.4983 / 12 x 15,100 = 627.0275 -> 627.03
-        # (the unrounded volume, used for the ERU, is 627.008438)
-        "runoff_cuft": "627.03",
-        "standard_runoff_cuft": "627.03",
+        # CONTRACTS.md: each figure from its unrounded value, depth at 6 places, volumes at 4:
+        # 0.498285 in; 0.498285... / 12 x 15,100 = 627.008438 -> 627.0084 (627.0084 /
+        # 627.0084 = 1 -> 1.00). A volume from the 4-place depth (0.4983 / 12 x 15,100 =
+        # 627.03) would no longer be reproducible from what is shown.
+        "runoff_in": "0.498285",
+        "runoff_cuft": "627.0084",
+        "standard_runoff_cuft": "627.0084",
         "counted_area_sqft": "15100",
         "exempt": False,
     }
+
+
+def test_a_large_parcel_s_eru_can_be_redone_from_the_figures_shown():
+    # Issue 8: 100,000 sq ft nonresidential with 2,500 sq ft impervious, 97,500 pervious.
+    # CN = (2,500 x 98 + 97,500 x 74) / 100,000 = (245,000 + 7,215,000) / 100,000 = 74.6
+    # S  = 1000 / 74.6 - 10 = 3.404826;  Ia = 0.2 S = 0.680965;  P - Ia = 1.319035
+    # Q  = 1.319035^2 / (1.319035 + 3.404826) = 1.739853 / 4.723861 = 0.368312 in
+    # V  = 0.368312 / 12 x 100,000 = 3,069.2638 cu ft (from the unrounded depth)
+    # ERU = 3,069.2638 / 627.0084 = 4.895092 -> 4.90.
+    # The old display took the volume from the 4-place depth: 0.3683 / 12 x 100,000 =
+    # 3,069.17 and 3,069.17 / 627.03 = 4.8948 -> 4.89, not the 4.90 billed.
+    d = _d(Parcel(use="nonresidential", area_sqft=Decimal(100000), impervious_sqft=Decimal(2500)))
+    out = d.to_contract_dict()
+    assert out == {
+        "eru": "4.90",
+        "composite_cn": "74.6000",
+        "runoff_in": "0.368312",
+        "runoff_cuft": "3069.2638",
+        "standard_runoff_cuft": "627.0084",
+        "counted_area_sqft": "100000",
+        "exempt": False,
+    }
+    redone = (Decimal(out["runoff_cuft"]) / Decimal(out["standard_runoff_cuft"])).quantize(
+        Decimal("0.01"), rounding=ROUND_HALF_UP
+    )
+    assert str(redone) == out["eru"]
 
 
 def test_one_acre_nonresidential_parcel_with_30000_sqft_impervious_is_6_54_eru():
@@ -193,7 +221,7 @@ def test_agricultural_and_right_of_way_are_exempt_with_zero_eru(use):
     assert out["eru"] == "0"
     assert out["composite_cn"] is None
     assert out["runoff_in"] is None
-    assert out["standard_runoff_cuft"] == "627.03"
+    assert out["standard_runoff_cuft"] == "627.0084"
 
 
 def test_parcel_entirely_pond_has_zero_eru_but_is_not_exempt():
@@ -211,7 +239,7 @@ def test_parcel_entirely_pond_has_zero_eru_but_is_not_exempt():
     assert d.composite_cn is None
     out = d.to_contract_dict()
     assert out["eru"] == "0.00"
-    assert out["runoff_cuft"] == "0.00"
+    assert out["runoff_cuft"] == "0.0000"
     assert out["counted_area_sqft"] == "0"
 
 
@@ -257,7 +285,7 @@ def test_derivation_carries_inputs_settings_and_figures_as_strings():
     assert details["eru"] == "0.86"
     assert details["eru_unrounded"] == "0.864811"
     assert details["composite_cn"] == "79.5000"
-    assert details["runoff_in"] == "0.5422"
+    assert details["runoff_in"] == "0.542244"
     assert details["impervious_sqft"] == "2000"
     assert details["impervious_counted_sqft"] == "2750"
     assert details["runoff_cuft_unrounded"] == "542.243511"

@@ -21,7 +21,6 @@ import typer
 from billing.domain.rating import RatingEngine
 from billing.domain.rating.output import bill_to_contract
 from billing.domain.rating.scenario import parcel_document, parse_credit_percent, parse_scenario
-from billing.stormwater_eru import eru_of
 from common.errors import FieldError
 from common.tariffs import (
     GraftonTariff,
@@ -36,6 +35,7 @@ from common.tariffs import (
 from sampling.domain.parsing import parse_classify_request
 from sampling.domain.strength import StrengthLimits, classify
 from sampling.tariffs import limits_from_tariff
+from sewerbill.cli.compose import eru_of
 from stormwater.contract import determine
 
 BAD_INPUT = 2

@@ -1,8 +1,8 @@
 """A local JWT issuer and the checks an HTTP API JWT authorizer makes.
 
 The runtime generates an RSA key at start; `mint()` signs RS256 tokens with it and
-`verify()` checks signature, exp/nbf/iat, iss and aud against the authorizer's
-JwtConfiguration from the template, as API Gateway does.
+`verify()` checks the key id, signature, exp/nbf/iat (JSON numbers only), iss and aud
+against the authorizer's JwtConfiguration from the template, as API Gateway does.
 """
 
 from __future__ import annotations
@@ -54,7 +54,14 @@ class LocalIssuer:
         if scopes:
             payload["scope"] = " ".join(scopes)
         payload.update(claims or {})
-        return jwt.encode(payload, self._key, algorithm="RS256", headers={"kid": self.kid})
+        return self.sign(payload)
+
+    def sign(self, payload: dict[str, Any], headers: dict[str, Any] | None = None) -> str:
+        """``payload`` signed RS256 with the local key; ``headers`` replace the default
+        ``{"kid": <this key>}`` (tests forge tokens with other kids through it)."""
+        return jwt.encode(
+            payload, self._key, algorithm="RS256", headers={"kid": self.kid} if headers is None else headers
+        )
 
     def jwks(self) -> dict[str, Any]:
         jwk = jwt.algorithms.RSAAlgorithm.to_jwk(self.public_key, as_dict=True)
@@ -70,6 +77,16 @@ class LocalIssuer:
         if token.lower().startswith("bearer "):
             token = token[7:].strip()
         try:
+            header = jwt.get_unverified_header(token)
+        except jwt.PyJWTError as exc:
+            raise Unauthorized(str(exc)) from exc
+        # API Gateway picks the key by kid from the issuer's JWKS: no kid, or one the issuer
+        # does not publish, finds no key; and only the JWKS key's algorithm is accepted.
+        if header.get("kid") != self.kid:
+            raise Unauthorized("no key with this kid")
+        if header.get("alg") != "RS256":
+            raise Unauthorized("algorithm not accepted")
+        try:
             claims = jwt.decode(
                 token,
                 self.public_key,
@@ -81,6 +98,12 @@ class LocalIssuer:
             )
         except jwt.PyJWTError as exc:
             raise Unauthorized(str(exc)) from exc
+        for name in ("exp", "nbf", "iat"):
+            # PyJWT reads a string "exp" with int(); RFC 7519 NumericDate is a JSON number.
+            if name in claims and (
+                isinstance(claims[name], bool) or not isinstance(claims[name], int | float)
+            ):
+                raise Unauthorized(f"{name} is not a NumericDate")
         if scopes and not set(scopes) & set(token_scopes(claims)):
             raise Forbidden("insufficient scope")
         return claims

@@ -16,7 +16,9 @@ import uuid
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
 from common.openapi import build_document
 from sewerbill.local.auth import Forbidden, Unauthorized, gateway_claims, token_scopes
@@ -39,7 +41,33 @@ _TEXT_TYPES = (
 )
 
 
+# API Gateway HTTP APIs take payloads up to 10 MB; uploads through the control route (a
+# local stand-in for an S3 PUT) may be larger but are still bounded.
+MAX_API_BODY = 10 * 1024 * 1024
+MAX_UPLOAD_BODY = 256 * 1024 * 1024
+
+
+class ClientFault(Exception):
+    """The caller's fault: answered with a 4xx and the error shape (CONTRACTS.md), never 5xx.
+
+    ``close`` when the request body was not read (its length could not be trusted), so the
+    connection cannot be reused.
+    """
+
+    def __init__(self, status: int, code: str, message: str, *, close: bool = False) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.close = close
+
+
+def error_body(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
 def match_route(routes: list[Route], method: str, path: str) -> tuple[Route, dict[str, str]] | None:
+    """The most specific route for ``path`` (already URL-decoded) and its path parameters."""
     for route in sorted(routes, key=lambda r: r.specificity(), reverse=True):
         if route.method not in (method, "ANY"):
             continue
@@ -51,6 +79,27 @@ def match_route(routes: list[Route], method: str, path: str) -> tuple[Route, dic
                 params[name] = value
             return route, params
     return None
+
+
+class _ClockRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    to: AwareDatetime | None = None
+    by_seconds: float | None = Field(default=None, ge=0, le=200 * 366 * 86400, allow_inf_nan=False)
+
+
+class _TokenRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sub: str = Field(default="dev", min_length=1, max_length=256)
+    scopes: list[str] = Field(default_factory=list, max_length=50)
+    ttl: float = Field(default=3600, gt=0, le=366 * 86400, allow_inf_nan=False)
+    claims: dict[str, Any] | None = None
+
+
+_CONTROL_BODIES: dict[tuple[str, str], type[BaseModel]] = {
+    ("POST", "/_local/clock"): _ClockRequest,
+    ("POST", "/_local/token"): _TokenRequest,
+}
+_CONTROL_ROUTES = {("GET", "/_local/status"), ("GET", "/_local/dlq"), ("POST", "/_local/drain")}
 
 
 def _placeholders(path: str) -> list[str]:
@@ -93,10 +142,15 @@ class Gateway:
     ) -> dict[str, Any]:
         content_type = headers.get("content-type", "")
         is_text = not body or any(t in content_type for t in _TEXT_TYPES)
+        if is_text and body:
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError:
+                raise ClientFault(400, "invalid_request", f"the body is not UTF-8 ({content_type})") from None
         query: dict[str, str] = {}
         for key, value in parse_qsl(raw_query, keep_blank_values=True):
             query[key] = f"{query[key]},{value}" if key in query else value
-        now = datetime.now(UTC)
+        now = self.now()
         stack = self.runtime.stack
         event: dict[str, Any] = {
             "version": "2.0",
@@ -138,6 +192,34 @@ class Gateway:
             }
         return event
 
+    def now(self) -> datetime:
+        """The runtime's simulated time: request times follow it as every handler's clock does."""
+        return self.runtime.clock.now.astimezone(UTC)
+
+    def control(self, method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, Any]:
+        """A control route, its request checked here so the runtime only sees valid ones."""
+        if path == "/_local/upload" and method == "POST":
+            if not query.get("bucket") or not query.get("key"):
+                raise ClientFault(400, "invalid_request", "bucket and key query parameters are required")
+            return self.runtime.control(method, path, query, body)
+        model = _CONTROL_BODIES.get((method, path))
+        if model is None:
+            if (method, path) not in _CONTROL_ROUTES:
+                raise ClientFault(404, "not_found", f"no control endpoint {method} {path}")
+            return self.runtime.control(method, path, query, b"")
+        try:
+            request = model.model_validate_json(body or b"{}")
+        except ValidationError as exc:
+            raise ClientFault(400, "invalid_request", _validation_message(exc)) from None
+        if isinstance(request, _ClockRequest):
+            if (request.to is None) == (request.by_seconds is None):
+                raise ClientFault(400, "invalid_request", "give exactly one of to and by_seconds")
+            if request.to is not None and request.to < self.runtime.clock.now:
+                raise ClientFault(
+                    400, "invalid_request", f"to: the clock only moves forward (now {self.now().isoformat()})"
+                )
+        return self.runtime.control(method, path, query, request.model_dump_json(exclude_none=True).encode())
+
     def openapi(self) -> dict[str, Any]:
         """The OpenAPI document of the HTTP functions' Powertools resolvers.
 
@@ -153,7 +235,7 @@ class Gateway:
                 resolvers.append(app)
             else:
                 bare.append(function)
-        doc = build_document(resolvers) if resolvers else {"openapi": "3.1.0", "paths": {}}
+        doc: dict[str, Any] = build_document(resolvers) if resolvers else {"openapi": "3.1.0", "paths": {}}
         doc.setdefault("info", {"title": self.runtime.stack.name, "version": "local"})
         for route in self.runtime.stack.routes:
             if route.function in bare and route.path != "$default":
@@ -162,10 +244,22 @@ class Gateway:
         return doc
 
 
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors()[:5]:
+        where = ".".join(str(p) for p in err.get("loc", ()))
+        if not where or err.get("type") in {"json_invalid", "json_type"}:
+            parts.append("the body is not a JSON object")
+        else:
+            parts.append(f"{where}: {err.get('msg', 'is invalid')}")
+    return "; ".join(parts)
+
+
 class _Handler(BaseHTTPRequestHandler):
     gateway: Gateway
     protocol_version = "HTTP/1.1"
     server_version = "sewerbill-local"
+    timeout = 30  # a client that promises more body than it sends is dropped, not waited on forever
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("gateway: " + format, *args)
@@ -218,27 +312,62 @@ class _Handler(BaseHTTPRequestHandler):
     def _dispatch(self, method: str) -> None:
         try:
             self._dispatch_inner(method)
-        except Exception as exc:  # noqa: BLE001 - a gateway never dies on one request
-            log.exception("gateway error")
-            self._json(500, {"message": "Internal Server Error", "detail": str(exc)})
+        except ClientFault as fault:
+            if fault.close:
+                self.close_connection = True
+            self._json(fault.status, error_body(fault.code, fault.message))
+        except TimeoutError:
+            self.close_connection = True  # the client stopped sending; nobody to answer
+        except Exception:  # noqa: BLE001 - a gateway never dies on one request
+            log.exception("gateway error on %s %s", method, self.path[:200])
+            # API Gateway's own body; the exception stays in the log, never in the answer.
+            self._json(500, {"message": "Internal Server Error"})
+
+    def _read_body(self, limit: int) -> bytes:
+        """The request body, read only when its length is a whole number within ``limit``."""
+        if "chunked" in (self.headers.get("transfer-encoding") or "").lower():
+            raise ClientFault(411, "length_required", "send the body with a Content-Length", close=True)
+        values = self.headers.get_all("content-length") or []
+        if not values:
+            return b""
+        raw = values[0].strip()
+        if len(set(values)) > 1 or not (raw.isascii() and raw.isdigit()):
+            raise ClientFault(
+                400, "invalid_request", "Content-Length must be one non-negative whole number", close=True
+            )
+        if len(raw) > 15 or int(raw) > limit:
+            raise ClientFault(413, "payload_too_large", f"the body is over {limit} bytes", close=True)
+        length = int(raw)
+        body = self.rfile.read(length) if length else b""
+        if len(body) != length:
+            raise ClientFault(
+                400, "invalid_request", "the body is shorter than its Content-Length", close=True
+            )
+        return body
 
     def _dispatch_inner(self, method: str) -> None:
         parts = urlsplit(self.path)
-        raw_path, raw_query = parts.path or "/", parts.query
-        length = int(self.headers.get("content-length") or 0)
-        body = self.rfile.read(length) if length else b""
+        # HTTP APIs hand the function a URL-decoded rawPath and path parameters (unlike REST
+        # APIs); the query is decoded by parse_qsl into queryStringParameters.
+        try:
+            raw_path, raw_query = unquote(parts.path or "/", errors="strict"), parts.query
+        except UnicodeDecodeError:
+            raise ClientFault(
+                400, "invalid_request", "the path is not UTF-8 once URL-decoded", close=True
+            ) from None
+        body = self._read_body(MAX_UPLOAD_BODY if raw_path == "/_local/upload" else MAX_API_BODY)
         if raw_path == "/openapi.json" and method == "GET":
             return self._json(200, self.gateway.openapi())
         if raw_path == "/.well-known/jwks.json" and method == "GET":
             return self._json(200, self.gateway.runtime.issuer.jwks())
         if raw_path.startswith("/_local/"):
             if self.client_address[0] not in ("127.0.0.1", "::1"):
-                return self._json(403, {"message": "Forbidden"})
-            status, payload = self.gateway.runtime.control(method, raw_path, dict(parse_qsl(raw_query)), body)
+                raise ClientFault(403, "forbidden", "control endpoints answer loopback clients only")
+            status, payload = self.gateway.control(method, raw_path, dict(parse_qsl(raw_query)), body)
             return self._json(status, payload)
         found = match_route(self.gateway.runtime.stack.routes, method, raw_path)
         if found is None:
-            return self._json(404, {"message": "Not Found"})
+            raise ClientFault(404, "not_found", f"no route {method} {raw_path[:200]}")
         route, params = found
         headers: dict[str, str] = {}
         for key, value in self.headers.items():
@@ -260,7 +389,9 @@ class _Handler(BaseHTTPRequestHandler):
             except Unauthorized:
                 return self._send(401, b'{"message":"Unauthorized"}', {"www-authenticate": "Bearer"})
             except Forbidden:
-                return self._json(403, {"message": "Forbidden"})
+                raise ClientFault(
+                    403, "forbidden", "the token has none of the scopes this route requires"
+                ) from None
         event = self.gateway.build_event(
             route, params, method, raw_path, raw_query, headers, cookies, body, claims, self.client_address[0]
         )

@@ -82,6 +82,12 @@ class LabResult:
         """The measured concentrations only, in Parameter order."""
         return {p: v for p in Parameter if (v := self.concentration(p)) is not None}
 
+    def to_contract_dict(self) -> dict[str, str]:
+        """``{"sampled_on", <parameter>: "<mg/l>"}``, measured parameters only, plain decimals."""
+        out = {"sampled_on": self.sampled_on.isoformat()}
+        out.update({p.value: format(v, "f") for p, v in self.concentrations().items()})
+        return out
+
 
 @dataclass(frozen=True)
 class StrengthLimits:
@@ -218,6 +224,12 @@ class Classification:
     ``since`` is the date the current category took effect, None with no results.
     ``history`` lists only changes of category, oldest first. ``exit_window`` is set only
     for a Pleasant Prairie Category B user whose 24 compliant months are running.
+
+    ``basis`` is the result whose concentrations billing uses for the surcharge while the
+    user is in the above-normal category (PP-SEW-SURCHARGE, GR-HIGH, SU-SURCHARGE): the
+    most recent exceeding result up to ``as_of``. Compliant results during Pleasant
+    Prairie's 24 months do not lower it; a newer exceeding result replaces it. None in the
+    normal category.
     """
 
     tenant: str
@@ -226,13 +238,15 @@ class Classification:
     since: date | None
     history: tuple[CategoryChange, ...] = ()
     exit_window: ExitWindow | None = None
+    basis: LabResult | None = None
 
     def to_contract_dict(self) -> dict[str, object]:
-        """Exactly the CONTRACTS.md output: ISO dates, ``since`` None (JSON null) if unset."""
+        """Exactly the CONTRACTS.md output: ISO dates, ``since`` and ``basis`` None (JSON null) if unset."""
         return {
             "category": self.category,
             "since": self.since.isoformat() if self.since is not None else None,
             "history": [change.to_contract_dict() for change in self.history],
+            "basis": self.basis.to_contract_dict() if self.basis is not None else None,
         }
 
 
@@ -273,6 +287,37 @@ def daily_outcomes(
     return sorted(by_day.items())
 
 
+def latest_exceeding_result(
+    results: Iterable[LabResult], as_of: date, limits: StrengthLimits
+) -> LabResult | None:
+    """The most recent exceeding result up to and including ``as_of``, or None.
+
+    Several exceeding results on that day (one day's outcome, see the module docstring)
+    are one basis: each parameter at the highest concentration any of them measured, so
+    the basis does not depend on the order the results arrive in.
+    """
+    _check_as_of(as_of)
+    latest_day: date | None = None
+    of_day: list[LabResult] = []
+    for result in results:
+        if result.sampled_on > as_of or not exceeds(result, limits):
+            continue
+        if latest_day is None or result.sampled_on > latest_day:
+            latest_day, of_day = result.sampled_on, [result]
+        elif result.sampled_on == latest_day:
+            of_day.append(result)
+    if latest_day is None:
+        return None
+    if len(of_day) == 1:
+        return of_day[0]
+    merged: dict[str, Decimal] = {}
+    for result in of_day:
+        for parameter, value in result.concentrations().items():
+            if parameter.value not in merged or value > merged[parameter.value]:
+                merged[parameter.value] = value
+    return LabResult(latest_day, **merged)
+
+
 def classify_pleasant_prairie(
     results: Iterable[LabResult],
     as_of: date,
@@ -292,9 +337,12 @@ def classify_pleasant_prairie(
       but only if it is on or before ``as_of``.
     - ``since`` is the start of the current unbroken run: restarts of the 24 months do not
       move it. A user whose first result is compliant is A since that result's date.
+    - ``basis`` (PP-SEW-SURCHARGE) is, while in B, the latest exceeding result: it stays
+      through the compliant samples of the 24 months.
     """
     if isinstance(exit_months, bool) or not isinstance(exit_months, int) or exit_months < 1:
         raise InvalidInput("exit_months", f"{exit_months!r} must be a positive whole number of months")
+    results = tuple(results)
     timeline = _Timeline()
     window_start: date | None = None
 
@@ -323,6 +371,7 @@ def classify_pleasant_prairie(
     exit_window = None
     if timeline.category == CATEGORY_B and window_start is not None:
         exit_window = ExitWindow(window_start, add_months(window_start, exit_months))
+    in_b = timeline.category == CATEGORY_B
     return Classification(
         tenant=PLEASANT_PRAIRIE_SEWER,
         as_of=as_of,
@@ -330,6 +379,7 @@ def classify_pleasant_prairie(
         since=timeline.since,
         history=tuple(timeline.changes),
         exit_window=exit_window,
+        basis=latest_exceeding_result(results, as_of, limits) if in_b else None,
     )
 
 
@@ -344,18 +394,22 @@ def _classify_by_latest_result(
     """GR-REASSIGN (interpretation): each result's day sets the category, no waiting period."""
     normal, high = categories
     normal_rule, high_rule = rule_ids
+    results = tuple(results)
     timeline = _Timeline()
     for day, exceeded in daily_outcomes(results, as_of, limits):
         if exceeded:
             timeline.change(day, high, high_rule, day)
         else:
             timeline.change(day, normal, normal_rule, day)
+    # High only while the latest day exceeds, so the basis is that day's result.
+    in_high = timeline.category == high
     return Classification(
         tenant=tenant,
         as_of=as_of,
         category=timeline.category or normal,
         since=timeline.since,
         history=tuple(timeline.changes),
+        basis=latest_exceeding_result(results, as_of, limits) if in_high else None,
     )
 
 

@@ -31,12 +31,17 @@ Decisions (documented here because the ordinance is silent):
   whose ``area_sqft`` is 0 is invalid input.
 - Exempt parcels are validated like any other but not measured: ``eru`` 0, counted area
   0, volumes 0, composite CN and runoff depth ``None``.
-- Output formatting (``to_contract_dict``): ``composite_cn`` and ``runoff_in`` at 4
-  decimals; ``runoff_cuft`` and ``standard_runoff_cuft`` at 2 decimals, computed from the
-  4-decimal depth shown beside them (displayed depth / 12 x counted area), so a clerk can
-  reproduce the displayed volume by hand and the standard parcel shows "627.03" as in
-  CONTRACTS.md. The ERU itself is computed from the unrounded volumes (627.0084... cu ft
-  for the standard parcel); ``derivation()`` carries those too.
+- Output formatting (``to_contract_dict``, CONTRACTS.md ``eru``): every figure is shown
+  from its unrounded value, rounded half-up for display only: ``composite_cn`` and the
+  volumes ``runoff_cuft``/``standard_runoff_cuft`` at 4 decimals, ``runoff_in`` at 6. The
+  ERU is computed from the unrounded volumes, so a clerk who divides the two volumes shown
+  and rounds half-up to 2 places gets the ERU. (Volumes computed from a rounded depth do
+  not: 100,000 sq ft with 2,500 impervious once showed 3069.17 / 627.03 = 4.89 beside an
+  ERU of 4.90.) The 4-place volumes bound the clerk's quotient to within about
+  (1 + ERU) x 8e-8 of the ratio, so only a ratio that close to a half-cent boundary can
+  still round apart (30,000 random parcels each: 2 up to 100,000 sq ft, 12 up to
+  1,000,000, 99 up to 10,000,000 sq ft; the audit of issue 8 found about a third of
+  large parcels before).
 """
 
 from __future__ import annotations
@@ -51,7 +56,6 @@ from common.values import NotADecimal, to_decimal
 from stormwater.domain.errors import InvalidParcel, InvalidSettings, StormwaterError
 from stormwater.domain.tr55 import (
     HUNDRED,
-    INCHES_PER_FOOT,
     ZERO,
     composite_cn,
     hydrology_context,
@@ -73,8 +77,8 @@ EXEMPT_USES: frozenset[str] = frozenset({"agricultural", "right_of_way"})
 """PP-CWU-EXEMPT: agricultural land and public right-of-way."""
 
 CN_PLACES = 4
-RUNOFF_IN_PLACES = 4
-RUNOFF_CUFT_PLACES = 2
+RUNOFF_IN_PLACES = 6
+RUNOFF_CUFT_PLACES = 4
 UNROUNDED_PLACES = 6
 """Places shown for unrounded figures in ``derivation()`` (display only)."""
 
@@ -292,21 +296,6 @@ def format_plain(value: Decimal) -> str:
     return "0" if text in ("-0", "0") else text
 
 
-def display_runoff_cuft(runoff_in: Decimal | None, area_sqft: Decimal) -> str:
-    """Volume shown beside a 4-decimal depth: that depth / 12 x area, at 2 decimals.
-
-    Display only (see the module docstring): the standard parcel's 0.4983 in gives
-    0.4983 / 12 x 15,100 = 627.0275 -> "627.03" (CONTRACTS.md), while its unrounded volume
-    is 627.0084... cu ft.
-    """
-    if runoff_in is None:
-        return format_fixed(ZERO, RUNOFF_CUFT_PLACES)
-    shown_in = round_half_up(runoff_in, RUNOFF_IN_PLACES)
-    with localcontext(hydrology_context()):
-        volume = shown_in * area_sqft / INCHES_PER_FOOT
-    return format_fixed(volume, RUNOFF_CUFT_PLACES)
-
-
 def _optional_fixed(value: Decimal | None, places: int) -> str | None:
     return None if value is None else format_fixed(value, places)
 
@@ -343,18 +332,18 @@ class EruDetermination:
     def to_contract_dict(self) -> dict[str, str | bool | None]:
         """The CONTRACTS.md ``sewerbill eru`` output.
 
-        Standard parcel: {"eru": "1.00", "composite_cn": "78.3704", "runoff_in": "0.4983",
-        "runoff_cuft": "627.03", "standard_runoff_cuft": "627.03",
+        Standard parcel: {"eru": "1.00", "composite_cn": "78.3704", "runoff_in": "0.498285",
+        "runoff_cuft": "627.0084", "standard_runoff_cuft": "627.0084",
         "counted_area_sqft": "15100", "exempt": false}. Exempt: "eru": "0", "exempt": true,
-        ``composite_cn``/``runoff_in`` null.
+        ``composite_cn``/``runoff_in`` null. Each figure from its unrounded value (module
+        docstring), so runoff_cuft / standard_runoff_cuft rounded half-up gives ``eru``.
         """
-        standard = self.settings.standard
         return {
             "eru": "0" if self.exempt else format_fixed(self.eru, self.settings.eru_places),
             "composite_cn": _optional_fixed(self.composite_cn, CN_PLACES),
             "runoff_in": _optional_fixed(self.runoff_in, RUNOFF_IN_PLACES),
-            "runoff_cuft": display_runoff_cuft(self.runoff_in, self.counted_area_sqft),
-            "standard_runoff_cuft": display_runoff_cuft(standard.runoff_in, self.settings.standard_area_sqft),
+            "runoff_cuft": format_fixed(self.runoff_cuft, RUNOFF_CUFT_PLACES),
+            "standard_runoff_cuft": format_fixed(self.standard_runoff_cuft, RUNOFF_CUFT_PLACES),
             "counted_area_sqft": format_plain(self.counted_area_sqft),
             "exempt": self.exempt,
         }

@@ -8,13 +8,14 @@ Pure Python: no I/O, no clock, no AWS. ``RatingEngine(book).rate(RatingInput(...
 from billing.domain.rating.engine import RatingEngine
 from billing.domain.rating.errors import InvalidScenario, RateNotPublished, RatingError, UnknownTenant
 from billing.domain.rating.grafton import rate_septage
-from billing.domain.rating.model import Account, BillLine, ParcelCharge, RatedBill, RatingInput
+from billing.domain.rating.model import Account, BillLine, Note, ParcelCharge, RatedBill, RatingInput
 from billing.domain.rating.pp_stormwater import project_evaluation_fee
 
 __all__ = [
     "Account",
     "BillLine",
     "InvalidScenario",
+    "Note",
     "ParcelCharge",
     "RateNotPublished",
     "RatedBill",

@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from billing.domain.rating.errors import RatingError, UnknownTenant
 from billing.domain.rating.grafton import GraftonRater
-from billing.domain.rating.model import BillLine, RatedBill, RatingInput
+from billing.domain.rating.model import BillLine, Note, RatedBill, RatingInput
 from billing.domain.rating.pp_sewer import PPSewerRater
 from billing.domain.rating.pp_stormwater import StormwaterRater
 from billing.domain.rating.proration import Plan, Segment
@@ -29,7 +29,7 @@ class TenantRater(Protocol):
 
     def compile(self, tariff: Any) -> Any: ...
 
-    def rate(self, inp: RatingInput, plan: Plan) -> list[BillLine]: ...
+    def rate(self, inp: RatingInput, plan: Plan, notes: list[Note]) -> list[BillLine]: ...
 
 
 RATERS: dict[str, TenantRater] = {
@@ -83,12 +83,21 @@ class RatingEngine:
         plan = self._plans.get((inp.tenant, inp.period_start, inp.period_end))
         if plan is None:
             plan = self.plan(inp.tenant, inp.period_start, inp.period_end)
-        lines = plan.rater.rate(inp, plan)
+        notes: list[Note] = []
+        lines = plan.rater.rate(inp, plan, notes)
         total = ZERO_CENTS
         for bl in lines:
             total += bl.amount
         # tuple.__new__: RatedBill(...) without the NamedTuple's Python-level __new__ (hot path).
         return _new_tuple(
             RatedBill,
-            (inp.tenant, inp.period_start, inp.period_end, plan.tariff_versions, tuple(lines), total),
+            (
+                inp.tenant,
+                inp.period_start,
+                inp.period_end,
+                plan.tariff_versions,
+                tuple(lines),
+                total,
+                tuple(notes) if notes else (),
+            ),
         )

@@ -9,18 +9,22 @@ Decisions (the ordinance is silent):
   GR-SVC, GR-VOL and both GR-UNMETERED lines (the flat charge is the 5/8" service charge
   plus 18 kgal of volume). High-strength (GR-HIGH) and septage (GR-SEPTAGE-CHARGE) revenue
   recovers treatment cost of the extra load: it goes wholly to O&M (``replacement`` 0.00).
-- GR-HIGH on an unmetered account: pounds use the quarter's estimated volume, never less
-  than the 18 kgal the flat charge approximates.
+
+GR-HIGH on an unmetered account is refused (field ``strength``): the high strength rates
+are for metered service (ordinance B), so a customer found to discharge above normal
+strength must be metered before it can be billed for it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
 from billing.domain.rating.errors import InvalidScenario, RateNotPublished
 from billing.domain.rating.funds import om_only, split_funds
-from billing.domain.rating.model import BillLine, RatingInput
+from billing.domain.rating.model import BillLine, Note, RatingInput
+from billing.domain.rating.output import plain
 from billing.domain.rating.pounds import PoundsCharge
 from billing.domain.rating.proration import OM_FUNDS, SPLIT_FUNDS, Charge, Plan, Segment, Share, line, shares
 from common.tariffs import GraftonTariff
@@ -39,6 +43,7 @@ class GraftonRates:
         "volume",
         "limits",
         "high",
+        "unrated",
         "factor",
         "flat",
         "included_kgal",
@@ -55,6 +60,7 @@ class GraftonRates:
         self.high: dict[str, tuple[Decimal, Decimal]] = {
             p: (self.limits[p], rates[p]) for p in rates if p in self.limits
         }
+        self.unrated: dict[str, Decimal] = {p: v for p, v in self.limits.items() if p not in rates}
         self.factor: Decimal = tariff.pounds_factor.value
         self.flat: Decimal = tariff.unmetered_flat_charge.value
         self.included_kgal: Decimal = tariff.unmetered_included_kgal.value
@@ -181,23 +187,42 @@ class GraftonRater:
     unmetered = GraftonUnmetered()
     high = GraftonHighStrength()
 
-    def rate(self, inp: RatingInput, plan: Plan) -> list[BillLine]:
+    def rate(self, inp: RatingInput, plan: Plan, notes: list[Note]) -> list[BillLine]:
         account = inp.account
         if account is None:
             raise InvalidScenario("account", f"is required for tenant {TENANT}")
         out: list[BillLine] = []
         meter = account.meter_size
-        if meter is not None:
-            gallons = inp.water_gallons if inp.water_gallons is not None else ZERO
-            self.service.lines(plan, meter, out)
-            self.volume.lines(plan, gallons, out)
-        else:
+        if meter is None:
+            if inp.strength:
+                refuse_unmetered_high_strength([seg.rates.limits for seg in plan.segments], inp.strength)
             self.unmetered.lines(plan, inp.estimated_gallons, out)
-            included = plan.segments[0].rates.included_kgal.scaleb(3)
-            gallons = inp.estimated_gallons if inp.estimated_gallons > included else included
+            return out
+        gallons = inp.water_gallons if inp.water_gallons is not None else ZERO
+        self.service.lines(plan, meter, out)
+        self.volume.lines(plan, gallons, out)
         if inp.strength:
-            self.high.lines(plan, inp.strength, gallons, out)
+            self.high.lines(plan, inp.strength, gallons, out, notes)
         return out
+
+
+def refuse_unmetered_high_strength(
+    normal_limits: Iterable[Mapping[str, Decimal]], strength: Mapping[str, Decimal]
+) -> None:
+    """GR-HIGH: the high strength rates are for metered service; an unmetered account with
+    any parameter above its GR-NORMAL limit (in any tariff version of the period) is
+    refused, field ``strength``, until it is metered. Shared by the rater and the preview
+    input rules."""
+    for limits in normal_limits:
+        for param, limit in limits.items():
+            concentration = strength.get(param)
+            if concentration is not None and concentration > limit:
+                raise InvalidScenario(
+                    "strength",
+                    f"{param} {plain(concentration)} mg/l is above normal strength ({plain(limit)} mg/l, "
+                    "GR-NORMAL) on an unmetered account: the high strength rates are for metered service "
+                    "(GR-HIGH); meter the account first",
+                )
 
 
 class GraftonSeptage:

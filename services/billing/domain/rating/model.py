@@ -28,8 +28,9 @@ class Account:
     """A sewer account as rating sees it.
 
     ``meter_size`` None means unmetered (GR-UNMETERED, Grafton only). ``zone`` is the
-    Pleasant Prairie rate zone (``PP`` or ``LM``). ``rec_units`` None means the tariff
-    default (SU-REC: dwelling units x 1.0 for residential, 1.0 for nonresidential).
+    Pleasant Prairie rate zone (``PP`` or ``LM``). ``rec_units`` None means, for a
+    residential account, dwelling units x the tariff's units per dwelling (SU-REC); a
+    nonresidential Sullivan account must have its REC units set (no default).
     """
 
     account_class: AccountClass
@@ -85,9 +86,11 @@ class RatingInput:
 class BillLine(NamedTuple):
     """One charge of a bill, traced to its rule (STYLE.md 9).
 
-    ``amount`` is rounded half-up to the cent once (``common.money.round_line``); for a
-    prorated share (X-EFFECTIVE) it is ``quantity x rate x days / period_days``, with
-    ``days`` and ``period_days`` in ``details``. ``details`` holds plain Decimals, ints,
+    ``amount`` is rounded half-up to the cent once (``common.money.round_line``). It is
+    ``quantity x rate`` unless the line says otherwise: a prorated share (X-EFFECTIVE) is
+    ``quantity x rate x days / period_days``, with ``days``, ``period_days`` and the
+    ``factor`` ("16/30") in ``details`` and the days in the description; a credit held to
+    the cap (PP-CWU-CREDIT) carries ``held_to_cap`` and says so. ``details`` holds plain Decimals, ints,
     strings, tuples and dicts: stringified only at output.
     """
 
@@ -100,8 +103,17 @@ class BillLine(NamedTuple):
     details: Mapping[str, Any]
 
 
+class Note(NamedTuple):
+    """A rule that applied without a charge (CONTRACTS.md ``notes``): an exempt parcel, an
+    exceedance with no published rate, a credit held to the cap. A bill of 0.00 says why."""
+
+    rule_id: str
+    text: str
+
+
 class RatedBill(NamedTuple):
-    """A rated bill: its lines and their total (the sum of the rounded line amounts)."""
+    """A rated bill: its lines, their total (the sum of the rounded line amounts) and the
+    notes of rules that applied without a charge."""
 
     tenant: str
     period_start: date
@@ -109,6 +121,7 @@ class RatedBill(NamedTuple):
     tariff_versions: tuple[str, ...]
     lines: tuple[BillLine, ...]
     total: Decimal
+    notes: tuple[Note, ...] = ()
 
     @property
     def period(self) -> tuple[date, date]:

@@ -61,11 +61,13 @@ def line_to_contract(bl: BillLine) -> dict[str, Any]:
 
 
 def bill_to_contract(bill: RatedBill) -> dict[str, Any]:
-    """The ``sewerbill preview`` output document."""
+    """The ``sewerbill preview`` output document; ``notes`` lists the rules that applied
+    without a charge (empty when there are none)."""
     return {
         "tenant": bill.tenant,
         "period": {"start": bill.period_start.isoformat(), "end": bill.period_end.isoformat()},
         "tariff_versions": list(bill.tariff_versions),
         "lines": [line_to_contract(bl) for bl in bill.lines],
         "total": fmt(bill.total),
+        "notes": [{"rule_id": note.rule_id, "text": note.text} for note in bill.notes],
     }

@@ -2,8 +2,11 @@
 
 Pounds of excess = (concentration - limit) mg/l x volume in million gallons x the tenant's
 factor (8.34 Pleasant Prairie and Sullivan, 8.345 Grafton), never rounded; one line per
-parameter that has both a limit and a rate (a parameter with a limit but no rate, such as
-Pleasant Prairie's FOG, makes no line). At or below its limit a parameter makes no line.
+parameter that has both a limit and a rate. At or below its limit a parameter makes no line.
+
+A zero still says why (CONTRACTS.md ``notes``): a parameter over a limit that has no
+published rate (Pleasant Prairie's FOG: the user is in Category B, PP-SEW-SURCHARGE) and an
+excess whose charge rounds to 0.00 each leave a ``Note`` instead of a line.
 """
 
 from __future__ import annotations
@@ -12,7 +15,8 @@ from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
-from billing.domain.rating.model import BillLine
+from billing.domain.rating.model import BillLine, Note
+from billing.domain.rating.output import plain
 from billing.domain.rating.proration import NO_FUNDS, Plan, funds_of, line, new_line, shares
 from common.money import round_line
 
@@ -24,12 +28,15 @@ class PoundsCharge:
     """A per-pound charge over strength limits.
 
     Subclasses set ``RULE_ID``, ``DESCRIPTION`` (formatted with ``name`` and ``limit``),
-    ``TABLE`` (the compiled rates' ``{parameter: (limit mg/l, rate per lb)}``), ``FUNDS``.
-    The compiled rates also carry ``factor`` (lb per mg/l per million gallons).
+    ``TABLE`` (the compiled rates' ``{parameter: (limit mg/l, rate per lb)}``), ``FUNDS``,
+    ``UNRATED`` (a note for a parameter over a limit without a rate). The compiled rates
+    also carry ``factor`` (lb per mg/l per million gallons) and ``unrated`` (``{parameter:
+    limit}`` of the limits the tariff publishes no rate for).
     """
 
     RULE_ID = ""
     DESCRIPTION = "{name} over {limit} mg/l"
+    UNRATED = "{name} {concentration} mg/l is over its limit of {limit} mg/l, which has no published rate"
     TABLE = ""
     FUNDS = NO_FUNDS
 
@@ -44,8 +51,37 @@ class PoundsCharge:
             text = self._descriptions[key] = self.DESCRIPTION.format(name=name, limit=limit)
         return text
 
+    def unrated(self, plan: Plan, strength: Mapping[str, Decimal], notes: list[Note]) -> None:
+        """A note for each parameter over a limit that has no rate in some version (e.g. FOG)."""
+        seen: set[tuple[str, Decimal]] = set()
+        for segment in plan.segments:
+            for param, limit in segment.rates.unrated.items():
+                concentration = strength.get(param)
+                if concentration is None or concentration <= limit or (param, limit) in seen:
+                    continue
+                seen.add((param, limit))
+                name = PARAMETER_NAMES.get(param, param)
+                text = self.UNRATED.format(name=name, concentration=plain(concentration), limit=plain(limit))
+                notes.append(Note(self.RULE_ID, text))
+
+    def rounds_to_zero(
+        self, param: str, limit: Decimal, pounds: Decimal, rate: Decimal, notes: list[Note]
+    ) -> None:
+        name = PARAMETER_NAMES.get(param, param)
+        notes.append(
+            Note(
+                self.RULE_ID,
+                f"{name} over {plain(limit)} mg/l: {plain(pounds)} lb x {rate} per lb rounds to 0.00",
+            )
+        )
+
     def lines(
-        self, plan: Plan, strength: Mapping[str, Decimal], gallons: Decimal, out: list[BillLine]
+        self,
+        plan: Plan,
+        strength: Mapping[str, Decimal],
+        gallons: Decimal,
+        out: list[BillLine],
+        notes: list[Note],
     ) -> None:
         million_gal = gallons.scaleb(-6)
         single = plan.single
@@ -58,6 +94,7 @@ class PoundsCharge:
                 pounds = (concentration - limit) * million_gal * factor
                 amount = round_line(pounds * rate)
                 if not amount:
+                    self.rounds_to_zero(param, limit, pounds, rate, notes)
                     continue
                 details: dict[str, Any] = {
                     "parameter": param,
@@ -76,12 +113,17 @@ class PoundsCharge:
                         self.RULE_ID, self.description(param, limit), pounds, "lb", rate, amount, details
                     )
                 )
+            if single.unrated:
+                self.unrated(plan, strength, notes)
             return
-        first = plan.segments[0].rates
-        for param in getattr(first, self.TABLE):
+        params: dict[str, None] = {}
+        for segment in plan.segments:
+            params.update(dict.fromkeys(getattr(segment.rates, self.TABLE)))
+        for param in params:
             concentration = strength.get(param)
             if concentration is not None:
-                self._prorated(plan, param, concentration, gallons, million_gal, out)
+                self._prorated(plan, param, concentration, gallons, million_gal, out, notes)
+        self.unrated(plan, strength, notes)
 
     def _prorated(
         self,
@@ -91,6 +133,7 @@ class PoundsCharge:
         gallons: Decimal,
         million_gal: Decimal,
         out: list[BillLine],
+        notes: list[Note],
     ) -> None:
         table = self.TABLE
 
@@ -104,10 +147,11 @@ class PoundsCharge:
             return excess * million_gal * rates.factor, limit_rate[1]
 
         for share in shares(plan, quantity_rate):
-            if not share.quantity:
-                continue
             rates = share.rates
-            limit = getattr(rates, table)[param][0]
+            limit_rate = getattr(rates, table).get(param)
+            if limit_rate is None or concentration <= limit_rate[0]:
+                continue  # no rate, or no excess, under this version
+            limit = limit_rate[0]
             details = {
                 "parameter": param,
                 "concentration_mg_l": concentration,
@@ -118,7 +162,9 @@ class PoundsCharge:
                 "pounds": share.quantity,
             }
             bl = line(self.RULE_ID, self.description(param, limit), "lb", share, plan.period_days, details)
-            if bl is not None:
+            if bl is None:
+                self.rounds_to_zero(param, limit, share.quantity, share.rate, notes)
+            else:
                 if self.FUNDS:
                     details["funds"] = funds_of(bl.amount, rates, self.FUNDS)
                 out.append(bl)

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from billing.domain.rating.errors import InvalidScenario, RateNotPublished
-from billing.domain.rating.model import BillLine, RatingInput
+from billing.domain.rating.model import BillLine, Note, RatingInput
 from billing.domain.rating.pounds import PoundsCharge
 from billing.domain.rating.proration import Charge, Plan
 from common.tariffs import PPSewerTariff
@@ -23,7 +23,18 @@ ZERO = Decimal(0)
 class PPSewerRates:
     """One PP sewer tariff version, compiled to plain Decimals for the hot path."""
 
-    __slots__ = ("version_id", "zones", "service", "volume", "limits", "surcharge", "factor", "sample_cost")
+    __slots__ = (
+        "version_id",
+        "zones",
+        "service",
+        "volume",
+        "limits",
+        "surcharge",
+        "unrated",
+        "factor",
+        "sample_cost",
+        "winter_average",
+    )
 
     def __init__(self, tariff: PPSewerTariff) -> None:
         self.version_id = tariff.version_id
@@ -44,12 +55,14 @@ class PPSewerRates:
             str(p): v for p, v in tariff.surcharge.category_a_limits.value.items()
         }
         rates = tariff.surcharge.rates_per_lb.value
-        # FOG has a Category A limit but no per-pound rate: it produces no surcharge line.
         self.surcharge: dict[str, tuple[Decimal, Decimal]] = {
             p: (self.limits[p], rates[p]) for p in rates if p in self.limits
         }
+        # FOG has a Category A limit but no per-pound rate: no surcharge line, a note.
+        self.unrated: dict[str, Decimal] = {p: v for p, v in self.limits.items() if p not in rates}
         self.factor: Decimal = tariff.pounds_factor.value
         self.sample_cost: Decimal = tariff.sample_cost_per_sample.value
+        self.winter_average: bool = tariff.winter_average_applies.value
 
 
 def _zone_error(rule_id: str, zone: str, rates: PPSewerRates) -> RateNotPublished:
@@ -90,7 +103,9 @@ class PPVolumeCharge(Charge):
     """PP-SEW-VOL: billed volume / 1,000 x the zone's rate per kgal (X-VOLUME; kgal not rounded).
 
     PP-SEW-WINTER: a residential account's billed volume is the lesser of the month's metered
-    use and its winter average, when it has one (the rule is named in the line's details).
+    use and its winter average, when it has one (the rule is named in the line's details)
+    and the tariff's ``winter_average_applies`` switch is on (published practice, not
+    ordinance: RULES.md). With the switch off the metered use is billed and a note says so.
     """
 
     RULE_ID = "PP-SEW-VOL"
@@ -128,11 +143,20 @@ class PPSurcharge(PoundsCharge):
 
     Pounds of excess = (concentration - limit) mg/l x billed volume in million gallons x 8.34
     (X-POUNDS). Nonresidential only (residential dwellings are not sampled). A parameter
-    with a limit but no rate (FOG) produces no line.
+    with a limit but no rate (FOG) produces no line: the user is in Category B and the bill
+    notes it.
+
+    The concentrations are those the billing service passes: while the user is in Category B
+    they are the classification's basis, the latest exceeding result (sampling's
+    ``Classification.basis``), for every period until it returns to Category A.
     """
 
     RULE_ID = "PP-SEW-SURCHARGE"
     DESCRIPTION = "Sanitary sewer surcharge, {name} over {limit} mg/l"
+    UNRATED = (
+        "{name} {concentration} mg/l is over the Category A limit of {limit} mg/l: the user is in "
+        "Category B, but {name} has no published surcharge rate, so no surcharge line"
+    )
     TABLE = "surcharge"
 
 
@@ -157,7 +181,7 @@ class PPSewerRater:
     surcharge = PPSurcharge()
     sample_cost = PPSampleCost()
 
-    def rate(self, inp: RatingInput, plan: Plan) -> list[BillLine]:
+    def rate(self, inp: RatingInput, plan: Plan, notes: list[Note]) -> list[BillLine]:
         account = inp.account
         if account is None:
             raise _missing("account")
@@ -173,13 +197,26 @@ class PPSewerRater:
         winter = inp.winter_average_gallons
         residential = account.account_class == "residential"
         if residential and winter is not None:
-            billed = winter if winter < metered else metered
+            # The switch of the version in force at the end of the period (X-PERIOD).
+            last: PPSewerRates = plan.segments[-1].rates
+            if last.winter_average:
+                billed = winter if winter < metered else metered
+            else:
+                billed = metered
+                notes.append(
+                    Note(
+                        self.volume.WINTER_RULE_ID,
+                        f"the winter average is off in tariff version {last.version_id}: "
+                        f"metered use is billed, not the lesser of it and the winter average",
+                    )
+                )
+                winter = None
         else:
             billed = metered
             winter = None
         self.volume.lines(plan, zone, metered, winter, billed, out)
         if not residential and inp.strength:
-            self.surcharge.lines(plan, inp.strength, billed, out)
+            self.surcharge.lines(plan, inp.strength, billed, out, notes)
         if inp.samples_collected:
             self.sample_cost.lines(plan, inp.samples_collected, out)
         return out

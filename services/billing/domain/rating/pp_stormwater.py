@@ -16,7 +16,8 @@ from decimal import ROUND_DOWN, Decimal
 from typing import Any
 
 from billing.domain.rating.errors import InvalidScenario
-from billing.domain.rating.model import BillLine, ParcelCharge, RatingInput
+from billing.domain.rating.model import BillLine, Note, ParcelCharge, RatingInput
+from billing.domain.rating.output import plain
 from billing.domain.rating.proration import Charge, Plan, Segment, Share, line
 from common.money import CENT
 from common.tariffs import PPStormwaterTariff
@@ -104,9 +105,13 @@ class StormwaterCredit(Charge):
 
 
 class StormwaterExempt:
-    """PP-CWU-EXEMPT: agricultural land and public right-of-way pay nothing (no lines)."""
+    """PP-CWU-EXEMPT: agricultural land and public right-of-way pay nothing (no lines, a note)."""
 
     RULE_ID = "PP-CWU-EXEMPT"
+    NOTES = {
+        "agricultural": Note(RULE_ID, "agricultural land is exempt"),
+        "right_of_way": Note(RULE_ID, "public right-of-way is exempt"),
+    }
 
 
 class StormwaterRater:
@@ -118,41 +123,60 @@ class StormwaterRater:
     eru = StormwaterEruCharge()
     credit = StormwaterCredit()
 
-    def rate(self, inp: RatingInput, plan: Plan) -> list[BillLine]:
+    def rate(self, inp: RatingInput, plan: Plan, notes: list[Note]) -> list[BillLine]:
         parcel = inp.parcel
         if parcel is None:
             raise InvalidScenario("parcel", f"is required for tenant {TENANT}")
         out: list[BillLine] = []
         if parcel.exempt:
+            notes.append(StormwaterExempt.NOTES[parcel.use])
             return out
         self.base.lines(plan, parcel.use, out)
         self.eru.lines(plan, parcel, out)
         if parcel.use == "nonresidential" and parcel.credit_percent > 0:
             self.credit.lines(plan, parcel, out)
-            _hold_credit_within_cap(out, plan.segments[0].rates.cap_percent)
+            _hold_credit_within_cap(out, plan.segments[0].rates.cap_percent, notes)
         return out
 
 
-def _hold_credit_within_cap(out: list[BillLine], cap_percent: Decimal) -> None:
+def _hold_credit_within_cap(out: list[BillLine], cap_percent: Decimal, notes: list[Note]) -> None:
     """PP-CWU-CREDIT is capped at 30% of the ERU charge: a hard limit on the bill.
 
     Rounding the credit half-up can take it a fraction of a cent past the cap (30% of a
     0.06 ERU charge is 0.018, which rounds to 0.02). The cap is the ordinance's, so the
-    credit is held to the cap rounded down to the cent, and the line says so.
+    credit is held to the cap rounded down to the cent. The held line is no longer
+    quantity x rate: its description says so and its details carry the ERU charge, the cap
+    percent and the cap, so a clerk's multiplication (ERU charge x cap percent / 100,
+    rounded down) gives the amount. A note says why, also when the credit is held to 0.00
+    and no line is left.
     """
     eru_charge = sum((ln.amount for ln in out if ln.rule_id == StormwaterEruCharge.RULE_ID), Decimal(0))
-    cap = (eru_charge * cap_percent / HUNDRED).quantize(CENT, rounding=ROUND_DOWN)
+    exact_cap = eru_charge * cap_percent / HUNDRED
+    cap = exact_cap.quantize(CENT, rounding=ROUND_DOWN)
     credits = [i for i, ln in enumerate(out) if ln.rule_id == StormwaterCredit.RULE_ID]
-    excess = -sum(out[i].amount for i in credits) - cap
+    credit_total = -sum(out[i].amount for i in credits)
+    excess = credit_total - cap
     if excess <= 0:
         return
     last = out[credits[-1]]
     held = last.amount + excess
-    details = {**last.details, "held_to_cap": cap, "before_cap": last.amount}
+    how = (
+        f"{plain(cap_percent)}% of the ERU charge {eru_charge} is {plain(exact_cap)}, "
+        f"held to {cap} (rounded down) instead of {credit_total} (half-up)"
+    )
+    notes.append(Note(StormwaterCredit.RULE_ID, f"credit held to the cap: {how}"))
     if held == 0:
         del out[credits[-1]]
-    else:
-        out[credits[-1]] = last._replace(amount=held, details=details)
+        return
+    details = {
+        **last.details,
+        "eru_charge": eru_charge,
+        "cap_percent": cap_percent,
+        "held_to_cap": cap,
+        "before_cap": last.amount,
+    }
+    description = f"{last.description}, held to the cap: {plain(cap_percent)}% of the ERU charge {eru_charge}, rounded down"
+    out[credits[-1]] = last._replace(amount=held, description=description, details=details)
 
 
 class ProjectEvaluationFee:

@@ -4,7 +4,8 @@ A ``Plan`` is the list of tariff-version segments of one period, each carrying t
 version's *compiled rates* (plain Decimals, no pydantic on the hot path). Charge models ask
 ``shares(plan, quantity_rate)`` for the parts of the period to bill:
 
-- one share per segment, its amount ``quantity x rate x days / period_days``;
+- one share per segment, its amount ``quantity x rate x days / period_days`` (the line
+  says "prorated, 16 of 30 days" and carries ``factor`` "16/30" in its details);
 - adjacent segments whose quantity *and* rate are identical are one share (one line), so
   prorating over two equal versions gives exactly the single-version bill: rounding two
   halves separately could otherwise differ by a cent.
@@ -132,9 +133,12 @@ def line(
     else:
         if raw is None:
             raw = share.quantity * share.rate * days / period_days
-        description = f"{description} ({days} of {period_days} days)"
+        # Not quantity x rate: the description says so and details carry the factor, so a
+        # clerk's multiplication (quantity x rate x days / period_days) gives the amount.
+        description = f"{description} (prorated, {days} of {period_days} days)"
         details["days"] = days
         details["period_days"] = period_days
+        details["factor"] = f"{days}/{period_days}"
     amount = round_line(raw)
     if not amount:
         return None

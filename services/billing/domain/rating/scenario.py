@@ -23,6 +23,12 @@ refused (PP-SEW-WINTER is residential; residential users are not sampled); Sulli
 ``total_recs`` above 0 (it divides the debt); a residential account needs at least 1
 dwelling unit. Strength parameters without a limit or rate at the tenant (e.g. ``tkn`` at
 Pleasant Prairie, ``fog`` at Grafton) are accepted and produce no line.
+
+Rules shared with the raters (one copy each, in the tenant's module, so the billing
+service's inputs are held to them too): strength above normal on an unmetered Grafton
+account [``strength``] (GR-HIGH); a nonresidential Sullivan account without
+``account.rec_units`` (SU-REC, no default) and more ``bod900_violation_days`` than the
+period has (SU-BOD900).
 """
 
 from __future__ import annotations
@@ -33,8 +39,10 @@ from decimal import Decimal
 from typing import Any
 
 from billing.domain.rating.errors import InvalidScenario
+from billing.domain.rating.grafton import refuse_unmetered_high_strength
 from billing.domain.rating.model import ZERO, Account, ParcelCharge, RatingInput
 from billing.domain.rating.periods import add_months
+from billing.domain.rating.sullivan import check_violation_days, require_rec_units
 from common.tariffs import (
     METER_SIZES,
     PARAMETERS,
@@ -154,8 +162,8 @@ def parse_scenario(raw: Any, book: TariffBook, eru_of: EruOf | None = None) -> R
     """Validate a preview document against CONTRACTS.md and build the ``RatingInput``.
 
     ``eru_of`` determines a stormwater parcel's ERU through the stormwater service's contract
-    (``billing.stormwater_eru.eru_of``; injected so this domain never imports another
-    service's domain); it raises ``InvalidScenario`` for a bad parcel.
+    (``sewerbill.cli.compose.eru_of`` for the staff command; injected so this domain never
+    imports another service); it raises ``InvalidScenario`` for a bad parcel.
     """
     doc = _object(raw, "scenario")
     _fields(doc, TOP_FIELDS, "")
@@ -343,9 +351,20 @@ def _sewer(doc: Mapping[str, Any], tenant: str, start: date, end: date, book: Ta
                 "samples_collected", "residential Pleasant Prairie accounts are not sampled"
             )
 
+    if tenant == GRAFTON and meter is None and strength:
+        refuse_unmetered_high_strength(
+            [
+                {str(p): v for p, v in t.normal_limits.value.items()}
+                for t in versions
+                if isinstance(t, GraftonTariff)
+            ],
+            strength,
+        )
+
     total_recs: Decimal | None = None
     bod900_days = 0
     if tenant == SULLIVAN:
+        require_rec_units(residential, rec_units)
         total_recs = _non_negative(
             _required(doc, "total_recs", "total_recs", f" for tenant {tenant}"), "total_recs"
         )
@@ -353,6 +372,7 @@ def _sewer(doc: Mapping[str, Any], tenant: str, start: date, end: date, book: Ta
             raise InvalidScenario("total_recs", "must be above 0 (the debt retirement is divided by it)")
         if doc.get("bod900_violation_days") is not None:
             bod900_days = _count(doc["bod900_violation_days"], "bod900_violation_days")
+            check_violation_days(bod900_days, (end - start).days)
 
     return RatingInput(
         tenant=tenant,

@@ -5,15 +5,24 @@ treatment portion in its details), SU-REC, SU-SURCHARGE, SU-BOD900.
 
 Decisions: SU-REC revenue is debt retirement (``funds: {"debt_retirement": amount}``);
 surcharge and BOD-900 penalty revenue go to O&M (``replacement`` 0.00).
+
+Refused (named field): a nonresidential account without REC units (``account.rec_units``:
+set per account from the utility's table, no default, SU-REC); more violation days than
+the period has (``bod900_violation_days``: a violation day is a sampled day in the period,
+SU-BOD900). SU-SURCHARGE is an interpretation (the ordinance imposes no surcharge in
+words), so the tariff's ``surcharge_applies`` switch turns it off; a bill with strength
+above normal then notes that no surcharge was charged.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from decimal import Decimal
 from typing import Any
 
 from billing.domain.rating.errors import InvalidScenario
-from billing.domain.rating.model import BillLine, RatingInput
+from billing.domain.rating.model import BillLine, Note, RatingInput
+from billing.domain.rating.output import plain
 from billing.domain.rating.pounds import PoundsCharge
 from billing.domain.rating.proration import OM_FUNDS, SPLIT_FUNDS, Charge, Plan, line, new_line, shares
 from common.money import round_line
@@ -32,9 +41,10 @@ class SullivanRates:
         "annual_debt",
         "periods_per_year",
         "rec_residential",
-        "rec_nonresidential",
         "limits",
         "surcharge",
+        "surcharge_applies",
+        "unrated",
         "factor",
         "bod900_per_day",
         "replacement_share",
@@ -47,16 +57,44 @@ class SullivanRates:
         self.annual_debt: Decimal = tariff.annual_debt_retirement.value
         self.periods_per_year = Decimal(12 // tariff.billing_period_months)
         self.rec_residential: Decimal = tariff.rec_units_residential_per_dwelling.value
-        self.rec_nonresidential: Decimal = tariff.rec_units_nonresidential_default.value
         self.limits: dict[str, Decimal] = {str(p): v for p, v in tariff.normal_limits.value.items()}
         rates = tariff.surcharge_rates_per_lb.value
-        self.surcharge: dict[str, tuple[Decimal, Decimal]] = {
-            p: (self.limits[p], rates[p]) for p in rates if p in self.limits
-        }
+        self.surcharge_applies: bool = tariff.surcharge_applies.value
+        # Switched off, the version has no surcharge table: its share of the period is not surcharged.
+        self.surcharge: dict[str, tuple[Decimal, Decimal]] = (
+            {p: (self.limits[p], rates[p]) for p in rates if p in self.limits}
+            if self.surcharge_applies
+            else {}
+        )
+        self.unrated: dict[str, Decimal] = {p: v for p, v in self.limits.items() if p not in rates}
         self.factor: Decimal = tariff.pounds_factor.value
         self.bod900_per_day: Decimal = tariff.bod900_penalty_per_day.value
         self.replacement_share: Decimal = tariff.replacement_fund_share.value
         self.treatment_share: Decimal = tariff.treatment_portion.value
+
+
+def require_rec_units(residential: bool, units: Decimal | None) -> None:
+    """SU-REC: a nonresidential account's REC units are set per account from the utility's
+    table; there is no default (one REC for a large industrial user would under-bill it).
+    Refused, field ``account.rec_units``. Shared by the rater and the preview input rules."""
+    if units is None and not residential:
+        raise InvalidScenario(
+            "account.rec_units",
+            "is required for a nonresidential account: its REC units come from the utility's "
+            "table, there is no default (SU-REC)",
+        )
+
+
+def check_violation_days(days: int, period_days: int) -> None:
+    """SU-BOD900: a violation day is a day in the period on which a sample showed BOD of 900
+    mg/l or more, never carried forward, so there are at most the period's days. Refused,
+    field ``bod900_violation_days``. Shared by the rater and the preview input rules."""
+    if days > period_days:
+        raise InvalidScenario(
+            "bod900_violation_days",
+            f"{days} is more than the {period_days} days of the period: a violation day is a day in "
+            "the period on which a sample showed BOD of 900 mg/l or more (SU-BOD900)",
+        )
 
 
 class SullivanUseCharge(Charge):
@@ -98,10 +136,16 @@ class SullivanRecCharge:
 
     @staticmethod
     def units(rates: SullivanRates, units: Decimal | None, residential: bool, dwellings: int) -> Decimal:
-        """The account's REC units: assigned, else dwelling units x 1.0 (residential) or 1.0."""
+        """The account's REC units: assigned, else (residential only) dwelling units x 1.0.
+
+        A nonresidential account has no default: one REC for a large industrial user would
+        under-bill it (SU-REC), so its units must be set from the utility's table.
+        """
         if units is not None:
             return units
-        return dwellings * rates.rec_residential if residential else rates.rec_nonresidential
+        if not residential:
+            require_rec_units(residential, units)  # raises: no nonresidential default
+        return dwellings * rates.rec_residential
 
     def lines(
         self,
@@ -201,20 +245,53 @@ class SullivanRater:
     surcharge = SullivanSurcharge()
     bod900 = SullivanBod900()
 
-    def rate(self, inp: RatingInput, plan: Plan) -> list[BillLine]:
+    def rate(self, inp: RatingInput, plan: Plan, notes: list[Note]) -> list[BillLine]:
         account = inp.account
         if account is None:
             raise InvalidScenario("account", f"is required for tenant {TENANT}")
         total_recs = inp.total_recs
         if total_recs is None or total_recs <= 0:
             raise InvalidScenario("total_recs", f"is required for tenant {TENANT} and must be above 0")
+        violation_days = inp.bod900_violation_days
+        if violation_days > plan.period_days:  # checked inline first: the hot path makes no call
+            check_violation_days(violation_days, plan.period_days)
         gallons = inp.water_gallons if inp.water_gallons is not None else ZERO
         out: list[BillLine] = []
         self.use.lines(plan, gallons, out)
         residential = account.account_class == "residential"
         self.rec.lines(plan, account.rec_units, residential, account.dwelling_units, total_recs, out)
         if inp.strength:
-            self.surcharge.lines(plan, inp.strength, gallons, out)
-        if inp.bod900_violation_days:
-            self.bod900.lines(plan, inp.bod900_violation_days, out)
+            self._surcharge(plan, inp.strength, gallons, out, notes)
+        if violation_days:
+            self.bod900.lines(plan, violation_days, out)
         return out
+
+    def _surcharge(
+        self,
+        plan: Plan,
+        strength: Mapping[str, Decimal],
+        gallons: Decimal,
+        out: list[BillLine],
+        notes: list[Note],
+    ) -> None:
+        single = plan.single
+        if single is not None and single.surcharge_applies:  # hot path
+            self.surcharge.lines(plan, strength, gallons, out, notes)
+            return
+        off = [segment.version_id for segment in plan.segments if not segment.rates.surcharge_applies]
+        if off:
+            above = [
+                f"{param} {plain(concentration)} mg/l over {plain(limit)}"
+                for param, limit in plan.segments[0].rates.limits.items()
+                if (concentration := strength.get(param)) is not None and concentration > limit
+            ]
+            if above:
+                notes.append(
+                    Note(
+                        self.surcharge.RULE_ID,
+                        f"no surcharge in tariff version {', '.join(off)} (the surcharge is switched off) "
+                        f"on strength above normal: {'; '.join(above)}",
+                    )
+                )
+        if len(off) < len(plan.segments):
+            self.surcharge.lines(plan, strength, gallons, out, notes)
