@@ -109,3 +109,47 @@ def get(client: Any, table: str, pk: str, sk: str) -> dict[str, Any] | None:
     resp = client.get_item(TableName=table, Key=key_of(pk, sk), ConsistentRead=True)
     raw = resp.get("Item")
     return from_item(raw) if raw else None
+
+
+MAX_BATCH_WRITE = 25
+
+
+def batch_put(client: Any, table: str, items: Iterable[Mapping[str, Any]]) -> int:
+    """Put ``items`` with BatchWriteItem, 25 per call, retrying unprocessed ones.
+
+    Not conditional and not atomic (DynamoDB's own limits): use it for items whose
+    rewrite with the same content is harmless, in an order that makes a crash harmless
+    (see ``metering.domain.ingest``). Returns the number of calls made.
+    """
+    calls = 0
+    batch: list[dict[str, Any]] = []
+
+    def flush(requests: list[dict[str, Any]]) -> None:
+        nonlocal calls
+        attempts = 0
+        while requests:
+            attempts += 1
+            if attempts > 8:
+                raise TransientError("BatchWriteItem kept returning unprocessed items")
+            calls += 1
+            try:
+                resp = client.batch_write_item(RequestItems={table: requests})
+            except ClientError as exc:
+                code = exc.response.get("Error", {}).get("Code", "")
+                if code in {
+                    "ProvisionedThroughputExceededException",
+                    "ThrottlingException",
+                    "RequestLimitExceeded",
+                }:
+                    raise TransientError(code) from exc
+                raise
+            requests = resp.get("UnprocessedItems", {}).get(table, [])
+
+    for values in items:
+        batch.append({"PutRequest": {"Item": to_item(values)}})
+        if len(batch) == MAX_BATCH_WRITE:
+            flush(batch)
+            batch = []
+    if batch:
+        flush(batch)
+    return calls

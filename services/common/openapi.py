@@ -23,7 +23,7 @@ VERSION = "0.1.0"
 
 # Handler modules that serve portal routes; each exposes ``app``. A template test checks
 # that every function with HttpApi events is listed here.
-PORTAL_API_MODULES = ("billing.handlers.api",)
+PORTAL_API_MODULES = ("billing.handlers.api", "metering.handlers.api")
 
 
 def portal_resolvers() -> list[APIGatewayHttpResolver]:

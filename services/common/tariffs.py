@@ -137,6 +137,17 @@ class BillingTerms(_Strict):
     late_fund: Setting[str]
 
 
+class MeteringSettings(_Strict):
+    """Metering's settings (issue 9): validation bounds and the estimation window (X-PERIOD)."""
+
+    read_window_days: Setting[int] = Field(
+        description="days after a period's end before a missing read is estimated"
+    )
+    high_low_factor: Setting[Dec] = Field(
+        description="use above factor x or below 1/factor x the account's history is flagged"
+    )
+
+
 class _TariffBase(_Strict):
     tenant: str
     name: str
@@ -145,6 +156,7 @@ class _TariffBase(_Strict):
     adopted_by: str
     billing_period_months: Literal[1, 3]
     billing_terms: BillingTerms | None = None
+    metering: MeteringSettings | None = None
 
     @property
     def version_id(self) -> str:

@@ -3,42 +3,129 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
+from datetime import date
+from decimal import Decimal
+from typing import Any
 
 import boto3
 
+from common.clock import Clock
 from common.config import RuntimeClock, cold_start, load
 from common.handling import RejectionSink, rejections_for
+from common.messages import UploadedObject
 from common.outbox import OutboxPublisher
-from common.tariffs import TENANTS
-from metering.adapters.dynamodb import DynamoReadsRepository
-from metering.adapters.s3 import S3ObjectStore
-from metering.config import PublishOutboxConfig, ReadFileUploadedConfig
-from metering.domain.read_files import IngestResult, ReadFile, ingest_read_file
+from common.tariffs import TariffBook
+from metering.adapters.dynamodb import DynamoMeteringRepository
+from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
+from metering.config import MeteringConfig, PublishOutboxConfig
+from metering.domain import ingest
+from metering.domain.determination import TenantSettings
+from metering.domain.interval import UTILITY_TZ
+from metering.domain.readings import Reading
 
 
 @cold_start
-def read_file_config() -> ReadFileUploadedConfig:
-    return load(ReadFileUploadedConfig)
+def config() -> MeteringConfig:
+    return load(MeteringConfig)
 
 
 @cold_start
-def ingest() -> Callable[[ReadFile], IngestResult]:
-    config = read_file_config()
-    clock = RuntimeClock()
-    return partial(
-        ingest_read_file,
-        store=S3ObjectStore(boto3.client("s3")),
-        repo=DynamoReadsRepository(boto3.client("dynamodb"), config.table_name, clock),
-        clock=clock,
-        tenants=TENANTS,
+def tariff_book() -> TariffBook:
+    return TariffBook.load(config().tariffs_dir)
+
+
+@cold_start
+def clients() -> dict[str, Any]:
+    return {"s3": boto3.client("s3"), "dynamodb": boto3.client("dynamodb")}
+
+
+@cold_start
+def repository() -> DynamoMeteringRepository:
+    return DynamoMeteringRepository(clients()["dynamodb"], config().table_name)
+
+
+def clock() -> Clock:
+    return RuntimeClock()
+
+
+def today() -> date:
+    return clock().now().astimezone(UTILITY_TZ).date()
+
+
+def metered_tenants(on: date) -> tuple[str, ...]:
+    book = tariff_book()
+    return tuple(t for t in book.tenants if book.in_force(t, on).metering is not None)
+
+
+def settings_on(on: date) -> Callable[[str], TenantSettings]:
+    book = tariff_book()
+
+    def settings(tenant: str) -> TenantSettings:
+        tariff = book.in_force(tenant, on)
+        metering = tariff.metering
+        return TenantSettings(
+            period_months=tariff.billing_period_months,
+            read_window_days=metering.read_window_days.value if metering else 5,
+            high_low_factor=metering.high_low_factor.value if metering else Decimal(3),
+            winter_average=hasattr(tariff, "winter_months"),
+        )
+
+    return settings
+
+
+def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
+    """A ``meters/`` or ``reads/`` file, streamed from the bucket."""
+    s3 = clients()["s3"]
+    file = ingest.UploadedFile(bucket=upload.bucket, key=upload.key, etag=upload.etag, size=upload.size)
+    day = today()
+    return ingest.take_in_file(
+        file,
+        kind=kind,
+        chunks=S3ObjectStore(s3).stream(upload.bucket, upload.key),
+        repo=repository(),
+        report=S3RejectionReport(s3, upload.bucket, report_key(upload.key, file.file_id)),
+        settings=settings_on(day),
+        tenants=metered_tenants(day),
+        now=clock().now(),
+        today=day,
+    )
+
+
+def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:
+    s3 = clients()["s3"]
+    file = ingest.UploadedFile(bucket=upload.bucket, key=upload.key, etag=upload.etag, size=upload.size)
+    return ingest.take_in_interval_file(
+        file,
+        chunks=S3ObjectStore(s3).stream(upload.bucket, upload.key),
+        repo=repository(),
+        report=S3RejectionReport(s3, upload.bucket, report_key(upload.key, file.file_id)),
+        tenants=metered_tenants(today()),
+        now=clock().now(),
+    )
+
+
+def publish_satellite_flow() -> int:
+    return ingest.publish_satellite_flow(repo=repository(), now=clock().now())
+
+
+def take_in_read(read: Reading, source: str) -> tuple[str, ingest.IngestResult]:
+    day = today()
+    return ingest.take_in_read(
+        read, source=source, repo=repository(), settings=settings_on(day), now=clock().now(), today=day
+    )
+
+
+def estimate_missing(run_id: str) -> int:
+    day = today()
+    return ingest.estimate_missing(
+        repo=repository(), settings=settings_on(day), now=clock().now(), today=day, run_id=run_id
     )
 
 
 @cold_start
 def outbox_publisher() -> OutboxPublisher:
-    config = load(PublishOutboxConfig)
-    return OutboxPublisher(boto3.client("events"), config.event_bus_name)
+    cfg = load(PublishOutboxConfig)
+    return OutboxPublisher(boto3.client("events"), cfg.event_bus_name)
 
 
 @cold_start

@@ -5,9 +5,10 @@ from __future__ import annotations
 from common.config import FunctionConfig
 
 
-class ReadFileUploadedConfig(FunctionConfig):
+class MeteringConfig(FunctionConfig):
     table_name: str
     uploads_bucket: str
+    tariffs_dir: str
 
 
 class PublishOutboxConfig(FunctionConfig):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -13,12 +14,29 @@ from common.outbox import OutboxPublisher, outbox_records
 from metering.handlers import on_read_file_uploaded
 from metering.handlers import publish_outbox as metering_publish_outbox
 
-HEADER = "tenant,account_id,period_start,period_end,volume_gal\n"
+METERS = "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading\n"
+READS = "tenant,meter_id,read_on,reading\n"
 
 
 def upload(stack: Stack, key: str, rows: int) -> None:
-    body = HEADER + "".join(f"grafton-sewer,GR-{i},2026-07-01,2026-10-01,{1000 + i}\n" for i in range(rows))
-    on_read_file_uploaded.lambda_handler(sqs_event(json.dumps(stack.put_upload(key, body.encode()))), None)
+    """A meters file and a read file whose ``rows`` reads each complete a quarter."""
+    from common import clock
+
+    clock.install(clock.FixedClock(datetime(2026, 10, 2, 15, tzinfo=UTC)))
+    try:
+        for name, text in (
+            (
+                "meters/" + key.split("/")[-1],
+                METERS
+                + "".join(f"grafton-sewer,GR-M{i},GR-{i},water,gal,6,2026-07-01,0\n" for i in range(rows)),
+            ),
+            (key, READS + "".join(f"grafton-sewer,GR-M{i},2026-10-01,{1000 + i}\n" for i in range(rows))),
+        ):
+            on_read_file_uploaded.lambda_handler(
+                sqs_event(json.dumps(stack.put_upload(name, text.encode()))), None
+            )
+    finally:
+        clock.install(None)
 
 
 def test_outbox_inserts_reach_the_bus_even_when_published_after_a_crash(metering: Stack) -> None:
@@ -29,11 +47,9 @@ def test_outbox_inserts_reach_the_bus_even_when_published_after_a_crash(metering
     result = metering_publish_outbox.lambda_handler({"Records": metering.stream_records("metering")}, None)
 
     assert result == {"batchItemFailures": []}
-    delivered = metering.captured()
-    assert sorted(e["detail"]["account_id"] for e in delivered) == ["GR-0", "GR-1", "GR-2"]
-    assert {(e["source"], e["detail-type"]) for e in delivered} == {
-        ("sewerbill.metering", "ConsumptionDetermined")
-    }
+    [chunk] = metering.captured()
+    assert (chunk["source"], chunk["detail-type"]) == ("sewerbill.metering", "ConsumptionsDetermined")
+    assert sorted(c["account_id"] for c in chunk["detail"]["consumptions"]) == ["GR-0", "GR-1", "GR-2"]
 
 
 def test_state_items_and_non_inserts_are_not_published(metering: Stack) -> None:
@@ -45,7 +61,7 @@ def test_state_items_and_non_inserts_are_not_published(metering: Stack) -> None:
 
     metering_publish_outbox.lambda_handler({"Records": [*records, removed, modified]}, None)
 
-    assert len(metering.captured()) == 2
+    assert len(metering.captured()) == 1  # one chunk of two consumptions
 
 
 def test_billing_publisher_publishes_billing_events(billing: Stack, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -79,15 +79,18 @@ def test_read_file_flows_to_billing_with_dynamodb_on_dynamodb_local(
 ) -> None:
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB", dynamodb_local)
     monkeypatch.setenv("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", dynamodb_local)
-    reads = "tenant,account_id,period_start,period_end,volume_gal\npleasant-prairie-sewer,PP-7,2025-01-01,2025-02-01,9000\n"
+    meters = "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading\npleasant-prairie-sewer,PP-M7,PP-7,water,gal,6,2025-01-01,0\n"
+    reads = "tenant,meter_id,read_on,reading\npleasant-prairie-sewer,PP-M7,2025-02-01,9000\n"
     with LocalRuntime.start(
         REPO / "template.yaml",
-        start_time=datetime(2025, 2, 1, tzinfo=UTC),
+        start_time=datetime(2025, 2, 2, 12, tzinfo=UTC),
         parameters={"TariffsDir": str(REPO / "infra" / "tariffs")},
     ) as rt:
         assert rt.client("dynamodb").meta.endpoint_url == dynamodb_local
+        rt.upload("UploadsBucket", "meters/2025-01.csv", meters)
+        before = len(rt.invocations)
         rt.upload("UploadsBucket", "reads/2025-01.csv", reads)
-        flow = [(i.function, i.records, i.failures, i.error) for i in rt.invocations]
+        flow = [(i.function, i.records, i.failures, i.error) for i in rt.invocations[before:]]
         assert flow == [
             ("MeteringOnReadFileUploadedFunction", 1, 0, None),
             ("MeteringPublishOutboxFunction", 1, 0, None),  # DynamoDB Local's stream

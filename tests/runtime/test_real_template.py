@@ -16,17 +16,18 @@ from sewerbill.local import LocalRuntime
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-READS = (
-    "tenant,account_id,period_start,period_end,volume_gal\n"
-    "pleasant-prairie-sewer,PP-0001,2025-01-01,2025-02-01,12000\n"
+METERS = (
+    "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading\n"
+    "pleasant-prairie-sewer,PP-M1,PP-0001,water,gal,6,2025-01-01,1000\n"
 )
+READS = "tenant,meter_id,read_on,reading\npleasant-prairie-sewer,PP-M1,2025-02-01,13000\n"
 
 
 @pytest.fixture(scope="module")
 def real() -> Iterator[LocalRuntime]:
     with LocalRuntime.start(
         REPO / "template.yaml",
-        start_time=datetime(2025, 2, 1, tzinfo=UTC),
+        start_time=datetime(2025, 2, 2, 12, tzinfo=UTC),
         parameters={"TariffsDir": str(REPO / "infra" / "tariffs")},
     ) as rt:
         yield rt
@@ -43,9 +44,11 @@ def test_the_real_stack_comes_up_from_the_template(real: LocalRuntime) -> None:
 
 
 def test_a_read_file_reaches_metering_and_its_event_reaches_billing(real: LocalRuntime) -> None:
+    real.upload("UploadsBucket", "meters/2025-01.csv", METERS)
+    before = len(real.invocations)
     real.upload("UploadsBucket", "reads/2025-01.csv", READS)
 
-    flow = [(i.function, i.trigger, i.records, i.failures, i.error) for i in real.invocations]
+    flow = [(i.function, i.trigger, i.records, i.failures, i.error) for i in real.invocations[before:]]
     assert flow == [
         ("MeteringOnReadFileUploadedFunction", "sqs", 1, 0, None),
         # the metering table's stream -> outbox publisher -> custom bus -> billing's queue

@@ -234,7 +234,10 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
     from metering import config as metering_config
 
     return {
-        "metering.handlers.on_read_file_uploaded.lambda_handler": metering_config.ReadFileUploadedConfig,
+        "metering.handlers.on_read_file_uploaded.lambda_handler": metering_config.MeteringConfig,
+        "metering.handlers.on_interval_file_uploaded.lambda_handler": metering_config.MeteringConfig,
+        "metering.handlers.run_daily.lambda_handler": metering_config.MeteringConfig,
+        "metering.handlers.api.lambda_handler": metering_config.MeteringConfig,
         "metering.handlers.publish_outbox.lambda_handler": metering_config.PublishOutboxConfig,
         "billing.handlers.on_consumption_determined.lambda_handler": billing_config.TableConfig,
         "billing.handlers.run_billing_cycle.lambda_handler": billing_config.CycleFanOutConfig,

@@ -24,6 +24,8 @@ import typer
 
 from sewerbill.cli import billing_demo
 
+DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # metering's demo files (issue 9)
+
 local_app = typer.Typer(no_args_is_help=True, help="Run the whole stack locally (no AWS account, no Docker).")
 clock_app = typer.Typer(no_args_is_help=True, help="The simulated clock that fires the template's schedules.")
 local_app.add_typer(clock_app, name="clock")
@@ -181,15 +183,12 @@ def _run_demo(rt: Any) -> bool:
     ok = True
     bucket = "UploadsBucket" if "UploadsBucket" in rt.stack.resources else None
     if bucket:
-        reads = (
-            "tenant,account_id,period_start,period_end,volume_gal\n"
-            "pleasant-prairie-sewer,PP-0001,2025-01-01,2025-02-01,12000\n"
-            "pleasant-prairie-sewer,PP-0002,2025-01-01,2025-02-01,4500\n"
-        )
-        _say(f"[1/4] uploading reads/demo-2025-01.csv to {rt.resource(bucket)} ...")
+        # Metering demo data (issue 9): a rollover, an exchange, a read left to estimate.
+        _say(f"[1/4] uploading meters/demo.csv and reads/demo-2025-01.csv to {rt.resource(bucket)} ...")
         before = len(rt.invocations)
         began = time.perf_counter()
-        rt.upload(bucket, "reads/demo-2025-01.csv", reads)
+        rt.upload(bucket, "meters/demo.csv", (DEMO_DATA / "meters.csv").read_bytes())
+        rt.upload(bucket, "reads/demo-2025-01.csv", (DEMO_DATA / "reads.csv").read_bytes())
         for inv in rt.invocations[before:]:
             _say(
                 f"      {inv.function:<45} {inv.trigger:<9} {inv.records} record(s)"
@@ -215,6 +214,8 @@ def _run_demo(rt: Any) -> bool:
         ),
     )
     _say(f"      {len(fired)} schedule firing(s), {len(rt.invocations) - before} invocation(s)")
+    if bucket and "BillingTable" in rt.stack.resources:
+        ok &= _say_consumptions(rt)
     if bucket and "BillingOnFileUploadedFunction" in rt.stack.functions:
         ok &= billing_demo.after_cycle(rt, bucket, _say)
     _say("[3/4] calling the HTTP API with a minted token ...")
@@ -237,6 +238,26 @@ def _run_demo(rt: Any) -> bool:
     ok &= not rt.dead_letters
     _say(f"demo {'passed' if ok else 'FAILED'}: {len(rt.invocations)} invocations")
     return ok
+
+
+def _say_consumptions(rt: Any) -> bool:
+    """Metering's consumptions as billing keeps them (issue 9): rollover, exchange, estimate."""
+    from boto3.dynamodb.types import TypeDeserializer
+
+    des = TypeDeserializer()
+    items = rt.client("dynamodb").scan(TableName=rt.resource("BillingTable"))["Items"]
+    kept = sorted(
+        ({k: des.deserialize(v) for k, v in i.items()} for i in items if i["pk"]["S"].startswith("USAGE#")),
+        key=lambda i: (i["account_id"], i["period_start"]),
+    )
+    for i in kept:
+        _say(
+            f"      billing keeps {i['account_id']} {i['period_start']}..{i['period_end']}: {i['volume_gal']} gal"
+        )
+    wanted = {("PP-0001", "2024-12-01"), ("PP-0002", "2024-12-01"), ("PP-0003", "2024-12-01")}
+    found = wanted <= {(i["account_id"], i["period_start"]) for i in kept}
+    _say(f"      {'ok' if found else 'MISSING'}: December of the rollover, the exchange and the estimate")
+    return found
 
 
 @clock_app.command("advance")

@@ -116,7 +116,10 @@ class BillingRepo(Store):
         pk = f"USAGE#{tenant}#{start.isoformat()}#{end.isoformat()}"
         return {
             i["sk"]: Usage(
-                Decimal(str(i["volume_gal"])), bool(i.get("estimated", False)), i.get("source_event_id", "")
+                Decimal(str(i["volume_gal"])),
+                bool(i.get("estimated", False)),
+                i.get("source_event_id", ""),
+                Decimal(str(i["winter_average_gal"])) if i.get("winter_average_gal") is not None else None,
             )
             for i in self.query(pk, between=(first, last))
         }

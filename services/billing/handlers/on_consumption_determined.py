@@ -1,7 +1,8 @@
-"""Metering determined an account's consumption: keep it for billing (event-carried state).
+"""Metering determined accounts' consumption: keep it for billing (event-carried state).
 
-Trigger: ``sewerbill.metering``/``ConsumptionDetermined`` on the custom bus -> rule -> SQS.
-Idempotent by business key: the same event twice changes nothing.
+Trigger: ``sewerbill.metering``/``ConsumptionDetermined`` (one consumption) or
+``ConsumptionsDetermined`` (a chunk of a file's consumptions, issue 7) on the custom bus ->
+rule -> SQS. Idempotent by business key: the same consumption twice changes nothing.
 """
 
 from __future__ import annotations
@@ -14,18 +15,20 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from billing import composition
 from common.handling import consume_sqs
-from common.messages import parse_event
-from metering.events import ConsumptionDetermined
+from common.messages import parse_envelope, parse_event
+from metering.events import ConsumptionDetermined, ConsumptionsDetermined
 
 logger = Logger()
 
 
 def record_handler(record: SQSRecord) -> None:
-    event = parse_event(record.body, ConsumptionDetermined)
-    stored = composition.keep_consumption_use_case()(event)
-    logger.debug(
-        "consumption kept" if stored else "consumption already kept", extra={"key": event.business_key()}
-    )
+    if parse_envelope(record.body).detail_type == ConsumptionsDetermined.detail_type():
+        consumptions = parse_event(record.body, ConsumptionsDetermined).consumptions
+    else:
+        consumptions = (parse_event(record.body, ConsumptionDetermined),)
+    keep = composition.keep_consumption_use_case()
+    stored = sum(1 for event in consumptions if keep(event))
+    logger.debug("consumptions kept", extra={"kept": stored, "received": len(consumptions)})
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:

@@ -1,103 +1,249 @@
-"""Metering's table: consumption per account and period, read files taken in, the outbox.
+"""Metering's table. Keys (``pk`` / ``sk``):
 
-Keys: ``CONSUMPTION#<tenant>#<account_id>`` / ``PERIOD#<start>#<end>`` for a consumption,
-``READFILE#<file_id>`` / ``READFILE`` for a file, ``OUTBOX#<event_id>`` / ``OUTBOX`` for
-an outbox entry (see ``common.outbox``).
+- ``METER#<tenant>#<meter_id>`` / ``METER``: the meter as registered now;
+  ``METER#...`` / ``V#<recorded_at>#<file_id>#<line>``: each accepted version (history);
+- ``ACCOUNT#<tenant>#<account_id>`` / ``STATE``: the account's meters, register series and
+  recent periods (``metering.domain.model.AccountMetering``, JSON);
+- ``READS#<tenant>#<meter_id>`` / ``READ#<date>``: an accepted read; ``FAILED#<date>#...``:
+  a read that failed validation, kept with its reason (never dropped);
+- ``CONSUMPTION#<tenant>#<account_id>`` / ``PERIOD#<start>#<end>``: a determined period;
+- ``DAY#<tenant>#<meter_id>`` / ``DATE#<local date>``: interval volume of one local day;
+- ``FILE#<file_id>`` / ``FILE``: a file taken in; ``OUTBOX#<event_id>`` / ``OUTBOX``: events.
+
+Writes are BatchWriteItem in the order ``metering.domain.ingest`` documents; no transaction.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import date, datetime
+from decimal import Decimal
 from typing import Any
 
-from common.clock import Clock
-from common.dynamo import ConditionFailed, batch_get, get, put_if_absent, transact
-from common.errors import TransientError
+from common.dynamo import batch_get, batch_put, from_item, get
+from common.events import Event
 from common.ids import key
-from common.outbox import outbox_put
-from metering.domain.consumption import ConsumptionKey
-from metering.domain.read_files import ReadFile
-from metering.events import ConsumptionDetermined, ReadsRejected
+from common.outbox import outbox_item
+from metering.domain.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
+from metering.domain.interval import DaySum, IntervalMeter
+from metering.domain.model import AccountMetering, Meter
+from metering.events import ReadsRejected
 
-# Each consumption takes two actions (state + outbox); stay under the 100-action limit.
-_CONSUMPTIONS_PER_TRANSACTION = 50
+STATE = "STATE"
 
 
-def consumption_key(tenant: str, account_id: str, period_start: Any, period_end: Any) -> tuple[str, str]:
-    return key("CONSUMPTION", tenant, account_id), key("PERIOD", period_start, period_end)
+def meter_key(tenant: str, meter_id: str) -> tuple[str, str]:
+    return key("METER", tenant, meter_id), "METER"
+
+
+def account_key(tenant: str, account_id: str) -> tuple[str, str]:
+    return key("ACCOUNT", tenant, account_id), STATE
 
 
 def file_key(file_id: str) -> tuple[str, str]:
-    return key("READFILE", file_id), "READFILE"
+    return key("FILE", file_id), "FILE"
 
 
-class DynamoReadsRepository:
-    def __init__(self, client: Any, table: str, clock: Clock) -> None:
+class DynamoMeteringRepository:
+    def __init__(self, client: Any, table: str) -> None:
         self._client = client
         self._table = table
-        self._clock = clock
 
     def file_seen(self, file_id: str) -> bool:
         return get(self._client, self._table, *file_key(file_id)) is not None
 
-    def stored_volumes(self, keys: Sequence[ConsumptionKey]) -> dict[ConsumptionKey, int]:
-        by_item_key = {consumption_key(*k): k for k in keys}
-        found = batch_get(self._client, self._table, by_item_key)
-        return {by_item_key[item_key]: int(item["volume_gal"]) for item_key, item in found.items()}
+    def meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, Meter]:
+        found = batch_get(self._client, self._table, (meter_key(*k) for k in keys))
+        meters = (Meter.from_json(json.loads(item["meter"])) for item in found.values())
+        return {(m.tenant, m.meter_id): m for m in meters}
 
-    def record_consumptions(self, determined: Sequence[ConsumptionDetermined]) -> None:
-        now = self._clock.now()
-        for start in range(0, len(determined), _CONSUMPTIONS_PER_TRANSACTION):
-            actions: list[dict[str, Any]] = []
-            for event in determined[start : start + _CONSUMPTIONS_PER_TRANSACTION]:
-                actions.append(put_if_absent(self._table, self._consumption_item(event, now)))
-                actions.append(outbox_put(self._table, event, now=now))
-            try:
-                transact(self._client, actions)
-            except ConditionFailed as exc:
-                # Another delivery stored some of these first: retrying re-reads and skips them.
-                raise TransientError("consumptions were stored concurrently; retry") from exc
+    def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, AccountMetering]:
+        found = batch_get(self._client, self._table, (account_key(*k) for k in keys))
+        accounts = (
+            AccountMetering.from_json(i["tenant"], i["account_id"], json.loads(i["state"]), int(i["version"]))
+            for i in found.values()
+        )
+        return {(a.tenant, a.account_id): a for a in accounts}
+
+    def interval_meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, IntervalMeter]:
+        return {k: _interval_meter(m) for k, m in self.meters(keys).items()}
+
+    def flow_monitors(self) -> Iterator[IntervalMeter]:
+        paginator = self._client.get_paginator("scan")
+        pages = paginator.paginate(
+            TableName=self._table,
+            FilterExpression="sk = :s AND kind = :k",
+            ExpressionAttributeValues={":s": {"S": "METER"}, ":k": {"S": "flow-monitor"}},
+        )
+        for page in pages:
+            for raw in page["Items"]:
+                yield _interval_meter(Meter.from_json(json.loads(from_item(raw)["meter"])))
+
+    def save_days(self, days: dict[tuple[str, str, date], DaySum], *, file_id: str, now: datetime) -> None:
+        at = now.isoformat()
+        batch_put(
+            self._client,
+            self._table,
+            (
+                {
+                    "pk": key("DAY", tenant, meter_id),
+                    "sk": key("DATE", day.isoformat()),
+                    "tenant": tenant,
+                    "meter_id": meter_id,
+                    "day": day.isoformat(),
+                    "volume_gal": sums.volume_gal,
+                    "intervals": sums.intervals,
+                    "peak_interval_gal": sums.peak_gal,
+                    "source": file_id,
+                    "recorded_at": at,
+                }
+                for (tenant, meter_id, day), sums in days.items()
+            ),
+        )
+
+    def save_events(self, events: Sequence[Event], *, now: datetime) -> None:
+        batch_put(self._client, self._table, (outbox_item(e, now=now) for e in events))
+
+    def month_volume(self, meter: IntervalMeter, start: date, end: date) -> tuple[Decimal, int]:
+        paginator = self._client.get_paginator("query")
+        pages = paginator.paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :p AND sk BETWEEN :a AND :b",
+            ExpressionAttributeValues={
+                ":p": {"S": key("DAY", meter.tenant, meter.meter_id)},
+                ":a": {"S": key("DATE", start.isoformat())},
+                ":b": {"S": key("DATE", end.isoformat())},
+            },
+        )
+        total, days = Decimal(0), 0
+        for page in pages:
+            for raw in page["Items"]:
+                item = from_item(raw)
+                if item["day"] < end.isoformat():
+                    total += Decimal(str(item["volume_gal"]))
+                    days += 1
+        return total, days
+
+    def all_account_keys(self) -> Iterator[AccountKey]:
+        paginator = self._client.get_paginator("scan")
+        pages = paginator.paginate(
+            TableName=self._table,
+            FilterExpression="sk = :s AND begins_with(pk, :p)",
+            ExpressionAttributeValues={":s": {"S": STATE}, ":p": {"S": "ACCOUNT#"}},
+            ProjectionExpression="tenant, account_id",
+        )
+        for page in pages:
+            for item in page["Items"]:
+                yield item["tenant"]["S"], item["account_id"]["S"]
+
+    def save(self, batch: BatchOutput, *, file_id: str, now: datetime) -> None:
+        at = now.isoformat()
+        batch_put(self._client, self._table, (outbox_item(chunk, now=now) for chunk in batch.chunks))
+        batch_put(self._client, self._table, (self._consumption(c, at) for c in batch.consumptions))
+        reads = [
+            {
+                "pk": key("READS", r.tenant, r.meter_id),
+                "sk": key("READ", r.read_on.isoformat()),
+                "tenant": r.tenant,
+                "meter_id": r.meter_id,
+                "account_id": account_id,
+                "read_on": r.read_on.isoformat(),
+                "reading": str(r.reading),
+                "read_type": r.read_type,
+                "source": file_id,
+                "line": r.line,
+                "recorded_at": at,
+            }
+            for r, account_id in batch.reads
+        ]
+        reads += [
+            {
+                "pk": key("READS", f.reading.tenant, f.reading.meter_id),
+                "sk": key("FAILED", f.reading.read_on.isoformat(), file_id.replace("#", "-"), f.reading.line),
+                "tenant": f.reading.tenant,
+                "meter_id": f.reading.meter_id,
+                "account_id": f.account_id,
+                "read_on": f.reading.read_on.isoformat(),
+                "reading": str(f.reading.reading),
+                "read_type": f.reading.read_type,
+                "status": "failed",
+                "column": f.column,
+                "reason": f.reason,
+                "source": file_id,
+                "line": f.reading.line,
+                "recorded_at": at,
+            }
+            for f in batch.failed_reads
+        ]
+        batch_put(self._client, self._table, reads)
+        meters: list[dict[str, Any]] = []
+        for meter, line in batch.meters:
+            pk, sk = meter_key(meter.tenant, meter.meter_id)
+            body = json.dumps(meter.as_json())
+            meters.append(
+                {"pk": pk, "sk": sk, "meter": body, "account_id": meter.account_id, "updated_at": at}
+            )
+            version = key("V", at, file_id.replace("#", "-"), line)
+            meters.append({"pk": pk, "sk": version, "meter": body, "source": file_id, "recorded_at": at})
+        batch_put(self._client, self._table, meters)
+        batch_put(
+            self._client,
+            self._table,
+            (
+                {
+                    "pk": account_key(a.tenant, a.account_id)[0],
+                    "sk": STATE,
+                    "tenant": a.tenant,
+                    "account_id": a.account_id,
+                    "state": json.dumps(a.as_json(), separators=(",", ":")),
+                    "version": a.version + 1,
+                    "updated_at": at,
+                }
+                for a in batch.accounts
+            ),
+        )
 
     @staticmethod
-    def _consumption_item(event: ConsumptionDetermined, now: datetime) -> dict[str, Any]:
-        pk, sk = consumption_key(event.tenant, event.account_id, event.period_start, event.period_end)
+    def _consumption(event: Any, at: str) -> dict[str, Any]:
         return {
-            "pk": pk,
-            "sk": sk,
+            "pk": key("CONSUMPTION", event.tenant, event.account_id),
+            "sk": key("PERIOD", event.period_start, event.period_end),
             "tenant": event.tenant,
             "account_id": event.account_id,
             "period_start": event.period_start.isoformat(),
             "period_end": event.period_end.isoformat(),
             "volume_gal": event.volume_gal,
+            "quality": event.quality,
+            "flags": list(event.flags) or None,
+            "detail": event.detail_json(),
             "source_file": event.source_file,
             "event_id": event.event_id,
-            "recorded_at": now.isoformat(),
+            "recorded_at": at,
         }
 
     def record_file(
-        self, file: ReadFile, file_id: str, accepted: int, rejected: ReadsRejected | None
+        self, file: UploadedFile, kind: str, accepted: int, rejected: ReadsRejected | None, now: datetime
     ) -> None:
-        now = self._clock.now()
-        pk, sk = file_key(file_id)
-        actions = [
-            put_if_absent(
-                self._table,
-                {
-                    "pk": pk,
-                    "sk": sk,
-                    "bucket": file.bucket,
-                    "key": file.key,
-                    "etag": file.etag,
-                    "accepted": accepted,
-                    "rejected_lines": [r.line for r in rejected.rejections] if rejected else [],
-                    "recorded_at": now.isoformat(),
-                },
-            )
+        pk, sk = file_key(file.file_id)
+        items: list[dict[str, Any]] = [
+            {
+                "pk": pk,
+                "sk": sk,
+                "kind": kind,
+                "bucket": file.bucket,
+                "key": file.key,
+                "etag": file.etag,
+                "accepted": accepted,
+                "rejected": rejected.rejected_count if rejected else 0,
+                "report_key": rejected.report_key if rejected else None,
+                "recorded_at": now.isoformat(),
+            }
         ]
         if rejected is not None:
-            actions.append(outbox_put(self._table, rejected, now=now))
-        try:
-            transact(self._client, actions)
-        except ConditionFailed:
-            return  # another delivery of the same file got there first; nothing to add
+            items.insert(0, outbox_item(rejected, now=now))
+        batch_put(self._client, self._table, items)
+
+
+def _interval_meter(meter: Meter) -> IntervalMeter:
+    return IntervalMeter(meter.tenant, meter.meter_id, meter.account_id, meter.units, meter.kind)

@@ -1,7 +1,8 @@
-"""A read file was uploaded under ``reads/`` in the uploads bucket.
+"""A meters file (``meters/``) or a register read file (``reads/``, not ``reads/interval/``)
+was uploaded to the uploads bucket.
 
 Trigger: S3 ``Object Created`` (EventBridge, default bus) -> rule -> SQS queue -> here.
-Each message is taken in on its own; a failed one is reported and redelivered alone.
+Bad rows are reported (``ReadsRejected`` with a report in ``reports/``), never retried.
 """
 
 from __future__ import annotations
@@ -15,17 +16,22 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_object_created
 from metering import composition
-from metering.domain.read_files import ReadFile
 
 logger = Logger()
+KINDS = {"meters/": "meters", "reads/": "reads"}
 
 
 def record_handler(record: SQSRecord) -> None:
     upload = parse_object_created(record.body)
-    if upload.bucket != composition.read_file_config().uploads_bucket:
-        raise MalformedMessage(f"upload from unexpected bucket {upload.bucket!r}")
-    result = composition.ingest()(ReadFile(bucket=upload.bucket, key=upload.key, etag=upload.etag))
-    logger.info("read file taken in", extra={"key": upload.key, "result": result.__dict__})
+    kind = next((k for prefix, k in KINDS.items() if upload.key.startswith(prefix)), None)
+    if (
+        upload.bucket != composition.config().uploads_bucket
+        or kind is None
+        or upload.key.startswith("reads/interval/")
+    ):
+        raise MalformedMessage(f"not a meters or read file: s3://{upload.bucket}/{upload.key}")
+    result = composition.take_in_upload(upload, kind)
+    logger.info("file taken in", extra={"key": upload.key, "kind": kind, "result": result.__dict__})
 
 
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:

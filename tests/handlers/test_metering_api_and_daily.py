@@ -1,0 +1,92 @@
+"""metering's staff read route and daily run on moto (in-process)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from handler_support import Stack, http_event, sqs_event
+
+from common import clock
+from metering.handlers import api, on_read_file_uploaded, run_daily
+
+METERS = (
+    "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading\n"
+    "pleasant-prairie-sewer,PP-M1,PP-1,water,gal,6,2026-01-01,0\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def simulated_time() -> Any:
+    at = clock.FixedClock(datetime(2026, 3, 2, 15, tzinfo=UTC))
+    clock.install(at)
+    yield at
+    clock.install(None)
+
+
+def post_read(body: dict[str, Any], *, role: str = "staff", tenants: str = "[pleasant-prairie-sewer]") -> Any:
+    path = "/staff/pleasant-prairie-sewer/meters/PP-M1/reads"
+    event = http_event("POST", path)
+    event["routeKey"] = event["requestContext"]["routeKey"] = "POST /staff/{tenant}/meters/{meter_id}/reads"
+    event["body"] = json.dumps(body)
+    event["headers"]["content-type"] = "application/json"
+    event["requestContext"]["authorizer"] = {
+        "jwt": {"claims": {"sub": "clerk", "role": role, "tenants": tenants}}
+    }
+    response = api.lambda_handler(event, None)
+    return response["statusCode"], json.loads(response["body"])
+
+
+def register(stack: Stack) -> None:
+    body = json.dumps(stack.put_upload("meters/m.csv", METERS.encode()))
+    assert on_read_file_uploaded.lambda_handler(sqs_event(body), None) == {"batchItemFailures": []}
+
+
+def test_a_staff_read_is_taken_in_and_completes_a_period(metering: Stack) -> None:
+    register(metering)
+    assert post_read({"read_on": "2026-02-01", "reading": "3100"}) == (
+        201,
+        {"status": "accepted", "consumptions": 1},
+    )
+    assert post_read({"read_on": "2026-02-01", "reading": "3100"}) == (
+        201,
+        {"status": "duplicate", "consumptions": 0},
+    )
+    chunks = [i for i in metering.outbox("metering") if i["detail_type"] == "ConsumptionsDetermined"]
+    assert len(chunks) == 1
+
+
+def test_a_conflicting_staff_read_is_422_with_both_values(metering: Stack) -> None:
+    register(metering)
+    post_read({"read_on": "2026-02-01", "reading": "3100"})
+    status, body = post_read({"read_on": "2026-02-01", "reading": "3200"})
+    assert status == 422 and body["error"]["code"] == "read_rejected"
+    assert "got 3200" in body["error"]["message"] and "recorded 3100" in body["error"]["message"]
+
+
+def test_only_staff_of_the_tenant_may_post_reads(metering: Stack) -> None:
+    assert post_read({"read_on": "2026-02-01", "reading": "1"}, role="customer")[0] == 403
+    assert post_read({"read_on": "2026-02-01", "reading": "1"}, tenants="[grafton-sewer]")[0] == 403
+
+
+def test_a_bad_reading_is_400_naming_the_field(metering: Stack) -> None:
+    status, body = post_read({"read_on": "2026-02-01", "reading": "1e5"})
+    assert status == 400 and body["error"]["message"].startswith("reading:")
+
+
+def test_the_daily_run_estimates_after_the_read_window(
+    metering: Stack, simulated_time: clock.FixedClock
+) -> None:
+    register(metering)
+    post_read({"read_on": "2026-02-01", "reading": "3100"})
+    simulated_time.set(datetime(2026, 3, 7, 11, tzinfo=UTC))  # read window: 5 days after 2026-03-01
+    event = sqs_event(json.dumps({"scheduled_time": "2026-03-07T11:00:00Z"}))
+    assert run_daily.lambda_handler(event, None) == {"batchItemFailures": []}
+    consumptions = {
+        i["period_start"]: i for i in metering.state("metering") if i["pk"].startswith("CONSUMPTION#")
+    }
+    assert consumptions["2026-02-01"]["quality"] == "estimated"
+    # January's 3,100 gal over 31 days = 100 gal/day, x 28 days of February
+    assert consumptions["2026-02-01"]["volume_gal"] == 2800

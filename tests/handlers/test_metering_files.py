@@ -1,0 +1,81 @@
+"""metering.handlers.on_read_file_uploaded on moto: meters and read files become consumptions, once."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from handler_support import UPLOADS, Stack, sqs_event
+
+from common import clock
+from metering.handlers import on_read_file_uploaded, publish_outbox
+
+METERS = (
+    "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading,size,removed_on,final_reading\n"
+    "grafton-sewer,GR-M1,GR-1,water,gal,6,2026-01-01,1000,5/8,,\n"
+    "grafton-sewer,GR-M2,GR-2,water,cf,4,2026-01-01,20,5/8,,\n"
+)
+READS = (
+    "tenant,meter_id,read_on,reading\n"
+    "grafton-sewer,GR-M1,2026-04-01,11000\n"
+    "grafton-sewer,GR-M2,2026-04-01,820\n"
+    "grafton-sewer,GR-M3,2026-04-01,5\n"
+    "grafton-sewer,=cmd|' /C calc'!A0,2026-04-01,5\n"
+)
+
+
+@pytest.fixture(autouse=True)
+def simulated_time() -> Any:
+    clock.install(clock.FixedClock(datetime(2026, 4, 3, 15, tzinfo=UTC)))
+    yield
+    clock.install(None)
+
+
+def handle(stack: Stack, key: str, text: str) -> Any:
+    return on_read_file_uploaded.lambda_handler(
+        sqs_event(json.dumps(stack.put_upload(key, text.encode()))), None
+    )
+
+
+def outbox(stack: Stack, detail_type: str) -> list[dict[str, Any]]:
+    return [json.loads(i["detail"]) for i in stack.outbox("metering") if i["detail_type"] == detail_type]
+
+
+def test_a_read_file_becomes_one_chunk_event_and_a_report_of_its_bad_lines(metering: Stack) -> None:
+    assert handle(metering, "meters/2026-01.csv", METERS) == {"batchItemFailures": []}
+    assert handle(metering, "reads/2026-04.csv", READS) == {"batchItemFailures": []}
+
+    [chunk] = outbox(metering, "ConsumptionsDetermined")
+    volumes = {c["account_id"]: c["volume_gal"] for c in chunk["consumptions"]}
+    # GR-1: 11,000 - 1,000 gal; GR-2: (820 - 20) cf x 7.48052 gal/cf = 5,984.416 gal
+    assert volumes == {"GR-1": "10000", "GR-2": "5984.416"}
+    [rejected] = outbox(metering, "ReadsRejected")
+    assert rejected["rejected_count"] == 2 and [r["line"] for r in rejected["rejections"]] == [4, 5]
+    report = metering.s3.get_object(Bucket=UPLOADS, Key=rejected["report_key"])["Body"].read().decode()
+    assert rejected["report_key"].startswith("reports/metering/reads/2026-04.csv")
+    assert [json.loads(line)["column"] for line in report.splitlines()] == ["meter_id", "meter_id"]
+
+
+def test_the_same_file_again_changes_nothing_and_publishes_nothing(metering: Stack) -> None:
+    handle(metering, "meters/2026-01.csv", METERS)
+    handle(metering, "reads/2026-04.csv", READS)
+    before = metering.items("metering")
+    handle(metering, "reads/2026-04-again.csv", READS)
+    assert metering.items("metering") == before
+
+
+def test_the_outbox_publisher_sends_the_chunk_to_the_bus(metering: Stack) -> None:
+    handle(metering, "meters/2026-01.csv", METERS)
+    handle(metering, "reads/2026-04.csv", READS)
+    result = publish_outbox.lambda_handler({"Records": metering.stream_records("metering")}, None)
+    assert result == {"batchItemFailures": []}
+    types = sorted(e["detail-type"] for e in metering.captured())
+    assert types == ["ConsumptionsDetermined", "ReadsRejected"]
+
+
+def test_an_interval_file_is_not_taken_in_as_register_reads(metering: Stack) -> None:
+    result = handle(metering, "reads/interval/2026-04-01.csv", "tenant,meter_id,interval_start,volume\n")
+    assert result == {"batchItemFailures": []}  # acknowledged as a wiring fault, never retried
+    assert metering.state("metering") == []

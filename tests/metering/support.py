@@ -1,0 +1,174 @@
+"""Builders for metering's pure tests: an in-memory repository and report, files as text."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+from common.events import Event
+from metering.domain import ingest
+from metering.domain.determination import TenantSettings
+from metering.domain.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
+from metering.domain.interval import DaySum, IntervalMeter
+from metering.domain.model import AccountMetering, Meter
+from metering.events import LineRejection, ReadsRejected
+
+TENANTS = ("pleasant-prairie-sewer", "grafton-sewer", "sullivan-sewer")
+METERS_HEADER = "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading,size,removed_on,final_reading\n"
+READS_HEADER = "tenant,meter_id,read_on,reading,read_type\n"
+
+
+def settings(tenant: str) -> TenantSettings:
+    return TenantSettings(
+        period_months=3 if tenant in ("grafton-sewer", "sullivan-sewer") else 1,
+        read_window_days=5,
+        high_low_factor=Decimal(3),
+        winter_average=tenant == "pleasant-prairie-sewer",
+    )
+
+
+class MemoryRepo:
+    """The repository protocol over dicts (JSON round trip, as DynamoDB would store it)."""
+
+    def __init__(self) -> None:
+        self.meters_: dict[MeterKey, dict[str, Any]] = {}
+        self.accounts_: dict[AccountKey, dict[str, Any]] = {}
+        self.files: dict[str, tuple[int, ReadsRejected | None]] = {}
+        self.chunks: list[Any] = []
+        self.consumptions: dict[tuple[str, str, date, date], Any] = {}
+        self.reads: list[Any] = []
+        self.failed: list[Any] = []
+        self.saves = 0
+        self.days: dict[tuple[str, str, date], DaySum] = {}
+        self.events: list[Event] = []
+
+    def file_seen(self, file_id: str) -> bool:
+        return file_id in self.files
+
+    def meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, Meter]:
+        return {k: Meter.from_json(self.meters_[k]) for k in keys if k in self.meters_}
+
+    def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, AccountMetering]:
+        return {
+            k: AccountMetering.from_json(k[0], k[1], self.accounts_[k], 0)
+            for k in keys
+            if k in self.accounts_
+        }
+
+    def all_account_keys(self) -> Iterator[AccountKey]:
+        return iter(list(self.accounts_))
+
+    def interval_meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, IntervalMeter]:
+        return {
+            k: IntervalMeter(m.tenant, m.meter_id, m.account_id, m.units, m.kind)
+            for k, m in self.meters(keys).items()
+        }
+
+    def save_days(self, days: dict[tuple[str, str, date], DaySum], *, file_id: str, now: datetime) -> None:
+        self.days.update(days)
+
+    def save_events(self, events: Sequence[Event], *, now: datetime) -> None:
+        self.events.extend(events)
+
+    def flow_monitors(self) -> Iterator[IntervalMeter]:
+        for m in self.meters(list(self.meters_)).values():
+            if m.kind == "flow-monitor":
+                yield IntervalMeter(m.tenant, m.meter_id, m.account_id, m.units, m.kind)
+
+    def month_volume(self, meter: IntervalMeter, start: date, end: date) -> tuple[Decimal, int]:
+        found = [
+            d
+            for (t, m, day), d in self.days.items()
+            if (t, m) == (meter.tenant, meter.meter_id) and start <= day < end
+        ]
+        return sum((d.volume_gal for d in found), Decimal(0)), len(found)
+
+    def save(self, batch: BatchOutput, *, file_id: str, now: datetime) -> None:
+        self.saves += 1
+        self.chunks.extend(batch.chunks)
+        for c in batch.consumptions:
+            self.consumptions[(c.tenant, c.account_id, c.period_start, c.period_end)] = c
+        self.reads.extend(batch.reads)
+        self.failed.extend(batch.failed_reads)
+        for meter, _ in batch.meters:
+            self.meters_[(meter.tenant, meter.meter_id)] = meter.as_json()
+        for account in batch.accounts:
+            self.accounts_[(account.tenant, account.account_id)] = account.as_json()
+
+    def record_file(
+        self, file: UploadedFile, kind: str, accepted: int, rejected: ReadsRejected | None, now: datetime
+    ) -> None:
+        self.files[file.file_id] = (accepted, rejected)
+
+    def volumes(self, account: str) -> dict[tuple[date, date], Decimal]:
+        return {(k[2], k[3]): c.volume_gal for k, c in self.consumptions.items() if k[1] == account}
+
+
+class MemoryReport:
+    def __init__(self) -> None:
+        self.lines: list[LineRejection] = []
+
+    def add(self, rejection: LineRejection) -> None:
+        self.lines.append(rejection)
+
+    def finish(self) -> str | None:
+        return "reports/metering/test.jsonl" if self.lines else None
+
+
+class Utility:
+    """A tenant's metering as a test drives it: upload files, read what came out."""
+
+    def __init__(self, today: date = date(2026, 12, 1)) -> None:
+        self.repo = MemoryRepo()
+        self.today = today
+        self.uploads = 0
+        self.last_report = MemoryReport()
+
+    def upload(
+        self, kind: str, text: str | bytes, *, key: str | None = None, batch_rows: int = 1000
+    ) -> ingest.IngestResult:
+        self.uploads += 1
+        data = text.encode() if isinstance(text, str) else text
+        self.last_report = MemoryReport()
+        return ingest.take_in_file(
+            UploadedFile("b", key or f"{kind}/{self.uploads}.csv", f"etag{hash(data)}", len(data)),
+            kind=kind,
+            chunks=[data[i : i + 7] for i in range(0, len(data), 7)] or [b""],  # tiny chunks: split anywhere
+            repo=self.repo,
+            report=self.last_report,
+            settings=settings,
+            tenants=TENANTS,
+            now=datetime.combine(self.today, datetime.min.time(), UTC),
+            today=self.today,
+            batch_rows=batch_rows,
+        )
+
+    def meters(self, *rows: str) -> ingest.IngestResult:
+        return self.upload("meters", METERS_HEADER + "".join(r + "\n" for r in rows))
+
+    def reads(self, *rows: str) -> ingest.IngestResult:
+        return self.upload("reads", READS_HEADER + "".join(r + "\n" for r in rows))
+
+    def estimate(self) -> int:
+        return ingest.estimate_missing(
+            repo=self.repo,
+            settings=settings,
+            now=datetime.combine(self.today, datetime.min.time(), UTC),
+            today=self.today,
+            run_id=self.today.isoformat(),
+        )
+
+    def interval(self, text: str, *, now: datetime | None = None) -> ingest.IngestResult:
+        data = text.encode()
+        self.last_report = MemoryReport()
+        self.uploads += 1
+        return ingest.take_in_interval_file(
+            UploadedFile("b", f"reads/interval/{self.uploads}.csv", f"etag{hash(data)}", len(data)),
+            chunks=[data[i : i + 65536] for i in range(0, len(data), 65536)] or [b""],
+            repo=self.repo,
+            report=self.last_report,
+            tenants=TENANTS,
+            now=now or datetime.combine(self.today, datetime.min.time(), UTC),
+        )

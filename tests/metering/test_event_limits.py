@@ -1,0 +1,101 @@
+"""STYLE 18: metering's events stay under EventBridge's 256 KB by construction."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+from decimal import Decimal
+
+import pytest
+from pydantic import ValidationError
+
+from metering.events import (
+    CHUNK_MAX,
+    FLAGS_MAX,
+    ID_MAX,
+    KEY_MAX,
+    METERS_MAX,
+    READS_USED_MAX,
+    REASON_MAX,
+    REJECTIONS_IN_EVENT_MAX,
+    ConsumptionDetermined,
+    ConsumptionsDetermined,
+    LineRejection,
+    MeterUse,
+    ReadsRejected,
+    ReadUsed,
+)
+
+EVENTBRIDGE_MAX = 256 * 1024
+AT = datetime(2026, 10, 6, tzinfo=UTC)
+BIG = Decimal("9" * 32 + "." + "9" * 6)  # 38 significant digits, the most DynamoDB holds
+
+
+def largest_consumption() -> ConsumptionDetermined:
+    return ConsumptionDetermined(
+        occurred_at=AT,
+        tenant="t" * ID_MAX,
+        account_id="a" * ID_MAX,
+        period_start=date(2026, 7, 1),
+        period_end=date(2026, 10, 1),
+        volume_gal=BIG,
+        quality="estimated",
+        estimated=True,
+        meters=tuple(
+            MeterUse(meter_id="m" * ID_MAX, kind="water", volume_gal=BIG, quality="estimated")
+            for _ in range(METERS_MAX)
+        ),
+        reads_used=tuple(
+            ReadUsed(meter_id="m" * ID_MAX, read_on=date(2026, 7, 1), reading=BIG, read_type="actual")
+            for _ in range(READS_USED_MAX)
+        ),
+        flags=("zero_use", "high_use", "low_use", "rollover", "exchange", "waste_meter")[:FLAGS_MAX],
+        winter_average_gal=BIG,
+        source_file="k" * KEY_MAX,
+    )
+
+
+def test_the_largest_possible_chunk_fits_in_one_eventbridge_entry() -> None:
+    chunk = ConsumptionsDetermined(
+        occurred_at=AT, file_id="f" * ID_MAX, chunk=10**9, consumptions=(largest_consumption(),) * CHUNK_MAX
+    )
+    entry = chunk.put_events_entry("sewerbill-local")
+    size = sum(len(v.encode()) for v in entry.values())
+    assert size < EVENTBRIDGE_MAX, size
+
+
+def test_a_chunk_holds_no_more_than_its_maximum() -> None:
+    with pytest.raises(ValidationError):
+        ConsumptionsDetermined(
+            occurred_at=AT, file_id="f", chunk=0, consumptions=(largest_consumption(),) * (CHUNK_MAX + 1)
+        )
+
+
+def test_the_largest_possible_rejection_summary_fits_and_the_report_goes_to_s3() -> None:
+    event = ReadsRejected(
+        occurred_at=AT,
+        file_key="k" * KEY_MAX,
+        etag="e" * 2 * ID_MAX,
+        file_id="f" * 2 * ID_MAX,
+        rejections=tuple(
+            LineRejection(line=10**9, column="c" * ID_MAX, reason="r" * REASON_MAX)
+            for _ in range(REJECTIONS_IN_EVENT_MAX)
+        ),
+        rejected_count=10**9,
+        accepted_count=10**9,
+        report_key="reports/metering/" + "k" * (KEY_MAX - 20),
+    )
+    entry = event.put_events_entry("sewerbill-local")
+    assert sum(len(v.encode()) for v in entry.values()) < EVENTBRIDGE_MAX
+
+
+def test_a_volume_beyond_38_digits_cannot_be_published() -> None:
+    with pytest.raises(ValidationError, match="38"):
+        ConsumptionDetermined(
+            occurred_at=AT,
+            tenant="t",
+            account_id="a",
+            period_start=date(2026, 7, 1),
+            period_end=date(2026, 10, 1),
+            volume_gal=Decimal("1" * 39),
+            source_file="k",
+        )
