@@ -755,3 +755,82 @@ def dry_run(
         "total": str(sum((Decimal(b["total"]) for b in bills), Decimal("0.00"))),
         "held": held,
     }
+
+
+def post_adjustment(
+    tenant: str,
+    account_id: str,
+    bill_id: str,
+    amount: Decimal,
+    reason: str,
+    approver: str,
+    reference: str,
+    posted_on: date,
+    *,
+    repo: BillingRepo,
+    now: datetime,
+) -> dict[str, Any]:
+    """X-IMMUTABLE: a correction is a credit (negative) or debit memo that refers to the
+    bill, with its reason and approver; never an edit of the bill. Idempotent by the
+    staff's ``reference``: the same again is replayed, other values are refused."""
+    from billing.adapters.items import entry_item
+    from common.dynamo import ConditionFailed, put_if_absent, transact
+
+    bills = {b.bill_id: b for b in repo.bills_of(tenant, account_id)}
+    bill = bills.get(bill_id)
+    if bill is None:
+        raise AdjustmentRefused(f"bill_id: no bill {bill_id!r} on account {account_id}")
+    request = json.dumps(
+        {
+            "account_id": account_id,
+            "bill_id": bill_id,
+            "amount": str(amount),
+            "reason": reason,
+            "approver": approver,
+        },
+        sort_keys=True,
+    )
+    entry = Entry(
+        entry_id=f"ADJ-{reference}",
+        tenant=tenant,
+        account_id=account_id,
+        posted_on=posted_on,
+        kind="adjustment",
+        amount=amount,
+        fund="om",
+        rule_id="X-IMMUTABLE",
+        bill_id=bill_id,
+        reference=reference,
+        description=f"{reason} (approved by {approver})",
+    )
+    ref_item = {
+        "pk": f"ADJUSTMENT#{tenant}",
+        "sk": reference,
+        "request": request,
+        "posted_on": posted_on.isoformat(),
+        "recorded_at": now.isoformat(),
+    }
+    result = {
+        "entry_id": entry.entry_id,
+        "bill_id": bill_id,
+        "amount": str(amount),
+        "posted_on": posted_on.isoformat(),
+    }
+    try:
+        transact(
+            repo.client,
+            [
+                put_if_absent(repo.table, ref_item),
+                {"Put": {"TableName": repo.table, "Item": to_item(entry_item(entry, now.isoformat()))}},
+            ],
+        )
+    except ConditionFailed:
+        stored = repo.get(f"ADJUSTMENT#{tenant}", reference) or {}
+        if stored.get("request") != request:
+            raise AdjustmentRefused(f"reference: {reference!r} was used for another adjustment") from None
+        return {**result, "posted_on": stored.get("posted_on"), "replayed": True}
+    return {**result, "replayed": False}
+
+
+class AdjustmentRefused(PermanentError):
+    """An adjustment that names no bill of the account, or reuses a reference."""

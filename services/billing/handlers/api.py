@@ -301,6 +301,46 @@ def staff_report(
     return Response(200, "application/json", json.dumps({"report": report, "tenant": tenant, "rows": rows}))
 
 
+class AdjustmentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    bill_id: str = Field(max_length=140)
+    amount: Decimal = Field(ge=Decimal("-10000000"), le=Decimal("10000000"), decimal_places=2)
+    reason: str = Field(min_length=3, max_length=500)
+    approver: str = Field(min_length=1, max_length=100)
+    reference: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
+
+
+@app.post(
+    "/staff/<tenant>/accounts/<account_id>/adjustments",
+    summary="A credit or debit memo on a bill (X-IMMUTABLE), with reason and approver",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404, 409),
+)
+def staff_adjustment(tenant: TenantPath, account_id: AccountPath, adjustment: AdjustmentIn) -> dict[str, Any]:
+    _known_tenant(tenant)
+    _require(tenant)
+    if adjustment.amount == 0:
+        raise ApiError(400, "invalid_request", "amount: must not be zero")
+    now = RuntimeClock().now()
+    try:
+        return usecases.post_adjustment(
+            tenant,
+            account_id,
+            adjustment.bill_id,
+            adjustment.amount,
+            adjustment.reason,
+            adjustment.approver,
+            adjustment.reference,
+            usecases.local_today(now),
+            repo=composition.repo(),
+            now=now,
+        )
+    except usecases.AdjustmentRefused as exc:
+        status = 404 if str(exc).startswith("bill_id") else 409
+        raise ApiError(status, "adjustment_refused", str(exc)) from None
+
+
 class PaymentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
