@@ -7,9 +7,10 @@ from pathlib import Path
 
 import jwt
 import pytest
+import typer
 from typer.testing import CliRunner
 
-from sewerbill.cli import app
+from sewerbill.cli import local
 from sewerbill.local import LocalRuntime
 
 pytestmark = pytest.mark.integration
@@ -17,10 +18,13 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def test_local_token_carries_role_tenants_and_accounts() -> None:
+    app = typer.Typer()
+    local.register(app)
     with LocalRuntime.start(
         REPO / "template.yaml",
         start_time=datetime(2026, 1, 5, tzinfo=UTC),
-        parameters={"TariffsDir": str(REPO / "infra" / "tariffs")},
+        parameters={"TariffsDir": str(REPO / "infra" / "tariffs"), "Stage": "billing-token"},
+        stack_name="billing-token",
     ) as rt:
         args = ["local", "token", "--role", "customer", "--tenant", "grafton-sewer", "--account", "GR-1"]
         result = CliRunner().invoke(app, [*args, "--gateway", rt.gateway_url])
