@@ -61,6 +61,7 @@ check: lint typecheck validate
 PIN_ONE_CORE := $(shell command -v taskset >/dev/null 2>&1 && echo taskset -c 0)
 bench: $(STAMP)
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_rating.py
+	$(BIN)/python tests/benchmarks/bench_cycle.py
 
 ## A deployable build: sam build (wheels for the functions' arm64 architecture), then the
 ## tariff files into each function at /var/task/tariffs (the template's TariffsDir), since
