@@ -8,6 +8,7 @@ from typing import Any
 
 import boto3
 
+from billing.adapters.bill_outbox import BillOutboxPublisher
 from billing.adapters.dynamodb import DynamoBillingRepository
 from billing.adapters.projections import Projections
 from billing.adapters.queue import SqsQueue
@@ -126,6 +127,12 @@ def s3() -> Any:
 def outbox_publisher() -> OutboxPublisher:
     config = load(PublishOutboxConfig)
     return OutboxPublisher(boto3.client("events"), config.event_bus_name)
+
+
+@cold_start
+def bill_outbox_publisher() -> BillOutboxPublisher:
+    config = load(PublishOutboxConfig)
+    return BillOutboxPublisher(boto3.client("events"), config.event_bus_name)
 
 
 @cold_start

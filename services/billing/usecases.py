@@ -162,7 +162,7 @@ def load_chunk(req: ChunkRequest, repo: BillingRepo) -> ChunkInputs:
         accounts = [a for a in accounts if a.account_id in req.only]
     bills = repo.bills_between(req.tenant, req.first, req.last)
     history: dict[str, list[Entry]] = {}
-    for e in repo.entries_between(req.tenant, req.first, req.last):
+    for e in repo.entries_between(req.tenant, req.first, req.last, bills):
         history.setdefault(e.account_id, []).append(e)
     last_bill: dict[str, date] = {}
     for b in bills:
@@ -191,9 +191,21 @@ def load_chunk(req: ChunkRequest, repo: BillingRepo) -> ChunkInputs:
     )
 
 
-def bill_issued_event(bill: Bill, account: AccountRecord, now: datetime) -> BillIssued:
-    recipient = account.recipient
-    owner = account.owner
+def notice_of(account: AccountRecord) -> dict[str, Any]:
+    """Who the bill goes to, as it was at issue (kept on the bill; BillIssued carries it)."""
+    recipient, owner = account.recipient, account.owner
+    return {
+        "recipient": {
+            "name": recipient[0],
+            "address": recipient[1],
+            "email": account.email,
+            "email_opt_in": account.email_opt_in,
+        },
+        "owner": {"name": owner[0], "address": owner[1]},
+    }
+
+
+def bill_issued_event(bill: Bill, notice: dict[str, Any], now: datetime) -> BillIssued:
     return BillIssued(
         event_id=event_id_for("BillIssued", bill.tenant, bill.bill_id),
         occurred_at=now,
@@ -221,11 +233,9 @@ def bill_issued_event(bill: Bill, account: AccountRecord, now: datetime) -> Bill
         payments_since=bill.payments_since,
         amount_due=bill.amount_due,
         estimated=bill.estimated,
-        recipient=Party(
-            name=recipient[0], address=recipient[1], email=account.email, email_opt_in=account.email_opt_in
-        ),
-        owner=Party(name=owner[0], address=owner[1]),
-        parcel_id=account.parcel_id,
+        recipient=Party(**notice["recipient"]),
+        owner=Party(**notice["owner"]),
+        parcel_id=bill.parcel_id,
     )
 
 
@@ -249,11 +259,20 @@ def issue_chunk(
     step = WRITE_STEP
     for start in range(0, len(result.bills), step):
         part = result.bills[start : start + step]
-        repo.write_issued(part, [bill_issued_event(b, by_id[b.account_id], now) for b in part], now=now)
+        repo.write_issued(part, [notice_of(by_id[b.account_id]) for b in part], now=now)
         if crash_after is not None:
             crash_after(start + len(part))
     held_items = [repo.held_item(req.tenant, h, now) for h in result.held]
-    released = [(f"HELD#{req.tenant}", f"{b.account_id}#{b.period_start.isoformat()}") for b in result.bills]
+    was_held = {
+        h.account_id
+        for h in repo.held_between(req.tenant, req.first, req.last)
+        if h.period_start == req.period_start
+    }
+    released = [
+        (f"HELD#{req.tenant}", f"{b.account_id}#{b.period_start.isoformat()}")
+        for b in result.bills
+        if b.account_id in was_held
+    ]
     summary = {
         "pk": f"CYCLE#{req.tenant}",
         "sk": f"PERIOD#{req.period_start.isoformat()}#{req.period_end.isoformat()}#CHUNK#{req.bill_date.isoformat()}#{req.first}",
@@ -263,7 +282,7 @@ def issue_chunk(
         "held": [{"account_id": h.account_id, "reason": h.reason} for h in result.held][:500],
         "recorded_at": now.isoformat(),
     }
-    repo.write(held_items + [summary], deletes=released if req.only or released else [])
+    repo.write(held_items + [summary], deletes=released)
     return result
 
 
@@ -399,7 +418,7 @@ def run_assessment(today: date, *, repo: BillingRepo, book: TariffBook, now: dat
         if not bills_by:
             continue
         ledger_by: dict[str, list[Entry]] = {}
-        for e in repo.all_entries(tenant):
+        for e in repo.all_entries(tenant, [b for bs in bills_by.values() for b in bs]):
             ledger_by.setdefault(e.account_id, []).append(e)
         marks = repo.marks(tenant)
         accounts = {a.account_id: a for a in repo.accounts(tenant)}
@@ -736,3 +755,82 @@ def dry_run(
         "total": str(sum((Decimal(b["total"]) for b in bills), Decimal("0.00"))),
         "held": held,
     }
+
+
+def post_adjustment(
+    tenant: str,
+    account_id: str,
+    bill_id: str,
+    amount: Decimal,
+    reason: str,
+    approver: str,
+    reference: str,
+    posted_on: date,
+    *,
+    repo: BillingRepo,
+    now: datetime,
+) -> dict[str, Any]:
+    """X-IMMUTABLE: a correction is a credit (negative) or debit memo that refers to the
+    bill, with its reason and approver; never an edit of the bill. Idempotent by the
+    staff's ``reference``: the same again is replayed, other values are refused."""
+    from billing.adapters.items import entry_item
+    from common.dynamo import ConditionFailed, put_if_absent, transact
+
+    bills = {b.bill_id: b for b in repo.bills_of(tenant, account_id)}
+    bill = bills.get(bill_id)
+    if bill is None:
+        raise AdjustmentRefused(f"bill_id: no bill {bill_id!r} on account {account_id}")
+    request = json.dumps(
+        {
+            "account_id": account_id,
+            "bill_id": bill_id,
+            "amount": str(amount),
+            "reason": reason,
+            "approver": approver,
+        },
+        sort_keys=True,
+    )
+    entry = Entry(
+        entry_id=f"ADJ-{reference}",
+        tenant=tenant,
+        account_id=account_id,
+        posted_on=posted_on,
+        kind="adjustment",
+        amount=amount,
+        fund="om",
+        rule_id="X-IMMUTABLE",
+        bill_id=bill_id,
+        reference=reference,
+        description=f"{reason} (approved by {approver})",
+    )
+    ref_item = {
+        "pk": f"ADJUSTMENT#{tenant}",
+        "sk": reference,
+        "request": request,
+        "posted_on": posted_on.isoformat(),
+        "recorded_at": now.isoformat(),
+    }
+    result = {
+        "entry_id": entry.entry_id,
+        "bill_id": bill_id,
+        "amount": str(amount),
+        "posted_on": posted_on.isoformat(),
+    }
+    try:
+        transact(
+            repo.client,
+            [
+                put_if_absent(repo.table, ref_item),
+                {"Put": {"TableName": repo.table, "Item": to_item(entry_item(entry, now.isoformat()))}},
+            ],
+        )
+    except ConditionFailed:
+        stored = repo.get(f"ADJUSTMENT#{tenant}", reference) or {}
+        if stored.get("request") != request:
+            raise AdjustmentRefused(f"reference: {reference!r} was used for another adjustment") from None
+        return {**result, "posted_on": stored.get("posted_on"), "replayed": True}
+    return {**result, "replayed": False}
+
+
+class AdjustmentRefused(PermanentError):
+    """An adjustment that names no bill of the account, or reuses a reference."""

@@ -8,7 +8,8 @@ stack: the fan-out, every chunk rated and issued, the outbox published to the bu
 it, in the same run, the same number of items of the same sizes written by plain
 BatchWriteItem calls to the same table (the raw-write bound), and the ratio of the two.
 
-Counts every AWS request the cycle made (botocore, in-process) and prices them at
+Counts every AWS request the cycle made (botocore, in-process; the runtime's own polling of queues and streams excluded, as
+Lambda's event source mappings and stream reads are not billed per request) and prices them at
 us-east-1 on-demand list prices (2025): Lambda $0.20 per 1M requests and $0.0000133334
 per GB-s (arm64; durations are the in-process times on this machine); DynamoDB on-demand
 $0.625 per 1M write request units and $0.125 per 1M read request units (1 WRU per 1 KB
@@ -100,32 +101,32 @@ class Meter:
 
 
 def accounts_items(n: int) -> list[dict[str, Any]]:
+    """N Grafton accounts (as billing's adapter writes them) and their Q3 consumption."""
+    from datetime import date
+
+    from billing.adapters.items import account_item
+    from billing.domain.accounts import AccountRecord
+
     items = []
     for i in range(n):
         aid = f"GR-{i:06d}"
-        items.append(
-            {
-                "pk": "ACCOUNTS#grafton-sewer",
-                "sk": aid,
-                "tenant": "grafton-sewer",
-                "account_id": aid,
-                "name": f"Customer {i}",
-                "service_address": f"{i} Main St",
-                "mailing_address": f"{i} Main St",
-                "zip": "53024",
-                "opened_on": "2026-01-01",
-                "account_class": "residential",
-                "meter_size": "5/8",
-                "dwelling_units": 1,
-                "parcel_id": f"GP-{i:06d}",
-            }
+        record = AccountRecord(
+            tenant="grafton-sewer",
+            account_id=aid,
+            name=f"Customer {i}",
+            service_address=f"{i} Main St",
+            mailing_address=f"{i} Main St",
+            zip="53024",
+            opened_on=date(2026, 1, 1),
+            account_class="residential",
+            meter_size="5/8",
+            parcel_id=f"GP-{i:06d}",
         )
+        items.append(account_item(record, "2026-09-30T12:00:00+00:00"))
         items.append(
             {
                 "pk": "USAGE#grafton-sewer#2026-07-01#2026-10-01",
                 "sk": aid,
-                "tenant": "grafton-sewer",
-                "account_id": aid,
                 "volume_gal": str(8000 + (i * 37) % 40000),
                 "estimated": False,
                 "source_event_id": f"bench-{i}",
@@ -204,8 +205,9 @@ def main() -> None:
     lambda_calls = len(invocations)
     memory = {"BillingIssueBillsFunction": 1024}
     gb_s = sum(i.duration_ms / 1000 * memory.get(i.function, 512) / 1024 for i in invocations)
-    sqs_requests = sum(v for k, v in meter.calls.items() if k.startswith("sqs:"))
-    # Each SQS-triggered invocation also costs the poller's receive and delete requests.
+    # The application's sends, and per SQS-triggered invocation the event source mapping's
+    # receive and delete (the local runtime's own polling is not what AWS would bill).
+    sqs_requests = sum(v for k, v in meter.calls.items() if k.startswith("sqs:Send"))
     sqs_requests += 2 * sum(1 for i in invocations if i.trigger == "sqs")
     cost = {
         "lambda": lambda_calls * PRICE["lambda_request"] + gb_s * PRICE["lambda_gb_s"],

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 
 from billing.domain.bills import Bill, issue
-from billing.domain.ledger import Entry
 from billing.domain.rating import Account, ParcelCharge, RatingEngine, RatingInput
 from billing.domain.terms import Terms, terms_of
 from common.tariffs import TariffBook, default_tariffs_dir
@@ -73,16 +72,3 @@ def stormwater_bill(engine: RatingEngine, book: TariffBook) -> Callable[..., Bil
         )
 
     return make
-
-
-def payment(account_id: str, ref: str, paid_on: date, amount: str, tenant: str = "grafton-sewer") -> Entry:
-    return Entry(
-        entry_id=f"PAY-{ref}",
-        tenant=tenant,
-        account_id=account_id,
-        posted_on=paid_on,
-        kind="payment",
-        amount=-Decimal(amount),
-        fund="om",
-        reference=ref,
-    )

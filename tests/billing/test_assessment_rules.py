@@ -6,11 +6,12 @@ from __future__ import annotations
 from datetime import date, timedelta
 from decimal import Decimal
 
+from billing_support import payment
+
 from billing.domain.assessment import Outcome, assess_account
 from billing.domain.bills import Bill
 from billing.domain.ledger import Entry, balance
 from billing.domain.terms import Terms
-from conftest import payment
 
 Q2 = (date(2026, 4, 1), date(2026, 7, 1))
 

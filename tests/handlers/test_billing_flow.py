@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from handler_support import (
     FIXTURES,
+    TABLES,
     Stack,
     eventbridge_body,
     fixture_text,
@@ -24,6 +25,7 @@ from billing.handlers import (
     on_consumption_determined,
     on_file_uploaded,
     on_producer_event,
+    publish_outbox,
     run_billing_cycle,
     run_daily_assessment,
 )
@@ -88,7 +90,23 @@ def run_cycle(stack: Stack, at: str = "2026-10-01T11:00:00Z") -> int:
 
 
 def of(stack: Stack, prefix: str) -> list[dict[str, Any]]:
-    return [i for i in stack.items("billing") if i["pk"].startswith(prefix)]
+    """Items under a key prefix; a bill's JSON document is opened for reading."""
+    found = [i for i in stack.items("billing") if i["pk"].startswith(prefix)]
+    return [{**i, **json.loads(i["bill"])} if "bill" in i else i for i in found]
+
+
+def ledger(stack: Stack, account: str | None = None, tenant: str = "grafton-sewer") -> list[Any]:
+    """The derived ledger: bill entries (from each bill's lines) and entry items."""
+    from billing.adapters.repository import BillingRepo
+
+    repo = BillingRepo(stack.ddb, TABLES["billing"])
+    return repo.entries_of(tenant, account) if account else repo.all_entries(tenant)
+
+
+def published(stack: Stack, detail_type: str) -> list[dict[str, Any]]:
+    """Run billing's stream publisher over the new stream records; the events of that type."""
+    publish_outbox.lambda_handler({"Records": stack.stream_records("billing")}, None)
+    return [e["detail"] for e in stack.captured() if e["detail-type"] == detail_type]
 
 
 def test_accounts_file_keeps_good_lines_as_history_and_reports_bad_ones(flow: Stack) -> None:
@@ -104,7 +122,7 @@ def test_accounts_file_keeps_good_lines_as_history_and_reports_bad_ones(flow: St
         HEADER + "\ngrafton-sewer,GR-1,Ann,1 Main St,1 Main St,53024,2026-01-01,residential,5/8,GP-1,Zed\n",
     )
     history = of(flow, "ACCOUNT-HISTORY#grafton-sewer#GR-1")
-    assert sorted(h["owner_name"] for h in history) == ["Ann", "Zed"]
+    assert sorted(json.loads(h["record"])["owner_name"] for h in history) == ["Ann", "Zed"]
 
 
 def test_an_accounts_file_with_an_unknown_column_is_rejected_whole(flow: Stack) -> None:
@@ -134,15 +152,19 @@ def test_a_cycle_issues_one_bill_per_account_and_holds_those_missing_consumption
     [held] = of(flow, "HELD#grafton-sewer")
     assert (held["sk"], held["reason"]) == ("GR-3#2026-07-01", "no consumption determined for the period")
     # GR-5 opens in 2027: its first period is later; never billed for this quarter.
-    ledger = of(flow, "LEDGER#grafton-sewer")
-    assert sum(Decimal(e["amount"]) for e in ledger) == Decimal("194.50") + Decimal("45.00")
+    entries = ledger(flow)
+    assert sum(e.amount for e in entries) == Decimal("194.50") + Decimal("45.00")
     # One entry per line and fund (GR-FUNDS: 12% replacement): GR-SVC 45.00 -> 5.40 + 39.60.
-    assert {(e["rule_id"], e["fund"], e["amount"]) for e in ledger if e["account_id"] == "GR-2"} == {
+    assert {(e.rule_id, e.fund, str(e.amount)) for e in entries if e.account_id == "GR-2"} == {
         ("GR-SVC", "replacement", "5.40"),
         ("GR-SVC", "om", "39.60"),
     }
-    issued = [o for o in flow.outbox("billing") if o["detail_type"] == "BillIssued"]
-    assert len(issued) == 2
+    # Each bill item is its own outbox: its stream INSERT is published as BillIssued.
+    issued = published(flow, "BillIssued")
+    assert sorted((b["account_id"], b["total"], b["recipient"]["name"]) for b in issued) == [
+        ("GR-1", "194.50", "Ann"),
+        ("GR-2", "45.00", "Bob"),
+    ]
     # The cycle run again changes nothing (exactly once per account and period).
     before = flow.items("billing")
     run_cycle(flow)
@@ -150,6 +172,7 @@ def test_a_cycle_issues_one_bill_per_account_and_holds_those_missing_consumption
     assert [i for i in flow.items("billing") if i["pk"].startswith(kept)] == [
         i for i in before if i["pk"].startswith(kept)
     ]
+    assert published(flow, "BillIssued") == []
 
 
 def test_a_held_account_is_billed_by_a_later_run_once_its_data_arrives(flow: Stack) -> None:
@@ -195,10 +218,10 @@ def test_a_crash_mid_cycle_then_a_rerun_gives_one_bill_per_account(
     run_cycle(flow)  # the rerun
     bills = of(flow, "BILLS#grafton-sewer")
     assert sorted(b["account_id"] for b in bills) == ["GR-1", "GR-2", "GR-3"]
-    charges = [e for e in of(flow, "LEDGER#") if e["kind"] == "charge"]
+    charges = [e for e in ledger(flow) if e.kind == "charge"]
     # 3 bills x (GR-SVC + GR-VOL) x 2 funds, each once.
-    assert len(charges) == 12 and len({e["entry_id"] for e in charges}) == 12
-    assert len([o for o in flow.outbox("billing") if o["detail_type"] == "BillIssued"]) == 3
+    assert len(charges) == 12 and len({e.entry_id for e in charges}) == 12
+    assert len(published(flow, "BillIssued")) == 3
 
 
 def lockbox(rows: str) -> str:
@@ -269,7 +292,7 @@ PRODUCER_FIXTURES = [
 def test_every_producer_fixture_is_kept_by_billings_consumer_once(flow: Stack, name: str) -> None:
     body = fixture_text(f"{name}.json")
     assert on_producer_event.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
-    rejected = [e for e in flow.captured() if e["detail-type"] == "MessageRejected"]
+    rejected = rejections(flow)
     detail = json.loads(body)["detail"]
     if name == "FeeCharged" and not detail.get("account_id"):
         assert rejected  # a fee that names no account cannot be billed: rejected, with the reason

@@ -121,3 +121,38 @@ def test_cycle_summary_dry_run_and_reports(billed: Stack) -> None:
     assert "grafton-sewer,residential,replacement,charge,23.34" in csv_text  # 5.40 + 17.94
     _, aging = call("GET", "/staff/grafton-sewer/reports/aging")
     assert aging["rows"][0]["account_id"] == "GR-1"
+
+
+def test_a_correction_is_an_adjustment_referring_to_the_bill_never_an_edit(billed: Stack) -> None:
+    memo = {
+        "bill_id": "GR-1-2026-07-01",
+        "amount": "-20.00",
+        "reason": "meter misread",
+        "approver": "Finance Director",
+        "reference": "ADJ-1",
+    }
+    status, body = call("POST", "/staff/grafton-sewer/accounts/GR-1/adjustments", body=memo)
+    assert status == 200 and body["replayed"] is False
+    assert call("POST", "/staff/grafton-sewer/accounts/GR-1/adjustments", body=memo)[1]["replayed"] is True
+    assert (
+        call("POST", "/staff/grafton-sewer/accounts/GR-1/adjustments", body={**memo, "amount": "-25.00"})[0]
+        == 409
+    )
+    assert (
+        call(
+            "POST",
+            "/staff/grafton-sewer/accounts/GR-1/adjustments",
+            body={**memo, "bill_id": "nope", "reference": "ADJ-2"},
+        )[0]
+        == 404
+    )
+    _, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
+    [adj] = [e for e in ledger["entries"] if e["kind"] == "adjustment"]
+    assert (adj["amount"], adj["bill_id"], adj["description"]) == (
+        "-20.00",
+        "GR-1-2026-07-01",
+        "meter misread (approved by Finance Director)",
+    )
+    assert ledger["balance"] == "174.50"  # 194.50 - 20.00; the bill itself is unchanged
+    _, bills = call("GET", "/staff/grafton-sewer/accounts/GR-1/bills")
+    assert bills["bills"][0]["total"] == "194.50"

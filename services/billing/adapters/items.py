@@ -34,26 +34,30 @@ def account_key(tenant: str, account_id: str) -> tuple[str, str]:
     return (f"ACCOUNTS#{tenant}", account_id)
 
 
+def _record(acct: AccountRecord) -> str:
+    return json.dumps(acct.to_values(), sort_keys=True, separators=(",", ":"), default=str)
+
+
 def account_item(acct: AccountRecord, recorded_at: str) -> dict[str, Any]:
+    """The account as one JSON document (read whole; few attributes keep reads cheap)."""
     pk, sk = account_key(acct.tenant, acct.account_id)
-    values = {k: (v.isoformat() if isinstance(v, date) else v) for k, v in acct.to_values().items()}
-    return {"pk": pk, "sk": sk, **values, "recorded_at": recorded_at}
+    return {"pk": pk, "sk": sk, "record": _record(acct), "recorded_at": recorded_at}
 
 
 def account_history_item(acct: AccountRecord, recorded_at: str, source: str) -> dict[str, Any]:
-    values = {k: (v.isoformat() if isinstance(v, date) else v) for k, v in acct.to_values().items()}
-    digest = hashlib.sha256(json.dumps(values, sort_keys=True, default=str).encode()).hexdigest()[:24]
+    record = _record(acct)
+    digest = hashlib.sha256(record.encode()).hexdigest()[:24]
     return {
         "pk": f"ACCOUNT-HISTORY#{acct.tenant}#{acct.account_id}",
         "sk": f"V#{digest}",
-        **values,
+        "record": record,
         "recorded_at": recorded_at,
         "source": source,
     }
 
 
 def account_of(item: dict[str, Any]) -> AccountRecord:
-    return AccountRecord.from_values(item)
+    return AccountRecord.from_values(json.loads(item["record"]))
 
 
 def bill_key(tenant: str, account_id: str, period_start: date) -> tuple[str, str]:
@@ -64,11 +68,13 @@ def _money(value: Decimal) -> str:
     return str(value)
 
 
-def bill_item(bill: Bill, recorded_at: str) -> dict[str, Any]:
+def bill_item(bill: Bill, recorded_at: str, notice: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The bill, one item: its ledger entries are derived from its lines (``Bill.entries``)
+    and its ``BillIssued`` is published from this item's stream INSERT (one fact, one item;
+    ``notice`` holds the recipient and owner as they were at issue). The bill is one JSON
+    document: it is immutable and always read whole."""
     pk, sk = bill_key(bill.tenant, bill.account_id, bill.period_start)
-    return {
-        "pk": pk,
-        "sk": sk,
+    document = {
         "tenant": bill.tenant,
         "account_id": bill.account_id,
         "bill_id": bill.bill_id,
@@ -77,34 +83,41 @@ def bill_item(bill: Bill, recorded_at: str) -> dict[str, Any]:
         "period_end": bill.period_end.isoformat(),
         "bill_date": bill.bill_date.isoformat(),
         "due_date": bill.due_date.isoformat(),
-        # Lines as one JSON string: a bill is read whole, and this keeps the item small.
-        "lines": json.dumps(
-            [
-                {
-                    "rule_id": ln.rule_id,
-                    "description": ln.description,
-                    "quantity": ln.quantity,
-                    "unit": ln.unit,
-                    "rate": ln.rate,
-                    "amount": str(ln.amount),
-                    "details": ln.details,
-                }
-                for ln in bill.lines
-            ],
-            separators=(",", ":"),
-            default=str,
-        ),
+        "lines": [
+            {
+                "rule_id": ln.rule_id,
+                "description": ln.description,
+                "quantity": ln.quantity,
+                "unit": ln.unit,
+                "rate": ln.rate,
+                "amount": str(ln.amount),
+                "details": ln.details,
+            }
+            for ln in bill.lines
+        ],
         "total": _money(bill.total),
         "previous_balance": _money(bill.previous_balance),
         "payments_since": _money(bill.payments_since),
         "tariff_versions": list(bill.tariff_versions),
         "estimated": bill.estimated,
         "parcel_id": bill.parcel_id,
+    }
+    return {
+        "pk": pk,
+        "sk": sk,
+        "bill": json.dumps(document, separators=(",", ":"), default=str),
         "issued_at": recorded_at,
+        "notice": json.dumps(notice, separators=(",", ":")) if notice else None,
     }
 
 
+def bill_document(item: dict[str, Any]) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(item["bill"])
+    return doc
+
+
 def bill_of(item: dict[str, Any]) -> Bill:
+    doc = bill_document(item)
     lines = tuple(
         Line(
             rule_id=ln["rule_id"],
@@ -115,24 +128,24 @@ def bill_of(item: dict[str, Any]) -> Bill:
             amount=Decimal(ln["amount"]),
             details=ln.get("details") or {},
         )
-        for ln in json.loads(item["lines"])
+        for ln in doc["lines"]
     )
     return Bill(
-        tenant=item["tenant"],
-        account_id=item["account_id"],
-        bill_id=item["bill_id"],
-        bill_number=item["bill_number"],
-        period_start=date.fromisoformat(item["period_start"]),
-        period_end=date.fromisoformat(item["period_end"]),
-        bill_date=date.fromisoformat(item["bill_date"]),
-        due_date=date.fromisoformat(item["due_date"]),
+        tenant=doc["tenant"],
+        account_id=doc["account_id"],
+        bill_id=doc["bill_id"],
+        bill_number=doc["bill_number"],
+        period_start=date.fromisoformat(doc["period_start"]),
+        period_end=date.fromisoformat(doc["period_end"]),
+        bill_date=date.fromisoformat(doc["bill_date"]),
+        due_date=date.fromisoformat(doc["due_date"]),
         lines=lines,
-        total=Decimal(item["total"]),
-        previous_balance=Decimal(item["previous_balance"]),
-        payments_since=Decimal(item["payments_since"]),
-        tariff_versions=tuple(item.get("tariff_versions") or ()),
-        estimated=bool(item.get("estimated", False)),
-        parcel_id=item.get("parcel_id"),
+        total=Decimal(doc["total"]),
+        previous_balance=Decimal(doc["previous_balance"]),
+        payments_since=Decimal(doc["payments_since"]),
+        tariff_versions=tuple(doc.get("tariff_versions") or ()),
+        estimated=bool(doc.get("estimated", False)),
+        parcel_id=doc.get("parcel_id"),
     )
 
 

@@ -22,6 +22,11 @@ from sampling.events import SamplingCostCharged, StrengthClassified
 from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGranted
 
 
+def e_winter(e: ConsumptionDetermined) -> Any:
+    """PP-SEW-WINTER's average, from schema version 2 on (absent before)."""
+    return getattr(e, "winter_average_gal", None)
+
+
 def _plain(model: Any) -> dict[str, Any]:
     return json.loads(model.model_dump_json())
 
@@ -55,11 +60,13 @@ class Projections(Store):
         item = {
             "pk": f"USAGE#{e.tenant}#{e.period_start.isoformat()}#{e.period_end.isoformat()}",
             "sk": e.account_id,
-            "tenant": e.tenant,
             "account_id": e.account_id,
+            "period_start": e.period_start.isoformat(),
+            "period_end": e.period_end.isoformat(),
             "volume_gal": str(e.volume_gal),
+            "winter_average_gal": None if e_winter(e) is None else str(e_winter(e)),
+            "quality": values.get("quality", "actual"),
             "estimated": bool(values.get("estimated", False)),
-            "schema_version": e.schema_version,
             "source_event_id": e.event_id,
             "recorded_at": now.isoformat(),
         }

@@ -65,14 +65,21 @@ class BillingRepo(Store):
     def all_bills(self, tenant: str) -> list[Bill]:
         return [bill_of(i) for i in self.query(f"BILLS#{tenant}")]
 
-    def entries_between(self, tenant: str, first: str, last: str) -> list[Entry]:
-        return [entry_of(i) for i in self.accounts_range(f"LEDGER#{tenant}", first, last)]
+    # A ledger is the bills' entries (derived from their lines) and the entry items.
+    def entries_between(
+        self, tenant: str, first: str, last: str, bills: Sequence[Bill] | None = None
+    ) -> list[Entry]:
+        bills = self.bills_between(tenant, first, last) if bills is None else bills
+        stored = [entry_of(i) for i in self.accounts_range(f"LEDGER#{tenant}", first, last)]
+        return [e for b in bills for e in b.entries()] + stored
 
     def entries_of(self, tenant: str, account_id: str) -> list[Entry]:
-        return [entry_of(i) for i in self.query(f"LEDGER#{tenant}", prefix=f"{account_id}#")]
+        stored = [entry_of(i) for i in self.query(f"LEDGER#{tenant}", prefix=f"{account_id}#")]
+        return [e for b in self.bills_of(tenant, account_id) for e in b.entries()] + stored
 
-    def all_entries(self, tenant: str) -> list[Entry]:
-        return [entry_of(i) for i in self.query(f"LEDGER#{tenant}")]
+    def all_entries(self, tenant: str, bills: Sequence[Bill] | None = None) -> list[Entry]:
+        bills = self.all_bills(tenant) if bills is None else bills
+        return [e for b in bills for e in b.entries()] + [entry_of(i) for i in self.query(f"LEDGER#{tenant}")]
 
     def marks(self, tenant: str) -> dict[str, set[str]]:
         out: dict[str, set[str]] = {}
@@ -85,15 +92,11 @@ class BillingRepo(Store):
     def mark_item(tenant: str, account_id: str, mark: str, now: datetime) -> dict[str, Any]:
         return {"pk": f"MARKS#{tenant}", "sk": f"{account_id}#{mark}", "recorded_at": now.isoformat()}
 
-    def write_issued(self, bills: Sequence[Bill], events: Sequence[Event], *, now: datetime) -> int:
-        """Ledger entries and BillIssued outbox items first, the bills last: a bill that
-        exists always has its entries, so a rerun after a crash skips it safely."""
+    def write_issued(self, bills: Sequence[Bill], notices: Sequence[dict[str, Any]], *, now: datetime) -> int:
+        """One item per bill: its entries derive from it and its stream INSERT publishes
+        BillIssued, so a bill, its entries and its event are never apart (crash-safe)."""
         at = now.isoformat()
-        written = self.write(
-            [entry_item(e, at) for b in bills for e in b.entries()]
-            + [outbox_item(ev, now=now) for ev in events]
-        )
-        return written + self.write([bill_item(b, at) for b in bills])
+        return self.write([bill_item(b, at, n) for b, n in zip(bills, notices, strict=True)])
 
     def write_entries(
         self,
@@ -113,7 +116,10 @@ class BillingRepo(Store):
         pk = f"USAGE#{tenant}#{start.isoformat()}#{end.isoformat()}"
         return {
             i["sk"]: Usage(
-                Decimal(str(i["volume_gal"])), bool(i.get("estimated", False)), i.get("source_event_id", "")
+                Decimal(str(i["volume_gal"])),
+                bool(i.get("estimated", False)),
+                i.get("source_event_id", ""),
+                Decimal(str(i["winter_average_gal"])) if i.get("winter_average_gal") is not None else None,
             )
             for i in self.query(pk, between=(first, last))
         }
@@ -162,7 +168,10 @@ class BillingRepo(Store):
             )
         return out
 
-    def held(self, tenant: str) -> list[Held]:
+    def held_between(self, tenant: str, first: str, last: str) -> list[Held]:
+        return [h for h in self.held(tenant, between=(first, last + "#\uffff"))]
+
+    def held(self, tenant: str, between: tuple[str, str] | None = None) -> list[Held]:
         return [
             Held(
                 i["sk"].split("#", 1)[0],
@@ -170,7 +179,7 @@ class BillingRepo(Store):
                 date.fromisoformat(i["period_end"]),
                 i["reason"],
             )
-            for i in self.query(f"HELD#{tenant}")
+            for i in self.query(f"HELD#{tenant}", between=between)
         ]
 
     @staticmethod

@@ -30,6 +30,7 @@ class Usage:
     volume_gal: Decimal
     estimated: bool = False
     source_event_id: str = ""
+    winter_average_gal: Decimal | None = None  # PP-SEW-WINTER (metering's schema version 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +130,8 @@ def rating_input(inp: ChunkInputs, account: AccountRecord) -> RatingInput | str:
         kwargs["bod900_violation_days"] = strength.bod900_violation_days
     if inp.tenant == "pleasant-prairie-sewer":
         kwargs["samples_collected"] = strength.samples_collected
+        if account.account_class == "residential" and usage is not None:
+            kwargs["winter_average_gallons"] = usage.winter_average_gal
     if inp.tenant == "grafton-sewer" and account.meter_size is None:
         kwargs["estimated_gallons"] = account.estimated_gallons or Decimal(0)
     return RatingInput(

@@ -204,7 +204,7 @@ def staff_account(tenant: TenantPath, account_id: AccountPath) -> dict[str, Any]
     if current is None:
         raise ApiError(404, "unknown_account", f"account_id: no account {account_id!r} at {tenant}")
     history = [
-        {k: v for k, v in h.items() if k not in ("pk", "sk")}
+        {**json.loads(h["record"]), "recorded_at": h["recorded_at"], "source": h.get("source")}
         for h in repo.account_history(tenant, account_id)
     ]
     values = {
@@ -333,6 +333,46 @@ def owner_bills(
     require(app.current_event.raw_event, tenant, roles=("staff", "owner"), parcel_id=parcel_id)
     items, nxt = readmodels.page(readmodels.owner_bills(composition.repo(), tenant, parcel_id), limit, cursor)
     return OwnerBillsPage(parcel_id=parcel_id, bills=[OwnerBill(**b) for b in items], next_cursor=nxt)
+
+
+class AdjustmentIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    bill_id: str = Field(max_length=140)
+    amount: Decimal = Field(ge=Decimal("-10000000"), le=Decimal("10000000"), decimal_places=2)
+    reason: str = Field(min_length=3, max_length=500)
+    approver: str = Field(min_length=1, max_length=100)
+    reference: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
+
+
+@app.post(
+    "/staff/<tenant>/accounts/<account_id>/adjustments",
+    summary="A credit or debit memo on a bill (X-IMMUTABLE), with reason and approver",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404, 409),
+)
+def staff_adjustment(tenant: TenantPath, account_id: AccountPath, adjustment: AdjustmentIn) -> dict[str, Any]:
+    _known_tenant(tenant)
+    _require(tenant)
+    if adjustment.amount == 0:
+        raise ApiError(400, "invalid_request", "amount: must not be zero")
+    now = RuntimeClock().now()
+    try:
+        return usecases.post_adjustment(
+            tenant,
+            account_id,
+            adjustment.bill_id,
+            adjustment.amount,
+            adjustment.reason,
+            adjustment.approver,
+            adjustment.reference,
+            usecases.local_today(now),
+            repo=composition.repo(),
+            now=now,
+        )
+    except usecases.AdjustmentRefused as exc:
+        status = 404 if str(exc).startswith("bill_id") else 409
+        raise ApiError(status, "adjustment_refused", str(exc)) from None
 
 
 class PaymentIn(BaseModel):

@@ -1,4 +1,8 @@
-"""Publishes billing's outbox to the bus. Trigger: the billing table's DynamoDB stream."""
+"""Publishes billing's outbox to the bus. Trigger: the billing table's DynamoDB stream.
+
+Two kinds of INSERT are published: outbox items (``common.outbox``) and issued bills,
+whose item is their own outbox (one fact, one item): each becomes a ``BillIssued``.
+"""
 
 from __future__ import annotations
 
@@ -10,4 +14,4 @@ from common.observability import observed
 
 @observed
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
-    return composition.outbox_publisher().handle_stream_event(event)
+    return composition.bill_outbox_publisher().handle_stream_event(event)
