@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any, Protocol
 
 from billing.events import BillDelinquent, BillIssued, BillOverdue, Party, TaxRollNoticed
+from metering.events import SatelliteFlowReady
 from notices.domain.documents import BillDocument, BillLine, UsagePoint
 from notices.domain.model import NoticeRequest, Recipient, Rule
 from notices.domain.requests import (
@@ -27,6 +28,7 @@ from notices.domain.requests import (
     disconnection_notice,
     tax_roll_notices,
 )
+from sampling.events import AnnualReportReminderDue
 from stormwater.events import CreditRevocationProposed, ReconsiderationDecided
 
 ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\b")
@@ -243,6 +245,55 @@ def plan_reconsideration_letter(event: ReconsiderationDecided, contacts: Contact
                     "credit to your account": f"${event.refund_amount:.2f}",
                     "appeal": f"You may appeal to the Village Board until {event.appeal_by.isoformat()} (PP-CWU-APPEAL).",
                 },
+            )
+        ]
+    )
+
+
+def plan_satellite_flow(event: SatelliteFlowReady, contacts: Contacts) -> Planned:
+    """PP-SEW-SAT-FLOW: the month's flow data to the satellite system, due by ``provide_by``."""
+    if event.account_id is None:
+        raise NoAddress(f"flow monitor {event.meter_id} of {event.tenant} has no satellite account")
+    recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
+    return Planned(
+        [
+            delivery_notice(
+                rule=Rule.SAT_FLOW,
+                tenant=event.tenant,
+                account_id=event.account_id,
+                recipient=recipient,
+                trigger=trigger(event),
+                subject=f"Monthly flow data for {event.month} (flow monitor {event.meter_id})",
+                content={
+                    "month": event.month,
+                    "flow monitor": event.meter_id,
+                    "volume (gallons)": str(event.volume_gal),
+                    "days with data": str(event.days_with_data),
+                    "downloaded on": event.downloaded_on.isoformat(),
+                },
+                deadline=event.provide_by,
+            )
+        ]
+    )
+
+
+def plan_report_reminder(event: AnnualReportReminderDue, contacts: Contacts) -> Planned:
+    """PP-SEW-REPORT: remind a discharger who has not filed the annual report."""
+    recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
+    return Planned(
+        [
+            delivery_notice(
+                rule=Rule.REPORT,
+                tenant=event.tenant,
+                account_id=event.account_id,
+                recipient=recipient,
+                trigger=trigger(event),
+                subject=f"Reminder: your {event.year} annual discharger report is due {event.due_on.isoformat()}",
+                content={
+                    "report": f"annual summary of sampling results and maintenance for {event.year}",
+                    "due on": event.due_on.isoformat(),
+                },
+                deadline=event.due_on,
             )
         ]
     )

@@ -13,6 +13,7 @@ from common.clock import Clock
 from common.errors import PermanentError, TransientError
 from common.events import Event
 from common.tariffs import TariffBook
+from metering.events import SatelliteFlowReady
 from notices.domain.delivery import Delivery, SendFailed, deliver
 from notices.intake import (
     Contacts,
@@ -23,8 +24,11 @@ from notices.intake import (
     plan_delinquent,
     plan_overdue,
     plan_reconsideration_letter,
+    plan_report_reminder,
+    plan_satellite_flow,
     plan_tax_roll,
 )
+from sampling.events import AnnualReportReminderDue
 from stormwater.events import CreditRevocationProposed, ReconsiderationDecided
 
 # detail-type -> event class; the queue's rule lets only these through.
@@ -37,6 +41,8 @@ CONSUMED: dict[str, type[Event]] = {
         TaxRollNoticed,
         CreditRevocationProposed,
         ReconsiderationDecided,
+        SatelliteFlowReady,
+        AnnualReportReminderDue,
     )
 }
 
@@ -106,6 +112,8 @@ def _plan(event: Event, contacts: Contacts, book: TariffBook) -> Planned:
         TaxRollNoticed: plan_tax_roll,
         CreditRevocationProposed: lambda e: plan_credit_revocation(e, contacts),
         ReconsiderationDecided: lambda e: plan_reconsideration_letter(e, contacts),
+        SatelliteFlowReady: lambda e: plan_satellite_flow(e, contacts),
+        AnnualReportReminderDue: lambda e: plan_report_reminder(e, contacts),
     }
     return planners[type(event)](event)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import email
 import io
 import json
 from datetime import UTC, date, datetime
@@ -200,3 +201,46 @@ def test_the_bill_pdf_as_sent_is_served_to_staff_and_its_customer_only(notices: 
     stranger = {"sub": "c2", "role": "customer", "tenants": "[grafton-sewer]", "accounts": "[GR-2]"}
     assert pdf_get("GR-1", stranger)["statusCode"] == 403
     assert pdf_get("GR-9", STAFF)["statusCode"] == 404
+
+
+def test_satellite_flow_data_and_the_report_reminder_are_emailed_once(notices: Stack) -> None:
+    from metering.events import SatelliteFlowReady
+    from sampling.events import AnnualReportReminderDue
+
+    boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress="billing@sewerbill.local")
+    # The satellite system's address arrives with its bill (event-carried state).
+    satellite = issued(opted_in=False, account="SAT-1").model_copy(
+        update={"tenant": "pleasant-prairie-sewer"}
+    )
+    assert delivered(eventbridge_body(satellite)) == {"batchItemFailures": []}
+    flow = SatelliteFlowReady(
+        occurred_at=NOW,
+        tenant="pleasant-prairie-sewer",
+        meter_id="FM-1",
+        account_id="SAT-1",
+        month="2026-09",
+        volume_gal=Decimal("1250000"),
+        days_with_data=30,
+        downloaded_on=date(2026, 10, 2),
+        provide_by=date(2026, 10, 20),  # PP-SEW-SAT-FLOW: within 18 days of the download
+    )
+    reminder = AnnualReportReminderDue(
+        occurred_at=NOW,
+        tenant="pleasant-prairie-sewer",
+        account_id="SAT-1",
+        year=2026,
+        due_on=date(2027, 2, 10),
+        reminder_on=date(2027, 1, 20),
+    )
+    for event in (flow, reminder, flow):
+        assert delivered(eventbridge_body(event)) == {"batchItemFailures": []}
+    sent = sorted((i["rule"], i["channel"]) for i in log(notices) if i["rule"] != "N-BILL")
+    # Email is these deliveries' channel; with an address on file they go by email, once each.
+    assert sent == [("PP-SEW-REPORT", "email"), ("PP-SEW-SAT-FLOW", "email")]
+    texts = []
+    for message in ses_backends[ACCOUNT][REGION].sent_messages:
+        parsed = email.message_from_string(message.raw_data)
+        texts += [
+            p.get_payload(decode=True).decode() for p in parsed.walk() if p.get_content_type() == "text/plain"
+        ]
+    assert any("1250000" in t and "Due by: 2026-10-20" in t for t in texts)

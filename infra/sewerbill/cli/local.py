@@ -22,7 +22,7 @@ from typing import Annotated, Any
 
 import typer
 
-from sewerbill.cli import billing_demo, stormwater_demo
+from sewerbill.cli import billing_demo, notices_demo, stormwater_demo
 
 DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # metering's demo files (issue 9)
 
@@ -219,6 +219,7 @@ def _run_demo(rt: Any) -> bool:
         ok &= _say_consumptions(rt)
     if bucket and "BillingOnFileUploadedFunction" in rt.stack.functions:
         ok &= billing_demo.after_cycle(rt, bucket, _say)
+        ok &= notices_demo.run(rt, _say)  # issue 13: the bills by email and in the print batch
     _say("[3/4] calling the HTTP API with a minted token ...")
     token = rt.mint_token(sub="demo-clerk")
     for route in rt.stack.routes[:4]:
