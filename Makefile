@@ -58,8 +58,14 @@ portal-test: $(STAMP) chromium
 	$(BIN)/python -m pytest tests/portal -q -p no:cacheprovider
 
 ## The test command of the README: lint, types, template checks, then the whole suite.
+# Test modules that start the local runtime (moto in this process) each run in a process of
+# their own, two at a time: moto's backends are process-wide, so two runtimes in one pytest
+# process would share tables and cached clients. Everything else runs in one xdist session.
+RUNTIME_TESTS = $(shell grep -rlE "LocalRuntime|portal_rt|sewerbill\.local|motoshim|sewerbill\.cli\.local" tests --include='test_*.py' | sort)
+
 test: check $(DDB_LOCAL)/package.json pdftoppm chromium
-	$(BIN)/python -m pytest -n 2 -q
+	$(BIN)/python -m pytest -n 2 -q $(addprefix --ignore=,$(RUNTIME_TESTS))
+	printf '%s\n' $(RUNTIME_TESTS) | xargs -P 2 -n 1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not integration"
