@@ -105,7 +105,7 @@ def ledger(stack: Stack, account: str | None = None, tenant: str = "grafton-sewe
 
 def published(stack: Stack, detail_type: str) -> list[dict[str, Any]]:
     """Run billing's stream publisher over the new stream records; the events of that type."""
-    publish_outbox.lambda_handler({"Records": stack.stream_records("billing")}, None)
+    publish_outbox.lambda_handler({"Records": stack.stream_records("billing")}, lambda_context())
     return [e["detail"] for e in stack.captured() if e["detail-type"] == detail_type]
 
 

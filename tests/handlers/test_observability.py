@@ -153,8 +153,10 @@ def test_events_a_consumer_writes_carry_the_correlation_id_to_the_next_service(
 
 
 def test_a_billing_cycle_started_by_a_schedule_carries_the_schedule_messages_id(
-    billing: Stack,
+    billing: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The cycle fans its accounts out through the issue-bills queue (template.yaml).
+    monkeypatch.setenv("ISSUE_BILLS_QUEUE_URL", billing.sqs.create_queue(QueueName="issue-bills")["QueueUrl"])
     schedule = json.dumps({"tenant": "grafton-sewer", "scheduled_time": "2026-10-01T11:00:00Z"})
     event = sqs_event(schedule)
     run_billing_cycle.lambda_handler(event, lambda_context())

@@ -18,11 +18,31 @@ from sewerbill.local import LocalRuntime
 from sewerbill.local.portal_site import mint
 
 REPO = Path(__file__).resolve().parents[2]
-READS = (
-    "tenant,account_id,period_start,period_end,volume_gal\n"
-    "pleasant-prairie-sewer,PP-0001,2025-01-01,2025-02-01,12000\n"
-    "pleasant-prairie-sewer,PP-0002,2025-01-01,2025-02-01,4500\n"
-)
+# January's consumption of the two demo sewer accounts, as metering publishes it (v2).
+CONSUMPTION = json.loads((REPO / "tests" / "fixtures" / "events" / "ConsumptionDetermined.json").read_text())[
+    "detail"
+]
+JANUARY = {"PP-0001": "12000", "PP-0002": "4500"}
+
+
+def january_consumption(account: str, gallons: str) -> dict[str, Any]:
+    detail = dict(CONSUMPTION)
+    detail.update(
+        {
+            "event_id": f"portal-demo-{account}",
+            "tenant": "pleasant-prairie-sewer",
+            "account_id": account,
+            "period_start": "2025-01-01",
+            "period_end": "2025-02-01",
+            "volume_gal": gallons,
+            "quality": "actual",
+            "meters": [
+                {"meter_id": f"M-{account}", "kind": "water", "volume_gal": gallons, "quality": "actual"}
+            ],
+            "reads_used": [],
+        }
+    )
+    return detail
 
 
 @pytest.fixture(scope="session")
@@ -32,8 +52,15 @@ def portal_rt() -> Iterator[LocalRuntime]:
         start_time=datetime(2025, 1, 31, 12, tzinfo=UTC),
         parameters={"TariffsDir": str(REPO / "infra" / "tariffs")},
     ) as rt:
-        rt.upload("UploadsBucket", "reads/demo-2025-01.csv", READS)
         billing_demo.load_accounts(rt, "UploadsBucket", lambda _text: None)
+        for account, gallons in JANUARY.items():
+            rt.put_event(
+                "sewerbill.metering",
+                "ConsumptionDetermined",
+                january_consumption(account, gallons),
+                bus="EventBus",
+            )
+        rt.drain()
         rt.clock.advance(to=datetime(2025, 2, 1, 14, tzinfo=UTC))
         yield rt
 

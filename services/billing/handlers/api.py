@@ -339,7 +339,14 @@ class AdjustmentIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     bill_id: str = Field(max_length=140)
-    amount: Decimal = Field(ge=Decimal("-10000000"), le=Decimal("10000000"), decimal_places=2)
+    # A decimal string of dollars and cents, non-zero, below ten million either way: a debit
+    # memo positive, a credit memo negative. The pattern says so in the OpenAPI document, so a
+    # schema-valid amount is never refused.
+    amount: str = Field(
+        pattern=r"^-?([1-9][0-9]{0,6}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$",
+        max_length=11,
+        examples=["-12.50"],
+    )
     reason: str = Field(min_length=3, max_length=500)
     approver: str = Field(min_length=1, max_length=100)
     reference: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
@@ -354,15 +361,13 @@ class AdjustmentIn(BaseModel):
 def staff_adjustment(tenant: TenantPath, account_id: AccountPath, adjustment: AdjustmentIn) -> dict[str, Any]:
     _known_tenant(tenant)
     _require(tenant)
-    if adjustment.amount == 0:
-        raise ApiError(400, "invalid_request", "amount: must not be zero")
     now = RuntimeClock().now()
     try:
         return usecases.post_adjustment(
             tenant,
             account_id,
             adjustment.bill_id,
-            adjustment.amount,
+            Decimal(adjustment.amount),
             adjustment.reason,
             adjustment.approver,
             adjustment.reference,
