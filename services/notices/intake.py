@@ -103,7 +103,8 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
     document = BillDocument(
         tenant=event.tenant,
         account_id=event.account_id,
-        bill_id=event.bill_number or event.bill_id,
+        bill_id=event.bill_id,
+        number=event.bill_number,
         period_start=event.period_start,
         period_end=event.period_end,
         bill_date=event.bill_date,

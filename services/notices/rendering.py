@@ -141,7 +141,7 @@ def _letter_pages(canvas: Canvas, request: NoticeRequest, text: str) -> None:
 def bill_pdf(doc: BillDocument) -> bytes:
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER, pageCompression=1, invariant=1)
-    canvas.setTitle(f"Bill {doc.bill_id}")
+    canvas.setTitle(f"Bill {doc.printed_number}")
     draw_bill(canvas, doc)
     canvas.save()
     return out.getvalue()
@@ -155,7 +155,7 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
     canvas.setFont("Helvetica", 8.5)
     canvas.drawString(MARGIN, top - 12, f"{', '.join(info['address'])}   Telephone {info['phone']}")
     canvas.setFont("Helvetica-Bold", 11)
-    canvas.drawRightString(WIDTH - MARGIN, top, f"Bill {doc.bill_id}")
+    canvas.drawRightString(WIDTH - MARGIN, top, f"Bill {doc.printed_number}")
     canvas.setFont("Helvetica", 9)
     right = [
         f"Account {doc.account_id}",
@@ -278,7 +278,7 @@ def _remittance_stub(canvas: Canvas, doc: BillDocument) -> None:
     canvas.setFont("Helvetica-Bold", 9)
     canvas.drawString(MARGIN, 92, "REMITTANCE STUB")
     canvas.setFont("Helvetica", 9)
-    canvas.drawString(MARGIN, 79, f"Account {doc.account_id}   Bill {doc.bill_id}")
+    canvas.drawString(MARGIN, 79, f"Account {doc.account_id}   Bill {doc.printed_number}")
     canvas.drawString(MARGIN, 67, f"Amount due {money(doc.amount_due)}   Due {doc.due_date.isoformat()}")
     canvas.drawString(MARGIN, 55, "Amount enclosed  $____________")
     canvas.drawString(WIDTH / 2 + 20, 79, f"Pay to {info['name']}")

@@ -190,7 +190,7 @@ def test_the_bill_pdf_as_sent_is_served_to_staff_and_its_customer_only(notices: 
     delivered(eventbridge_body(issued(opted_in=False, account="GR-1")))
 
     def pdf_get(account: str, claims: dict[str, Any]) -> dict[str, Any]:
-        event = http_event("GET", f"/staff/grafton-sewer/accounts/{account}/bills/GR-2026Q3-{account}/pdf")
+        event = http_event("GET", f"/staff/grafton-sewer/accounts/{account}/bills/B-{account}/pdf")
         event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
         return api.lambda_handler(event, lambda_context())
 

@@ -57,7 +57,7 @@ def _require_staff(tenant: str) -> None:
     tags=["metering"],
     responses={
         201: {"description": "The read was accepted, or was already there (duplicate)"},
-        **error_responses(400, 401, 403, 422),
+        **error_responses(400, 401, 403, 404, 422),
     },
 )
 def post_read(

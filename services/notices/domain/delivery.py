@@ -160,7 +160,7 @@ def deliver(
 
 
 def _filename(request: NoticeRequest, bill: BillDocument | None) -> str:
-    return f"bill-{bill.bill_id}" if bill is not None else f"notice-{request.rule.value}"
+    return f"bill-{bill.printed_number}" if bill is not None else f"notice-{request.rule.value}"
 
 
 def _replace(record: NoticeRecord, **changes: object) -> NoticeRecord:

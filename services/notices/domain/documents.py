@@ -50,7 +50,7 @@ class BillDocument(BaseModel):
 
     tenant: str
     account_id: str
-    bill_id: str
+    bill_id: str  # billing's id of the bill (the portal's routes use it)
     period_start: date
     period_end: date
     bill_date: date
@@ -68,6 +68,11 @@ class BillDocument(BaseModel):
     usage: tuple[UsagePoint, ...] = ()  # up to the last 13 periods, oldest first
     estimated: bool = False
     annual_notice: str | None = None  # SU-ANNUAL-NOTICE text, once a year on a regular bill
+    number: str = ""  # the bill number printed on it (billing's bill_number), else bill_id
+
+    @property
+    def printed_number(self) -> str:
+        return self.number or self.bill_id
 
     def usage_last_13(self) -> tuple[UsagePoint, ...]:
         return tuple(sorted(self.usage, key=lambda u: u.period_start)[-13:])

@@ -25,9 +25,9 @@ def bill_notice(doc: BillDocument, recipient: Recipient, trigger: str) -> Notice
         account_id=doc.account_id,
         recipient=recipient,
         trigger=trigger,
-        subject=f"Your bill {doc.bill_id}: {money(doc.amount_due)} due {doc.due_date.isoformat()}",
+        subject=f"Your bill {doc.printed_number}: {money(doc.amount_due)} due {doc.due_date.isoformat()}",
         content={
-            "bill_id": doc.bill_id,
+            "bill_id": doc.printed_number,
             "period_start": doc.period_start.isoformat(),
             "period_end": doc.period_end.isoformat(),
             "due_date": doc.due_date.isoformat(),

@@ -114,7 +114,7 @@ class LabInvoiceIn(BaseModel):
     sample_ids: list[str] = Field(default_factory=list, max_length=100)
 
 
-_ERRORS = error_responses(400, 401, 404)
+_ERRORS = error_responses(400, 401, 403, 404)
 
 
 def _json(body: Any, status: int = 200) -> Response[Any]:
