@@ -18,6 +18,7 @@ from billing import composition
 from billing.usecases import ChunkRequest
 from common.handling import consume_sqs
 from common.messages import MalformedMessage
+from common.observability import observed
 
 logger = Logger()
 
@@ -39,5 +40,6 @@ def record_handler(record: SQSRecord) -> None:
     )
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())

@@ -18,6 +18,7 @@ from billing.usecases import take_in_account_file, take_in_lockbox_file
 from common.clock import RuntimeClock
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_object_created
+from common.observability import observed
 from common.tariffs import TENANTS
 
 logger = Logger()
@@ -49,5 +50,6 @@ def record_handler(record: SQSRecord) -> None:
     )
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())

@@ -16,6 +16,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from billing import composition
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_envelope, parse_event
+from common.observability import observed
 from sampling.events import SamplingCostCharged, StrengthCategoryChanged, StrengthClassified
 from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGranted
 
@@ -44,5 +45,6 @@ def record_handler(record: SQSRecord) -> None:
     logger.debug("kept", extra={"event": cls.detail_type(), "key": event.business_key()})
 
 
+@observed
 def lambda_handler(event: dict[str, Any], context: Any) -> PartialItemFailureResponse:
     return consume_sqs(event, context, record_handler, rejections=composition.rejections())
