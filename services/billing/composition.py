@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -44,9 +44,9 @@ def _repository(table_name: str) -> DynamoBillingRepository:
 
 
 @cold_start
-def keep_consumption_use_case() -> Callable[[ConsumptionDetermined], bool]:
+def keep_consumption_use_case() -> Callable[[Sequence[ConsumptionDetermined]], int]:
     kept = projections()
-    return lambda event: kept.keep_consumption(event, RuntimeClock().now())
+    return lambda events: kept.keep_consumptions(events, RuntimeClock().now())
 
 
 @cold_start

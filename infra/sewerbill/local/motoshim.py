@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Three changes, installed by `install()` when the runtime starts moto itself:
+Six changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -15,7 +15,24 @@ Three changes, installed by `install()` when the runtime starts moto itself:
    `BaseModel.instances_tracked` for its dashboard, so every item and stream record ever
    created (and every transaction's copy) stays alive. For `Item` and `StreamRecord` the
    list is replaced by a counter: nothing is kept, and the count is what the tests read.
-3. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
+3. **DynamoDB answers serialised as JSON directly.** moto 5.2's generic response serializer
+   walks the botocore output shape for every value (about 140 ms for a 1,000-record
+   `GetRecords`, a third of a read file's time). For the data-plane operations in `FAST_JSON`
+   moto's result is already the wire form (attribute values as `{"S": ...}` maps), so the
+   shim writes it with `json.dumps` (timestamps as epoch seconds, bytes as base64, the same
+   conversions the serializer makes); every other operation, and every error, still goes
+   through moto's serializer. `tests/runtime/test_moto_fast_json.py` parses both answers with
+   botocore and requires them equal.
+4. **The backend for a host is looked up once.** moto's dispatcher lists its package
+   directory (`os.listdir` and an `isdir` per service) and then tries every service's URL
+   pattern for each request; the answer depends on the host only, so it is cached.
+5. **Requests and items without quadratic bookkeeping.** For the same data-plane operations
+   a request body that holds no binary attribute is read with `json.loads` (moto's shape
+   parser returns exactly that for such bodies, and costs a walk of every value), and an
+   `Item` built from a request sums its size once instead of re-summing every attribute
+   each time one is added (moto's `LimitedSizeDict`: quadratic in the attributes); an item
+   over the 400 KB limit is still refused by moto's own code.
+6. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
    a DLQ) and `StreamShard.add` (a stream record) tell the runtime which source received
    something, so a drain polls only those instead of every queue and stream.
 
@@ -28,17 +45,23 @@ the answers are the server's; other processes (the CLI, the AWS CLI) still use t
 
 from __future__ import annotations
 
+import base64
+import calendar
 import contextvars
 import copy
+import json
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+from moto.core.responses import ActionResult, BaseResponse
 from moto.dynamodb.models import DynamoDBBackend
-from moto.dynamodb.models.dynamo_type import Item
+from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import StreamRecord, StreamShard, Table
+from moto.dynamodb.models.utilities import bytesize
 from moto.sqs.models import Queue
 
 _in_transaction: contextvars.ContextVar[bool] = contextvars.ContextVar("in_transaction", default=False)
@@ -141,7 +164,99 @@ def _transact_write_items(self: DynamoDBBackend, transact_items: list[dict[str, 
         _in_transaction.reset(token)
 
 
-# --- 3. activity ------------------------------------------------------------------------------
+# --- 3. answers as JSON -------------------------------------------------------------------------
+FAST_JSON = {
+    "dynamodb": frozenset(
+        {
+            "GetItem",
+            "PutItem",
+            "UpdateItem",
+            "DeleteItem",
+            "Query",
+            "Scan",
+            "BatchGetItem",
+            "BatchWriteItem",
+            "TransactGetItems",
+            "TransactWriteItems",
+        }
+    ),
+    "dynamodbstreams": frozenset({"GetRecords"}),
+}
+_JSON_CONTENT_TYPE = {
+    "dynamodb": "application/x-amz-json-1.0",
+    "dynamodbstreams": "application/x-amz-json-1.0",
+}
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):  # moto's JSON serializer: unix timestamp, milliseconds kept
+        base = calendar.timegm(value.utctimetuple())
+        return base + (value.microsecond // 1000) / 1000.0 if value.microsecond else base
+    if isinstance(value, bytes | bytearray):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, set | frozenset):
+        return list(value)
+    raise TypeError(f"not serialisable here: {type(value).__name__}")
+
+
+def _serialized(self: BaseResponse, action_result: ActionResult) -> Any:
+    fast = FAST_JSON.get(self.boto3_service_name)
+    result = action_result.result
+    if (
+        fast is not None
+        and isinstance(result, dict)
+        and type(action_result).execute_result is ActionResult.execute_result
+    ):
+        if self._get_action() in fast:
+            try:
+                body = json.dumps(result, default=_json_default, separators=(",", ":"))
+            except TypeError:
+                pass  # something moto's serializer knows better: let it answer
+            else:
+                headers = {"Content-Type": _JSON_CONTENT_TYPE[self.boto3_service_name]}
+                headers.update(self.response_headers)
+                return 200, headers, body
+    return _originals["serialized"](self, action_result)
+
+
+# --- 4. backend by host ---------------------------------------------------------------------------
+_backend_for_host: dict[str | None, Any] = {}
+
+
+def _get_backend_for_host(self: Any, host: str | None) -> Any:
+    try:
+        return _backend_for_host[host]
+    except KeyError:
+        backend = _backend_for_host[host] = _originals["get_backend_for_host"](self, host)
+        return backend
+
+
+# --- 5. requests and items ------------------------------------------------------------------------
+def _parse_parameters(self: BaseResponse, request: Any) -> None:
+    fast = FAST_JSON.get(self.boto3_service_name)
+    if fast is not None and self._get_action() in fast:
+        body = request.data
+        if body and b'"B"' not in body and b'"BS"' not in body:
+            self.params = json.loads(body)
+            return
+    _originals["parse_parameters"](self, request)
+
+
+_ITEM_LIMIT = 405000  # moto's own figure (LimitedSizeDict)
+
+
+def _item_init(self: Item, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
+    values = {k: DynamoType(v) for k, v in attrs.items()}
+    if sum(bytesize(k) + v.size() for k, v in values.items()) > _ITEM_LIMIT:
+        _originals["item_init"](self, hash_key, range_key, attrs)  # raises ItemSizeTooLarge
+        return
+    self.hash_key = hash_key
+    self.range_key = range_key
+    self.attrs = LimitedSizeDict()
+    dict.update(self.attrs, values)
+
+
+# --- 6. activity ------------------------------------------------------------------------------
 def _notify(kind: str, name: str) -> None:
     for listener in list(_listeners):
         listener(kind, name)
@@ -215,7 +330,7 @@ def stop_serving(endpoint: str) -> None:
 
 # --- install -----------------------------------------------------------------------------------
 def install() -> None:
-    """Apply the three changes (idempotent); moto must run in this process to see them."""
+    """Apply the six changes (idempotent); moto must run in this process to see them."""
     with _lock:
         for model in (Item, StreamRecord):
             if not isinstance(getattr(model, "instances_tracked", None), Created):
@@ -225,6 +340,16 @@ def install() -> None:
         _originals["transact_write_items"] = DynamoDBBackend.transact_write_items
         _originals["add_message"] = Queue.add_message
         _originals["shard_add"] = StreamShard.add
+        _originals["serialized"] = BaseResponse.serialized
+        _originals["parse_parameters"] = BaseResponse.parse_parameters
+        _originals["item_init"] = Item.__init__
+        BaseResponse.parse_parameters = _parse_parameters  # type: ignore[method-assign]
+        Item.__init__ = _item_init  # type: ignore[method-assign]
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+        _originals["get_backend_for_host"] = DomainDispatcherApplication.get_backend_for_host
+        DomainDispatcherApplication.get_backend_for_host = _get_backend_for_host  # type: ignore[method-assign]
+        BaseResponse.serialized = _serialized  # type: ignore[method-assign]
         DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
         Table.__deepcopy__ = _table_deepcopy  # type: ignore[attr-defined]
         Queue.add_message = _queue_add_message  # type: ignore[method-assign]
@@ -239,4 +364,10 @@ def uninstall() -> None:
         DynamoDBBackend.transact_write_items = _originals.pop("transact_write_items")  # type: ignore[method-assign]
         Queue.add_message = _originals.pop("add_message")  # type: ignore[method-assign]
         StreamShard.add = _originals.pop("shard_add")  # type: ignore[method-assign]
+        BaseResponse.serialized = _originals.pop("serialized")  # type: ignore[method-assign]
+        BaseResponse.parse_parameters = _originals.pop("parse_parameters")  # type: ignore[method-assign]
+        Item.__init__ = _originals.pop("item_init")  # type: ignore[method-assign]
+        from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+        DomainDispatcherApplication.get_backend_for_host = _originals.pop("get_backend_for_host")  # type: ignore[method-assign]
         del Table.__deepcopy__  # type: ignore[attr-defined]

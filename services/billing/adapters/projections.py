@@ -10,6 +10,7 @@ trigger). ``USAGE#<tenant>#<start>#<end>`` / ``<account_id>``: one consumption.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -53,30 +54,41 @@ class Projections(Store):
         )
 
     def keep_consumption(self, e: ConsumptionDetermined, now: datetime) -> bool:
-        """Kept once per (tenant, account, period); a redelivery or duplicate publish changes
+        """Kept once per (tenant, account, period); see `keep_consumptions`."""
+        return self.keep_consumptions((e,), now) == 1
+
+    def keep_consumptions(self, events: Iterable[ConsumptionDetermined], now: datetime) -> int:
+        """Kept once per (tenant, account, period): a redelivery or duplicate publish changes
         nothing, a re-determination with another volume replaces it (bills already issued
-        stay as they are, X-IMMUTABLE). False when nothing changed."""
-        values = _plain(e)
-        item = {
-            "pk": f"USAGE#{e.tenant}#{e.period_start.isoformat()}#{e.period_end.isoformat()}",
-            "sk": e.account_id,
-            "account_id": e.account_id,
-            "period_start": e.period_start.isoformat(),
-            "period_end": e.period_end.isoformat(),
-            "volume_gal": str(e.volume_gal),
-            "winter_average_gal": None if e_winter(e) is None else str(e_winter(e)),
-            "quality": values.get("quality", "actual"),
-            "estimated": bool(values.get("estimated", False)),
-            "source_event_id": e.event_id,
-            "recorded_at": now.isoformat(),
-        }
-        if self.put_new(item):
-            return True
-        old = self.get(str(item["pk"]), str(item["sk"])) or {}
-        if (old.get("volume_gal"), old.get("estimated")) == (item["volume_gal"], item["estimated"]):
-            return False
-        self.write([item])
-        return True
+        stay as they are, X-IMMUTABLE). One BatchGetItem per 100 and one BatchWriteItem per 25
+        (a chunk of metering's consumptions is one message); within the chunk the last
+        determination of a period wins. Returns how many changed."""
+        items: dict[tuple[str, str], dict[str, Any]] = {}
+        for e in events:
+            values = _plain(e)
+            item = {
+                "pk": f"USAGE#{e.tenant}#{e.period_start.isoformat()}#{e.period_end.isoformat()}",
+                "sk": e.account_id,
+                "account_id": e.account_id,
+                "period_start": e.period_start.isoformat(),
+                "period_end": e.period_end.isoformat(),
+                "volume_gal": str(e.volume_gal),
+                "winter_average_gal": None if e_winter(e) is None else str(e_winter(e)),
+                "quality": values.get("quality", "actual"),
+                "estimated": bool(values.get("estimated", False)),
+                "source_event_id": e.event_id,
+                "recorded_at": now.isoformat(),
+            }
+            items[(str(item["pk"]), str(item["sk"]))] = item
+        old = self.get_many(list(items))
+        changed = [
+            item
+            for k, item in items.items()
+            if k not in old
+            or (old[k].get("volume_gal"), old[k].get("estimated")) != (item["volume_gal"], item["estimated"])
+        ]
+        self.write(changed)
+        return len(changed)
 
     def keep_eru(self, e: ERUDetermined, now: datetime) -> None:
         value = {

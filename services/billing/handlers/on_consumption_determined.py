@@ -25,7 +25,7 @@ def record_handler(record: SQSRecord) -> None:
     else:
         consumptions = (parse_event(record.body, ConsumptionDetermined),)
     keep = composition.keep_consumption_use_case()
-    stored = sum(1 for event in consumptions if keep(event))
+    stored = keep(consumptions)
     logger.debug("consumptions kept", extra={"kept": stored, "received": len(consumptions)})
 
 
