@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Six changes, installed by `install()` when the runtime starts moto itself:
+Seven changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -32,7 +32,14 @@ Six changes, installed by `install()` when the runtime starts moto itself:
    `Item` built from a request sums its size once instead of re-summing every attribute
    each time one is added (moto's `LimitedSizeDict`: quadratic in the attributes); an item
    over the 400 KB limit is still refused by moto's own code.
-6. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
+6. **Sends that do not count the queue, rules that do not rebuild a parser.** moto's
+   `send_message` reads `queue.attributes` for one flag, and that property counts every
+   message in the queue three times (a clock read per message), so each send costs the
+   queue's depth and a deep queue fills in quadratic time; while a message is sent the
+   counts are left out (`GetQueueAttributes` still counts). EventBridge rules build a new
+   JSONPath parser (its LR tables read again) for every event and target; the parsed paths
+   are cached.
+7. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
    a DLQ) and `StreamShard.add` (a stream record) tell the runtime which source received
    something, so a drain polls only those instead of every queue and stream.
 
@@ -49,6 +56,7 @@ import base64
 import calendar
 import contextvars
 import copy
+import functools
 import json
 import threading
 from collections.abc import Callable, Iterator
@@ -256,7 +264,52 @@ def _item_init(self: Item, hash_key: Any, range_key: Any, attrs: dict[str, Any])
     dict.update(self.attrs, values)
 
 
-# --- 6. activity ------------------------------------------------------------------------------
+# --- 6. sends and rules ------------------------------------------------------------------------------
+_sending: contextvars.ContextVar[bool] = contextvars.ContextVar("sending", default=False)
+_COUNTS = frozenset(
+    {
+        "ApproximateNumberOfMessages",
+        "ApproximateNumberOfMessagesDelayed",
+        "ApproximateNumberOfMessagesNotVisible",
+    }
+)
+
+
+def _queue_attributes(self: Queue) -> dict[str, Any]:
+    if not _sending.get():
+        return _originals["queue_attributes"].fget(self)
+    # moto's property as shipped, without the three counts (nothing on the send path reads them)
+    from moto.core.utils import camelcase_to_underscores
+
+    result: dict[str, Any] = {}
+    names = [a for a in self.BASE_ATTRIBUTES if a not in _COUNTS]
+    if self.fifo_queue:
+        names += self.FIFO_ATTRIBUTES
+    if self.kms_master_key_id:  # type: ignore[attr-defined]
+        names += self.KMS_ATTRIBUTES
+    for name in names:
+        result[name] = getattr(self, camelcase_to_underscores(name))
+    if self.policy:
+        result["Policy"] = self.policy
+    if self.redrive_policy:
+        result["RedrivePolicy"] = json.dumps(self.redrive_policy)
+    return {k: str(v).lower() if isinstance(v, bool) else v for k, v in result.items()}
+
+
+def _send_message(self: Any, *args: Any, **kwargs: Any) -> Any:
+    token = _sending.set(True)
+    try:
+        return _originals["send_message"](self, *args, **kwargs)
+    finally:
+        _sending.reset(token)
+
+
+@functools.lru_cache(maxsize=256)
+def _jsonpath(expression: str) -> Any:
+    return _originals["jsonpath_parse"](expression)
+
+
+# --- 7. activity ------------------------------------------------------------------------------
 def _notify(kind: str, name: str) -> None:
     for listener in list(_listeners):
         listener(kind, name)
@@ -330,7 +383,7 @@ def stop_serving(endpoint: str) -> None:
 
 # --- install -----------------------------------------------------------------------------------
 def install() -> None:
-    """Apply the six changes (idempotent); moto must run in this process to see them."""
+    """Apply the seven changes (idempotent); moto must run in this process to see them."""
     with _lock:
         for model in (Item, StreamRecord):
             if not isinstance(getattr(model, "instances_tracked", None), Created):
@@ -344,6 +397,15 @@ def install() -> None:
         _originals["parse_parameters"] = BaseResponse.parse_parameters
         _originals["item_init"] = Item.__init__
         BaseResponse.parse_parameters = _parse_parameters  # type: ignore[method-assign]
+        import jsonpath_ng.ext
+        from moto.sqs.models import SQSBackend
+
+        _originals["queue_attributes"] = Queue.__dict__["attributes"]
+        _originals["send_message"] = SQSBackend.send_message
+        _originals["jsonpath_parse"] = jsonpath_ng.ext.parse
+        Queue.attributes = property(_queue_attributes)  # type: ignore[assignment,method-assign]
+        SQSBackend.send_message = _send_message  # type: ignore[method-assign]
+        jsonpath_ng.ext.parse = _jsonpath
         Item.__init__ = _item_init  # type: ignore[method-assign]
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
@@ -366,6 +428,12 @@ def uninstall() -> None:
         StreamShard.add = _originals.pop("shard_add")  # type: ignore[method-assign]
         BaseResponse.serialized = _originals.pop("serialized")  # type: ignore[method-assign]
         BaseResponse.parse_parameters = _originals.pop("parse_parameters")  # type: ignore[method-assign]
+        import jsonpath_ng.ext
+        from moto.sqs.models import SQSBackend
+
+        Queue.attributes = _originals.pop("queue_attributes")  # type: ignore[method-assign]
+        SQSBackend.send_message = _originals.pop("send_message")  # type: ignore[method-assign]
+        jsonpath_ng.ext.parse = _originals.pop("jsonpath_parse")
         Item.__init__ = _originals.pop("item_init")  # type: ignore[method-assign]
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 

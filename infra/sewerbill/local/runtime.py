@@ -323,8 +323,9 @@ class LocalRuntime:
 
     @staticmethod
     def _waiting(poller: SqsPoller | StreamPoller) -> bool:
-        """A queue told us of a message it did not hand out: delayed or still invisible?"""
-        return isinstance(poller, SqsPoller) and poller.in_flight() > 0
+        """A queue told us of a message it did not hand out: delayed or still invisible? (A
+        disabled mapping hands out nothing: what waits in its queue is not work to drain.)"""
+        return isinstance(poller, SqsPoller) and poller.source.enabled and poller.in_flight() > 0
 
     def drain(self, max_seconds: float = 120.0, max_passes: int = 100_000) -> int:
         """Poll until no source can have anything left and nothing is in flight."""
@@ -339,7 +340,7 @@ class LocalRuntime:
                 if self._watched:
                     waiting = bool(self._pending)
                 else:
-                    waiting = any(p.in_flight() for p in self._pollers if isinstance(p, SqsPoller))
+                    waiting = any(self._waiting(p) for p in self._pollers)
                 if not waiting:
                     self._check_dead_letters()
                     return total
