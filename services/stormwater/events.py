@@ -64,7 +64,7 @@ class EruBreakdown(BaseModel):
     eru_places: int
     tariff_version: str
     rule_ids: tuple[str, ...]
-    data_source: Literal["gis", "override", "application", "reconsideration"] = "gis"
+    data_source: Literal["gis", "override", "application", "reconsideration", "appeal"] = "gis"
 
     @field_serializer(
         "area_sqft",
@@ -258,7 +258,11 @@ class ReconsiderationDecided(Event):
 
 class AppealDecided(Event):
     """The Village Board's outcome on an appeal of a reconsideration decision (PP-CWU-APPEAL):
-    ``reversed`` needs a majority of the members voting."""
+    ``reversed`` needs a majority of the members voting. A reversal carries the ERU the Board
+    set (``eru_set``, determined from the parcel data it found) and the day it applies from
+    (``effective_from``, the hearing date); the parcel's new ``ERUDetermined`` (cause
+    ``appeal``, ``cause_ref`` the appeal id) follows when that ERU differs from the current
+    one. Both are null when the decision is upheld."""
 
     SOURCE = SOURCE
     BUSINESS_KEY = ("tenant", "appeal_id")
@@ -272,7 +276,13 @@ class AppealDecided(Event):
     votes_to_reverse: int = Field(ge=0)
     votes_to_uphold: int = Field(ge=0)
     outcome: Literal["reversed", "upheld"]
+    eru_set: Decimal | None = None
+    effective_from: date | None = None
     rule_id: str = "PP-CWU-APPEAL"
+
+    @field_serializer("eru_set")
+    def _eru_set(self, value: Decimal | None) -> str | None:
+        return None if value is None else _decimal_string(value)
 
 
 class LineRejection(BaseModel):
