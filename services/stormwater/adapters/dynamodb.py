@@ -32,7 +32,7 @@ from common.ids import key
 from stormwater.adapters.outbox import event_attributes
 from stormwater.domain.determinations import ParcelData
 from stormwater.domain.parcels import Current, ExtractChange, ParcelState
-from stormwater.events import EruBreakdown, ERUDetermined, GisExtractTakenIn
+from stormwater.events import EruBreakdown, ERUDetermined, FeeCharged, GisExtractTakenIn
 
 BATCH_WRITE_MAX = 25
 STATE_SK = "STATE"
@@ -211,6 +211,18 @@ def determination_item(event: ERUDetermined) -> dict[str, Any]:
     }
 
 
+def fee_item(fee: FeeCharged) -> dict[str, Any]:
+    return {
+        "pk": parcel_pk(fee.tenant, fee.parcel_id),
+        "sk": key("FEE", fee.fee_id),
+        "kind": "fee",
+        "fee_id": fee.fee_id,
+        "amount": format(fee.amount, "f"),
+        "rule_id": fee.rule_id,
+        **event_attributes(fee),
+    }
+
+
 class DynamoParcelRepository:
     def __init__(self, client: Any, table: str, clock: Clock) -> None:
         self._client = client
@@ -232,43 +244,86 @@ class DynamoParcelRepository:
 
     def record_extract_changes(
         self, changes: Sequence[ExtractChange], *, file_key: str, file_id: str
-    ) -> None:
+    ) -> list[tuple[str, str]]:
+        """Write what an extract changes; returns the (tenant, parcel id) of the parcels that
+        someone else changed since they were read (nothing of those is written: the caller
+        reads them again and decides again).
+
+        New parcels (none kept when read) go in bulk: their event-bearing items first, then
+        their states, 25 per BatchWriteItem. Only extracts create parcels, and they run one
+        at a time (reserved concurrency 1), so nobody else can have written them meanwhile.
+        A parcel already kept is written as one transaction (its determination and fee if
+        absent, the GIS history, the state only if its ``version`` is still the one read), so
+        an Engineer's override or a reconsideration committed while the extract was being
+        taken in is never overwritten (issue 11). An extract rarely changes many known
+        parcels; the first extract of a tenant changes none.
+        """
         now = self._clock.now().isoformat()
+        fresh = [c for c in changes if c.previous is None]
         facts: list[dict[str, Any]] = []
-        for change in changes:
+        for change in fresh:
             if change.determined is not None:
                 facts.append(determination_item(change.determined))
             if change.fee is not None:
-                fee = change.fee
-                facts.append(
-                    {
-                        "pk": parcel_pk(fee.tenant, fee.parcel_id),
-                        "sk": key("FEE", fee.fee_id),
-                        "kind": "fee",
-                        "fee_id": fee.fee_id,
-                        "amount": format(fee.amount, "f"),
-                        "rule_id": fee.rule_id,
-                        **event_attributes(fee),
-                    }
-                )
+                facts.append(fee_item(change.fee))
         batch_write(self._client, self._table, facts)
-        # The current GIS values live on the state item; a change moves the values it
-        # replaces to a history item (so every version stays, at 2 items per new parcel).
-        items: list[dict[str, Any]] = []
+        batch_write(
+            self._client,
+            self._table,
+            [self._new_state_item(change, file_key=file_key, file_id=file_id, now=now) for change in fresh],
+        )
+        conflicts: list[tuple[str, str]] = []
         for change in changes:
-            record = change.record
-            previous = change.previous
-            if previous is not None:
-                items.append(gis_history_item(previous))
-            source = {
-                "gis_file_key": file_key,
-                "gis_file_id": file_id,
-                "gis_line": record.line,
-                "gis_recorded_at": now,
-                "geometry": record.geometry,
+            if change.previous is not None and not self._commit_known(
+                change, file_key=file_key, file_id=file_id, now=now
+            ):
+                conflicts.append((change.state.tenant, change.state.parcel_id))
+        return conflicts
+
+    def _new_state_item(
+        self, change: ExtractChange, *, file_key: str, file_id: str, now: str
+    ) -> dict[str, Any]:
+        record = change.record
+        source = {
+            "gis_file_key": file_key,
+            "gis_file_id": file_id,
+            "gis_line": record.line,
+            "gis_recorded_at": now,
+            "geometry": record.geometry,
+        }
+        return state_item(replace(change.state, extra=source), updated_at=now)
+
+    def _commit_known(self, change: ExtractChange, *, file_key: str, file_id: str, now: str) -> bool:
+        """One known parcel's change, only if its state is still the version read."""
+        from common.dynamo import ConditionFailed, put_if_absent, transact
+
+        assert change.previous is not None
+        state = self._new_state_item(change, file_key=file_key, file_id=file_id, now=now)
+        guarded: dict[str, Any] = {
+            "Put": {
+                "TableName": self._table,
+                "Item": to_item(state),
+                "ConditionExpression": "version = :v",
+                "ExpressionAttributeValues": {":v": {"N": str(change.previous.version)}},
             }
-            items.append(state_item(replace(change.state, extra=source), updated_at=now))
-        batch_write(self._client, self._table, items)
+        }
+        history = {"Put": {"TableName": self._table, "Item": to_item(gis_history_item(change.previous))}}
+        fee = None if change.fee is None else put_if_absent(self._table, fee_item(change.fee))
+        event = (
+            None
+            if change.determined is None
+            else put_if_absent(self._table, determination_item(change.determined))
+        )
+        while True:
+            actions = [a for a in (guarded, event, fee, history) if a is not None]
+            try:
+                transact(self._client, actions)
+                return True
+            except ConditionFailed as exc:
+                if fee is not None and exc.indexes == [actions.index(fee)]:
+                    fee = None  # charged once already for this reason (PP-CWU-PEF): not again
+                    continue
+                return False
 
     def record_file(self, event: GisExtractTakenIn) -> None:
         pk, sk = file_key(event.file_id)

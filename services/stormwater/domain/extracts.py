@@ -23,7 +23,7 @@ from datetime import date
 from typing import IO, Protocol
 
 from common.clock import Clock
-from common.errors import PermanentError
+from common.errors import PermanentError, TransientError
 from common.reports import Report
 from stormwater.domain.gis import ExtractRejected, Rejection, reduce_extract
 from stormwater.domain.gis_files import extract_format, read_extract
@@ -84,7 +84,10 @@ class ParcelRepository(Protocol):
 
     def record_extract_changes(
         self, changes: Sequence[ExtractChange], *, file_key: str, file_id: str
-    ) -> None: ...
+    ) -> list[tuple[str, str]]:
+        """Write the changes; returns the parcels changed by someone else since they were
+        read (none of their change is written)."""
+        ...
 
     def record_file(self, event: GisExtractTakenIn) -> None: ...
 
@@ -103,6 +106,7 @@ class IngestResult:
 
 
 CHUNK = 1_000  # parcels read, decided and written per round (bounded memory for writes)
+CONFLICT_ROUNDS = 5  # re-reads of parcels changed by someone else before the message is retried
 
 
 def ingest_extract(
@@ -138,27 +142,37 @@ def ingest_extract(
     keys = list(extract.records)
     changed = unchanged = determined = fees = 0
     for start in range(0, len(keys), CHUNK):
-        chunk = keys[start : start + CHUNK]
-        states = repo.states(chunk)
-        changes: list[ExtractChange] = []
-        for parcel_key in chunk:
-            record = extract.records[parcel_key]
-            change = apply_record(
-                states.get(parcel_key),
-                record,
-                tariff=tariff_for(record.tenant, today),
-                today=today,
-                file_key=upload.key,
-                now=now,
-            )
-            if change is None:
-                unchanged += 1
-                continue
-            changes.append(change)
-            determined += change.determined is not None
-            fees += change.fee is not None
-        changed += len(changes)
-        repo.record_extract_changes(changes, file_key=upload.key, file_id=file_id)
+        pending: list[tuple[str, str]] = keys[start : start + CHUNK]
+        for _attempt in range(CONFLICT_ROUNDS):
+            states = repo.states(pending)
+            changes: list[ExtractChange] = []
+            for parcel_key in pending:
+                record = extract.records[parcel_key]
+                change = apply_record(
+                    states.get(parcel_key),
+                    record,
+                    tariff=tariff_for(record.tenant, today),
+                    today=today,
+                    file_key=upload.key,
+                    now=now,
+                )
+                if change is None:
+                    unchanged += 1
+                    continue
+                changes.append(change)
+            # A parcel changed meanwhile (an override, a reconsideration) is decided again
+            # on top of what was written, never overwritten.
+            conflicts = set(repo.record_extract_changes(changes, file_key=upload.key, file_id=file_id))
+            for change in changes:
+                if (change.state.tenant, change.state.parcel_id) not in conflicts:
+                    changed += 1
+                    determined += change.determined is not None
+                    fees += change.fee is not None
+            pending = [k for k in pending if k in conflicts]
+            if not pending:
+                break
+        else:
+            raise TransientError(f"{len(pending)} parcel(s) kept changing while the extract was taken in")
 
     report = None
     if rejections:
