@@ -119,6 +119,27 @@ class ERUDetermined(Event):
         return None if value is None else _decimal_string(value)
 
 
+DETERMINATIONS_PER_EVENT = 50
+"""At most this many determinations in one ``ERUsDetermined`` (each is at most about 3 KB,
+so an event stays well under EventBridge's 256 KB)."""
+
+
+class ERUsDetermined(Event):
+    """A chunk of a GIS extract's new determinations (at most ``DETERMINATIONS_PER_EVENT``):
+    one event per chunk, not per parcel (issue 11). Each determination is an
+    ``ERUDetermined`` as above, kept by the consumer by its own business key (tenant,
+    parcel, sequence), exactly as if it had come alone. The business key of the chunk is
+    the extract (content digest) and the chunk's index in it.
+    """
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("file_id", "chunk")
+
+    file_id: str = Field(max_length=64)
+    chunk: int = Field(ge=0)
+    determinations: tuple[ERUDetermined, ...] = Field(min_length=1, max_length=DETERMINATIONS_PER_EVENT)
+
+
 CreditStatus = Literal["submitted", "under_review", "approved", "denied", "revoked"]
 
 

@@ -18,7 +18,7 @@ from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_envelope, parse_event
 from common.observability import observed
 from sampling.events import SamplingCostCharged, StrengthCategoryChanged, StrengthClassified
-from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGranted
+from stormwater.events import CreditChanged, ERUDetermined, ERUsDetermined, FeeCharged, RefundGranted
 
 logger = Logger()
 
@@ -29,6 +29,7 @@ KEPT = {
         StrengthCategoryChanged,
         SamplingCostCharged,
         ERUDetermined,
+        ERUsDetermined,
         CreditChanged,
         FeeCharged,
         RefundGranted,

@@ -32,7 +32,14 @@ from common.ids import key
 from stormwater.adapters.outbox import event_attributes
 from stormwater.domain.determinations import ParcelData
 from stormwater.domain.parcels import Current, ExtractChange, ParcelState
-from stormwater.events import EruBreakdown, ERUDetermined, FeeCharged, GisExtractTakenIn
+from stormwater.events import (
+    DETERMINATIONS_PER_EVENT,
+    EruBreakdown,
+    ERUDetermined,
+    ERUsDetermined,
+    FeeCharged,
+    GisExtractTakenIn,
+)
 
 BATCH_WRITE_MAX = 25
 STATE_SK = "STATE"
@@ -196,8 +203,10 @@ def gis_history_item(previous: ParcelState) -> dict[str, Any]:
     }
 
 
-def determination_item(event: ERUDetermined) -> dict[str, Any]:
-    return {
+def determination_item(event: ERUDetermined, *, publish: bool = True) -> dict[str, Any]:
+    """The determination ``ERU#<sequence>``; with ``publish`` it is also its event's outbox
+    entry (an extract's new parcels are published in chunks instead: ``chunk_item``)."""
+    item = {
         "pk": parcel_pk(event.tenant, event.parcel_id),
         "sk": f"ERU#{event.sequence:08d}",
         "kind": "determination",
@@ -207,8 +216,17 @@ def determination_item(event: ERUDetermined) -> dict[str, Any]:
         "effective_from": event.effective_from.isoformat(),
         "cause": event.cause,
         "cause_ref": event.cause_ref,
-        **event_attributes(event),
     }
+    if publish:
+        item.update(event_attributes(event))
+    return item
+
+
+def chunk_item(event: ERUsDetermined) -> dict[str, Any]:
+    """``GISFILE#<file_id>`` / ``ERUS#<chunk>``: the outbox entry of a chunk of an extract's
+    determinations (its key is the same on a retry, so a rewrite is not published again)."""
+    pk, _sk = file_key(event.file_id)
+    return {"pk": pk, "sk": f"ERUS#{event.chunk:06d}", "kind": "determinations", **event_attributes(event)}
 
 
 def fee_item(fee: FeeCharged) -> dict[str, Any]:
@@ -243,14 +261,15 @@ class DynamoParcelRepository:
         return None if item is None else state_from(item)
 
     def record_extract_changes(
-        self, changes: Sequence[ExtractChange], *, file_key: str, file_id: str
+        self, changes: Sequence[ExtractChange], *, file_key: str, file_id: str, chunk: int
     ) -> list[tuple[str, str]]:
         """Write what an extract changes; returns the (tenant, parcel id) of the parcels that
         someone else changed since they were read (nothing of those is written: the caller
         reads them again and decides again).
 
-        New parcels (none kept when read) go in bulk: their event-bearing items first, then
-        their states, 25 per BatchWriteItem. Only extracts create parcels, and they run one
+        New parcels (none kept when read) go in bulk: their fees and one ``ERUsDetermined``
+        per 50 determinations first (chunk ``chunk`` x 100 + n of the file), then their
+        determinations and states, 25 per BatchWriteItem. Only extracts create parcels, and they run one
         at a time (reserved concurrency 1), so nobody else can have written them meanwhile.
         A parcel already kept is written as one transaction (its determination and fee if
         absent, the GIS history, the state only if its ``version`` is still the one read), so
@@ -260,18 +279,20 @@ class DynamoParcelRepository:
         """
         now = self._clock.now().isoformat()
         fresh = [c for c in changes if c.previous is None]
-        facts: list[dict[str, Any]] = []
-        for change in fresh:
-            if change.determined is not None:
-                facts.append(determination_item(change.determined))
-            if change.fee is not None:
-                facts.append(fee_item(change.fee))
+        determined = [c.determined for c in fresh if c.determined is not None]
+        facts: list[dict[str, Any]] = [fee_item(c.fee) for c in fresh if c.fee is not None]
+        for n, start in enumerate(range(0, len(determined), DETERMINATIONS_PER_EVENT)):
+            part = tuple(determined[start : start + DETERMINATIONS_PER_EVENT])
+            event = ERUsDetermined(
+                occurred_at=part[0].occurred_at, file_id=file_id, chunk=chunk * 100 + n, determinations=part
+            )
+            facts.append(chunk_item(event))
         batch_write(self._client, self._table, facts)
-        batch_write(
-            self._client,
-            self._table,
-            [self._new_state_item(change, file_key=file_key, file_id=file_id, now=now) for change in fresh],
-        )
+        items = [determination_item(e, publish=False) for e in determined]
+        items += [
+            self._new_state_item(change, file_key=file_key, file_id=file_id, now=now) for change in fresh
+        ]
+        batch_write(self._client, self._table, items)
         conflicts: list[tuple[str, str]] = []
         for change in changes:
             if change.previous is not None and not self._commit_known(
