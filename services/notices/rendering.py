@@ -12,6 +12,7 @@ import io
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,13 @@ from notices.domain.model import NoticeRequest, Rule, money
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 WIDTH, HEIGHT = LETTER
 MARGIN = 54  # 3/4 inch
+READ_COLUMNS = (
+    (0, "Meter"),
+    (90, "Previous read"),
+    (200, "Present read"),
+    (310, "Consumption"),
+    (410, "Quality"),
+)
 TEMPLATE_OF = {Rule.PP_LIEN: "TAXROLL", Rule.GR_TAXROLL: "TAXROLL"}
 SPECIFIC = {"N-BILL", "GR-OVERDUE", "PP-CWU-DELINQUENT", "TAXROLL", "PP-CWU-CREDIT-REVOKE"}
 
@@ -185,9 +193,25 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
     if not doc.reads:
         canvas.drawString(MARGIN, y, "No meter reads for this bill (flat or parcel-based charges).")
         y -= 11
+    else:
+        canvas.setFont("Helvetica-Bold", 8)
+        for x, title in READ_COLUMNS:
+            canvas.drawString(MARGIN + x, y, title)
+        canvas.setFont("Helvetica", 8.5)
+        y -= 11
     for read in doc.reads:
-        mark = "  ESTIMATED" if read.estimated else f"  {read.quality}"
-        canvas.drawString(MARGIN, y, f"{read.meter_id}   {read.read_on.isoformat()}   {read.reading}{mark}")
+        cells = (
+            read.meter_id or "(meter not on file)",
+            _read_text(read.previous_read_on, read.previous_reading),
+            _read_text(read.present_read_on, read.present_reading),
+            f"{read.consumption_gal:,f} gal",
+            "ESTIMATED" if read.estimated else read.quality,
+        )
+        for (x, _), cell in zip(READ_COLUMNS, cells, strict=True):
+            canvas.drawString(MARGIN + x, y, cell)
+        y -= 11
+    if doc.reads and all(read.present_reading is None for read in doc.reads):
+        canvas.drawString(MARGIN, y, "Register readings are not on file with billing for this period.")
         y -= 11
     if doc.estimated:
         canvas.drawString(
@@ -219,20 +243,21 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
         canvas.drawRightString(WIDTH - MARGIN, y, money(line.amount))
         y -= 11
     canvas.line(WIDTH - MARGIN - 200, y + 6, WIDTH - MARGIN, y + 6)
+    closing = ("Credit balance", -doc.amount_due) if doc.credit else ("Total amount due", doc.amount_due)
     totals = [
         ("Total of this bill", doc.total),
         ("Previous balance", doc.previous_balance),
         ("Payments since last bill", -doc.payments_since),
-        ("Total amount due", doc.amount_due),
+        closing,
     ]
     for label, amount in totals:
         y -= 2
-        canvas.setFont("Helvetica-Bold" if label == "Total amount due" else "Helvetica", 9)
+        canvas.setFont("Helvetica-Bold" if label == closing[0] else "Helvetica", 9)
         canvas.drawRightString(WIDTH - MARGIN - 90, y, label)
         canvas.drawRightString(WIDTH - MARGIN, y, money(amount))
         y -= 11
     canvas.setFont("Helvetica-Bold", 9)
-    canvas.drawRightString(WIDTH - MARGIN, y - 2, f"Due {doc.due_date.isoformat()}")
+    canvas.drawRightString(WIDTH - MARGIN, y - 2, balance_text(doc))
 
     _usage_chart(canvas, doc, x=MARGIN, y=150, width=250, height=80)
     if doc.annual_notice:
@@ -245,6 +270,21 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
             yy -= 9
     _remittance_stub(canvas, doc)
     canvas.showPage()
+
+
+def balance_text(doc: BillDocument) -> str:
+    """What the account owes after this bill: an amount due by the due date, or a credit."""
+    if doc.credit:
+        return f"Credit balance {money(-doc.amount_due)}: nothing is due"
+    if doc.amount_due == 0:
+        return "Nothing is due"
+    return f"Amount due {money(doc.amount_due)}   Due {doc.due_date.isoformat()}"
+
+
+def _read_text(on: date | None, reading: str | None) -> str:
+    if on is None and reading is None:
+        return "-"
+    return " ".join(part for part in (on.isoformat() if on else "", reading or "") if part)
 
 
 def _usage_chart(
@@ -279,7 +319,7 @@ def _remittance_stub(canvas: Canvas, doc: BillDocument) -> None:
     canvas.drawString(MARGIN, 92, "REMITTANCE STUB")
     canvas.setFont("Helvetica", 9)
     canvas.drawString(MARGIN, 79, f"Account {doc.account_id}   Bill {doc.printed_number}")
-    canvas.drawString(MARGIN, 67, f"Amount due {money(doc.amount_due)}   Due {doc.due_date.isoformat()}")
+    canvas.drawString(MARGIN, 67, balance_text(doc))
     canvas.drawString(MARGIN, 55, "Amount enclosed  $____________")
     canvas.drawString(WIDTH / 2 + 20, 79, f"Pay to {info['name']}")
     for i, line in enumerate(info["address"]):
