@@ -35,21 +35,23 @@ ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\b")
 
 
 class Contacts(Protocol):
-    def remember_account(
-        self, tenant: str, account_id: str, recipient: Recipient, parcel_id: str | None
-    ) -> None: ...
+    def remember_bill(
+        self,
+        tenant: str,
+        account_id: str,
+        recipient: Recipient,
+        parcel_id: str | None,
+        period_start: date,
+        volume_gal: Decimal,
+    ) -> list[UsagePoint]:
+        """Keep the account's addressee and the period's use; return its usage history."""
+        ...
 
     def remember_owner(self, tenant: str, parcel_id: str, owner: Recipient, account_id: str) -> None: ...
 
     def recipient(self, tenant: str, account_id: str) -> Recipient | None: ...
 
     def owner(self, tenant: str, parcel_id: str) -> tuple[Recipient, str] | None: ...
-
-    def remember_usage(
-        self, tenant: str, account_id: str, period_start: date, volume_gal: Decimal
-    ) -> None: ...
-
-    def usage(self, tenant: str, account_id: str) -> list[UsagePoint]: ...
 
     def annual_notice_due(self, tenant: str, account_id: str, year: int) -> bool: ...
 
@@ -89,13 +91,14 @@ def trigger(event: Any) -> str:
 def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) -> Planned:
     """N-BILL to the bill recipient; the first Sullivan bill of a year carries SU-ANNUAL-NOTICE."""
     recipient = recipient_of(event.recipient, "customer")
-    contacts.remember_account(event.tenant, event.account_id, recipient, event.parcel_id)
+    volume = sum((_kgal(line.quantity) for line in event.lines if line.unit == "kgal"), Decimal(0)) * 1000
+    usage = contacts.remember_bill(
+        event.tenant, event.account_id, recipient, event.parcel_id, event.period_start, volume
+    )
     if event.owner is not None and event.parcel_id:
         contacts.remember_owner(
             event.tenant, event.parcel_id, recipient_of(event.owner, "owner"), event.account_id
         )
-    volume = sum((_kgal(line.quantity) for line in event.lines if line.unit == "kgal"), Decimal(0)) * 1000
-    contacts.remember_usage(event.tenant, event.account_id, event.period_start, volume)
     due = annual_notice is not None and contacts.annual_notice_due(
         event.tenant, event.account_id, event.bill_date.year
     )
@@ -128,7 +131,7 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
         previous_balance=event.previous_balance,
         payments_since=event.payments_since,
         amount_due=event.amount_due,
-        usage=tuple(contacts.usage(event.tenant, event.account_id)),
+        usage=tuple(usage),
         reads=tuple(
             MeterRead(
                 meter_id=read.meter_id,

@@ -10,11 +10,11 @@ from __future__ import annotations
 import functools
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from reportlab.lib.pagesizes import LETTER
@@ -331,11 +331,145 @@ def _remittance_stub(canvas: Canvas, doc: BillDocument) -> None:
 
 def merge_pdfs(documents: Iterable[bytes]) -> bytes:
     """One PDF for the print vendor from the day's letters, in the order given (by ZIP)."""
-    from pypdf import PdfReader, PdfWriter
-
-    writer = PdfWriter()
-    for data in documents:
-        writer.append(PdfReader(io.BytesIO(data)))
     out = io.BytesIO()
-    writer.write(out)
+    write_batch(documents, out)
     return out.getvalue()
+
+
+def spooled_batch(documents: Iterable[bytes]) -> BinaryIO:
+    """The batch PDF as a file to upload: in memory up to 8 MiB, on disk (Lambda's /tmp) beyond."""
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(max_size=8 * 2**20)  # noqa: SIM115 - the caller closes it
+    write_batch(documents, spool)  # type: ignore[arg-type]
+    spool.seek(0)
+    return spool  # type: ignore[return-value]
+
+
+def write_batch(documents: Iterable[bytes], out: BinaryIO) -> int:
+    """Write the day's letters, in the order given, as one PDF to ``out``; returns the pages.
+
+    Streamed: each letter is read as it comes (the iterable may fetch it from the mail
+    bucket), its pages' objects are written at once under new object numbers, and only
+    their offsets and page numbers are kept, so memory stays bounded however many letters
+    the day has. The pages tree and the cross-reference table are written last.
+    """
+    batch = _StreamedPdf(out)
+    for data in documents:
+        batch.append(data)
+    return batch.close()
+
+
+class _StreamedPdf:
+    """A PDF written object by object: 1 is the pages tree, 2 the catalog (both at the end)."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self._out = out
+        self._position = 0
+        self._offsets: dict[int, int] = {}
+        self._pages: list[int] = []
+        self._next = 3
+        self._write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+
+    def _write(self, data: bytes) -> None:
+        self._out.write(data)
+        self._position += len(data)
+
+    def _object(self, number: int, body: bytes) -> None:
+        self._offsets[number] = self._position
+        self._write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
+
+    def append(self, data: bytes) -> None:
+        from pypdf import PdfReader
+        from pypdf.generic import IndirectObject, NameObject
+
+        reader = PdfReader(io.BytesIO(data))
+        numbers: dict[int, int] = {}
+        queue: list[tuple[int, Any]] = []
+
+        def copied(value: Any) -> Any:
+            if isinstance(value, IndirectObject):
+                if value.idnum not in numbers:
+                    numbers[value.idnum] = self._next
+                    self._next += 1
+                    queue.append((numbers[value.idnum], value.get_object()))
+                return IndirectObject(numbers[value.idnum], 0, None)
+            return _copy_pdf_object(value, copied)
+
+        root: Any = reader.trailer["/Root"]
+        for page in _leaf_pages(root["/Pages"], {}):
+            number = self._next
+            self._next += 1
+            body = {k: v for k, v in page.items() if k != "/Parent"}
+            new_page = _copy_pdf_object(_dictionary(body), copied)
+            new_page[NameObject("/Parent")] = IndirectObject(1, 0, None)
+            self._object(number, _serialised(new_page))
+            self._pages.append(number)
+        while queue:  # the objects the pages refer to, and theirs in turn
+            number, value = queue.pop()
+            self._object(number, _serialised(_copy_pdf_object(value, copied)))
+
+    def close(self) -> int:
+        kids = b" ".join(b"%d 0 R" % n for n in self._pages)
+        self._object(1, b"<< /Type /Pages /Count %d /Kids [ %s ] >>" % (len(self._pages), kids))
+        self._object(2, b"<< /Type /Catalog /Pages 1 0 R >>")
+        xref_at = self._position
+        size = self._next
+        lines = [b"xref\n0 %d\n" % size, b"0000000000 65535 f \n"]
+        for number in range(1, size):
+            offset = self._offsets.get(number)
+            lines.append(b"%010d 00000 n \n" % offset if offset is not None else b"0000000000 65535 f \n")
+        self._write(b"".join(lines))
+        self._write(b"trailer\n<< /Size %d /Root 2 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref_at))
+        return len(self._pages)
+
+
+INHERITED = ("/Resources", "/MediaBox", "/CropBox", "/Rotate")
+
+
+def _leaf_pages(node: Any, inherited: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The pages under a pages-tree node, in order, each with what it inherits from the tree
+    (PDF 32000 7.7.3.4) made its own: read straight from the tree, which is cheaper than
+    pypdf's flattening of the whole document."""
+    here = {**inherited, **{k: node.raw_get(k) for k in node if k in INHERITED}}
+    if node.get("/Type") == "/Page" or "/Kids" not in node:
+        yield {**here, **{k: node.raw_get(k) for k in node}}
+        return
+    for kid in node["/Kids"]:
+        yield from _leaf_pages(kid.get_object(), here)
+
+
+def _dictionary(values: dict[Any, Any]) -> Any:
+    from pypdf.generic import DictionaryObject
+
+    made = DictionaryObject()
+    made.update(values)
+    return made
+
+
+def _copy_pdf_object(value: Any, copied: Any) -> Any:
+    """``value`` with every indirect reference in it renumbered by ``copied``; a stream keeps
+    its encoded data as it is (never decoded and re-encoded)."""
+    from pypdf.generic import ArrayObject, DictionaryObject, EncodedStreamObject, StreamObject
+
+    if isinstance(value, StreamObject):
+        stream = EncodedStreamObject()
+        stream._data = value._data
+        for k, v in value.items():
+            if k != "/Length":
+                stream[k] = copied(v)
+        return stream
+    if isinstance(value, DictionaryObject):
+        made = DictionaryObject()
+        for k, v in value.items():
+            made[k] = copied(v)
+        return made
+    if isinstance(value, ArrayObject):
+        return ArrayObject(copied(v) for v in value)
+    return value
+
+
+def _serialised(value: Any) -> bytes:
+    buffer = io.BytesIO()
+    value.write_to_stream(buffer)
+    return buffer.getvalue()

@@ -320,3 +320,35 @@ def test_certified_satellite_results_are_emailed_once_with_their_deadline(notice
         "Due by: 2025-12-18",
     ):
         assert phrase in text, phrase
+
+
+def test_the_usage_chart_holds_each_billed_period_once(notices: Stack) -> None:
+    def quarter(start: date, end: date, kgal: str) -> BillIssued:
+        bill = issued(opted_in=False, account="GR-1")
+        volume = IssuedLine(
+            rule_id="GR-VOL",
+            description="Volume charge",
+            quantity=kgal,
+            unit="kgal",
+            rate="6.50",
+            amount=Decimal(0),
+        )
+        return bill.model_copy(
+            update={
+                "period_start": start,
+                "period_end": end,
+                "bill_id": f"B-GR-1-{start.isoformat()}",
+                "lines": (*bill.lines, volume),
+            }
+        )
+
+    q2 = quarter(date(2026, 4, 1), date(2026, 7, 1), "19")
+    q3 = quarter(date(2026, 7, 1), date(2026, 10, 1), "23")
+    for event in (q2, q2, q3):  # Q2 delivered twice: its period counts once
+        assert delivered(eventbridge_body(event)) == {"batchItemFailures": []}
+    archived = notices.s3.get_object(Bucket=MAIL, Key="bills/grafton-sewer/GR-1/B-GR-1-2026-07-01.pdf")
+    text = PdfReader(io.BytesIO(archived["Body"].read())).pages[0].extract_text()
+    chart = text[text.index("Usage, last 13 periods") :]
+    # 19 kgal in the April quarter, 23 kgal in the July quarter, each one bar.
+    assert chart.count("04/26") == 1 and chart.count("07/26") == 1
+    assert "19.0" in chart and "23.0" in chart

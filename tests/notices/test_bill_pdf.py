@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import shutil
 import subprocess
+from collections.abc import Iterator
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -16,7 +17,7 @@ from pypdf import PdfReader
 from notices.domain.documents import BillDocument, MeterRead
 from notices.domain.model import Recipient, money
 from notices.domain.requests import bill_notice
-from notices.rendering import bill_pdf, merge_pdfs, render
+from notices.rendering import bill_pdf, merge_pdfs, render, write_batch
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"
 
@@ -131,10 +132,35 @@ def test_a_page_of_the_bill_renders_to_png_as_an_artifact(grafton_bill: BillDocu
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and len(png) > 5_000
 
 
-def test_the_print_batch_keeps_the_order_it_is_given(grafton_bill: BillDocument) -> None:
+def test_the_print_batch_keeps_the_order_it_is_given(grafton_bill: BillDocument, tmp_path: Path) -> None:
     first = bill_pdf(grafton_bill)
     second = bill_pdf(grafton_bill.model_copy(update={"bill_id": "GR-2026Q3-000002"}))
-    merged = PdfReader(io.BytesIO(merge_pdfs([first, second])))
-    assert len(merged.pages) == 2
+    batch = merge_pdfs([first, second, first])
+    merged = PdfReader(io.BytesIO(batch), strict=True)  # a well-formed PDF, read strictly
+    assert len(merged.pages) == 3
     assert "GR-2026Q3-000001" in merged.pages[0].extract_text()
     assert "GR-2026Q3-000002" in merged.pages[1].extract_text()
+    assert "GR-2026Q3-000001" in merged.pages[2].extract_text()
+    if shutil.which("pdfinfo") is not None:  # poppler reads it without a complaint too
+        (tmp_path / "batch.pdf").write_bytes(batch)
+        info = subprocess.run(
+            ["pdfinfo", str(tmp_path / "batch.pdf")], capture_output=True, text=True, check=True
+        )
+        assert "Pages:           3" in info.stdout and info.stderr == ""
+
+
+def test_the_print_batch_is_written_as_it_reads_each_letter(grafton_bill: BillDocument) -> None:
+    # Streamed: the batch is on its way out before the last letter has been read.
+    written_before_last: list[int] = []
+    out = io.BytesIO()
+
+    def letters() -> Iterator[bytes]:
+        for number in range(1, 5):
+            if number == 4:
+                written_before_last.append(len(out.getvalue()))
+            yield bill_pdf(grafton_bill.model_copy(update={"bill_id": f"GR-2026Q3-00000{number}"}))
+
+    assert write_batch(letters(), out) == 4
+    assert written_before_last[0] > 3 * 2000  # three letters' pages already written
+    pages = PdfReader(io.BytesIO(out.getvalue()), strict=True).pages
+    assert [f"GR-2026Q3-00000{n}" in pages[n - 1].extract_text() for n in range(1, 5)] == [True] * 4

@@ -18,7 +18,7 @@ from decimal import Decimal
 from email.mime.application import MIMEApplication
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
-from typing import Any
+from typing import Any, BinaryIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -244,10 +244,11 @@ class S3MailRoom:
     def batch_exists(self, day: date) -> bool:
         return get(self._ddb, self._table, key("BATCH", day.isoformat()), "BATCH") is not None
 
-    def store_batch(self, day: date, pdf: bytes, manifest: str, count: int) -> tuple[str, str]:
+    def store_batch(self, day: date, pdf: BinaryIO, manifest: str, count: int) -> tuple[str, str]:
         prefix = f"batches/{day.isoformat()}"
         pdf_key, manifest_key = f"{prefix}/batch.pdf", f"{prefix}/manifest.csv"
-        self._s3.put_object(Bucket=self._bucket, Key=pdf_key, Body=pdf, ContentType="application/pdf")
+        # Multipart for a large batch, read from the spooled file part by part.
+        self._s3.upload_fileobj(pdf, self._bucket, pdf_key, ExtraArgs={"ContentType": "application/pdf"})
         self._s3.put_object(
             Bucket=self._bucket, Key=manifest_key, Body=manifest.encode(), ContentType="text/csv"
         )
@@ -291,8 +292,8 @@ def manifest_csv(letters: list[dict[str, Any]]) -> str:
 class DynamoContacts:
     """Notices' own projection of addressees and billed usage, kept from billing's events.
 
-    ``CONTACT#<tenant>#<account_id>`` / ``RECIPIENT``; ``PARCEL#<tenant>#<parcel_id>`` /
-    ``OWNER``; ``USAGE#<tenant>#<account_id>`` / ``<period_start>``;
+    ``CONTACT#<tenant>#<account_id>`` / ``RECIPIENT`` (with the billed usage, a list of
+    periods); ``PARCEL#<tenant>#<parcel_id>`` / ``OWNER``;
     ``ANNUAL#<tenant>#<account_id>`` / ``<year>`` once the annual rate notice went out.
     """
 
@@ -303,17 +304,38 @@ class DynamoContacts:
     def _put(self, item: dict[str, Any]) -> None:
         self._client.put_item(TableName=self._table, Item=to_item(item))
 
-    def remember_account(
-        self, tenant: str, account_id: str, recipient: Recipient, parcel_id: str | None
-    ) -> None:
-        self._put(
-            {
-                "pk": key("CONTACT", tenant, account_id),
-                "sk": "RECIPIENT",
-                "recipient": recipient.model_dump_json(),
-                "parcel_id": parcel_id or "",
-            }
+    def remember_bill(
+        self,
+        tenant: str,
+        account_id: str,
+        recipient: Recipient,
+        parcel_id: str | None,
+        period_start: date,
+        volume_gal: Decimal,
+    ) -> list[UsagePoint]:
+        """One UpdateItem: the addressee as of this bill, and the period's use appended to the
+        account's history (a redelivered bill appends its period again; the last one of a
+        period counts), the whole item returned for the bill's usage chart."""
+        point = {"M": {"period_start": {"S": period_start.isoformat()}, "volume_gal": {"S": str(volume_gal)}}}
+        response = self._client.update_item(
+            TableName=self._table,
+            Key={"pk": {"S": key("CONTACT", tenant, account_id)}, "sk": {"S": "RECIPIENT"}},
+            UpdateExpression="SET recipient = :r, parcel_id = :p, #u = list_append(if_not_exists(#u, :none), :point)",
+            ExpressionAttributeNames={"#u": "usage"},
+            ExpressionAttributeValues={
+                ":r": {"S": recipient.model_dump_json()},
+                ":p": {"S": parcel_id or ""},
+                ":none": {"L": []},
+                ":point": {"L": [point]},
+            },
+            ReturnValues="ALL_NEW",
         )
+        kept = from_item(response["Attributes"]).get("usage") or []
+        by_period = {p["period_start"]: Decimal(p["volume_gal"]) for p in kept}
+        return [
+            UsagePoint(period_start=date.fromisoformat(start), volume_gal=volume)
+            for start, volume in sorted(by_period.items())[-13:]
+        ]
 
     def remember_owner(self, tenant: str, parcel_id: str, owner: Recipient, account_id: str) -> None:
         self._put(
@@ -332,32 +354,6 @@ class DynamoContacts:
     def owner(self, tenant: str, parcel_id: str) -> tuple[Recipient, str] | None:
         item = get(self._client, self._table, key("PARCEL", tenant, parcel_id), "OWNER")
         return (Recipient.model_validate_json(item["recipient"]), item["account_id"]) if item else None
-
-    def remember_usage(self, tenant: str, account_id: str, period_start: date, volume_gal: Decimal) -> None:
-        self._put(
-            {
-                "pk": key("USAGE", tenant, account_id),
-                "sk": period_start.isoformat(),
-                "volume_gal": str(volume_gal),
-            }
-        )
-
-    def usage(self, tenant: str, account_id: str) -> list[UsagePoint]:
-        response = self._client.query(
-            TableName=self._table,
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": key("USAGE", tenant, account_id)}},
-            ScanIndexForward=False,
-            Limit=13,
-        )
-        points = [from_item(i) for i in response["Items"]]
-        return sorted(
-            (
-                UsagePoint(period_start=date.fromisoformat(p["sk"]), volume_gal=Decimal(p["volume_gal"]))
-                for p in points
-            ),
-            key=lambda u: u.period_start,
-        )
 
     def annual_notice_due(self, tenant: str, account_id: str, year: int) -> bool:
         return get(self._client, self._table, key("ANNUAL", tenant, account_id), str(year)) is None
