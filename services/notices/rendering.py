@@ -18,6 +18,7 @@ from typing import Any, BinaryIO
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from reportlab.lib.pagesizes import LETTER
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
 from notices.domain.documents import BillDocument
@@ -150,9 +151,40 @@ def bill_pdf(doc: BillDocument) -> bytes:
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER, pageCompression=1, invariant=1)
     canvas.setTitle(f"Bill {doc.printed_number}")
-    draw_bill(canvas, doc)
+    draw_bill(_BatchedText(canvas), doc)
     canvas.save()
     return out.getvalue()
+
+
+class _BatchedText:
+    """A canvas whose strings go into one PDF text object per page; lines, rectangles and
+    the rest go to the canvas itself. (reportlab's ``drawString`` builds and closes a text
+    object per call, the largest part of drawing a bill of some sixty strings.)"""
+
+    def __init__(self, canvas: Canvas) -> None:
+        self._canvas = canvas
+        self._text = canvas.beginText()
+        self._font: tuple[str, float] = ("Helvetica", 10)
+
+    def setFont(self, name: str, size: float) -> None:  # noqa: N802 - reportlab's name
+        self._font = (name, size)
+        self._text.setFont(name, size)
+
+    def drawString(self, x: float, y: float, text: str) -> None:  # noqa: N802
+        self._text.setTextOrigin(x, y)
+        self._text.textOut(text)
+
+    def drawRightString(self, x: float, y: float, text: str) -> None:  # noqa: N802
+        self.drawString(x - stringWidth(text, *self._font), y, text)
+
+    def showPage(self) -> None:  # noqa: N802
+        self._canvas.drawText(self._text)
+        self._canvas.showPage()
+        self._text = self._canvas.beginText()
+        self._text.setFont(*self._font)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._canvas, name)
 
 
 def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
