@@ -123,11 +123,13 @@ def render_section() -> None:
     raw_s = time.perf_counter() - started
 
     started = time.perf_counter()
+    cpu_started = time.process_time()
     pdfs = []
     for doc in documents:
         render(bill_notice(doc, recipient, f"BillIssued#{doc.bill_id}"))
         pdfs.append(bill_pdf(doc))
     render_s = time.perf_counter() - started
+    render_cpu = time.process_time() - cpu_started
 
     letters = [
         {
@@ -156,6 +158,7 @@ def render_section() -> None:
     print(
         f"  raw one-page PDF, same count:          {raw_s:7.2f} s  {n / raw_s:8.1f} pages/s   ratio {render_s / raw_s:.1f}x"
     )
+    print(f"  render CPU {render_cpu:7.2f} s: {n / render_cpu:8.1f} notices per CPU second")
     print(f"  mean bill PDF size: {sum(map(len, pdfs)) / n / 1024:.1f} KiB")
     print(
         f"  print batch of {n} letters in memory: {batch_s:7.2f} s, batch PDF {len(batch) / 2**20:.1f} MiB, manifest {len(manifest) / 1024:.0f} KiB"

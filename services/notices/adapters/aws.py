@@ -24,6 +24,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from common.clock import Clock
 from common.dynamo import from_item, get, put_if_absent, to_item
+from common.errors import TransientError
 from common.events import Event
 from common.ids import key
 from common.outbox import outbox_item
@@ -289,6 +290,9 @@ def manifest_csv(letters: list[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
+USAGE_KEPT = 60  # periods of billed usage kept per account (5 years of monthly bills)
+
+
 class DynamoContacts:
     """Notices' own projection of addressees and billed usage, kept from billing's events.
 
@@ -313,29 +317,44 @@ class DynamoContacts:
         period_start: date,
         volume_gal: Decimal,
     ) -> list[UsagePoint]:
-        """One UpdateItem: the addressee as of this bill, and the period's use appended to the
-        account's history (a redelivered bill appends its period again; the last one of a
-        period counts), the whole item returned for the bill's usage chart."""
-        point = {"M": {"period_start": {"S": period_start.isoformat()}, "volume_gal": {"S": str(volume_gal)}}}
-        response = self._client.update_item(
-            TableName=self._table,
-            Key={"pk": {"S": key("CONTACT", tenant, account_id)}, "sk": {"S": "RECIPIENT"}},
-            UpdateExpression="SET recipient = :r, parcel_id = :p, #u = list_append(if_not_exists(#u, :none), :point)",
-            ExpressionAttributeNames={"#u": "usage"},
-            ExpressionAttributeValues={
-                ":r": {"S": recipient.model_dump_json()},
-                ":p": {"S": parcel_id or ""},
-                ":none": {"L": []},
-                ":point": {"L": [point]},
-            },
-            ReturnValues="ALL_NEW",
-        )
-        kept = from_item(response["Attributes"]).get("usage") or []
-        by_period = {p["period_start"]: Decimal(p["volume_gal"]) for p in kept}
-        return [
-            UsagePoint(period_start=date.fromisoformat(start), volume_gal=volume)
-            for start, volume in sorted(by_period.items())[-13:]
-        ]
+        """The addressee as of this bill and the period's use, kept in the account's one
+        contact item (a GetItem and a PutItem conditional on the version read, retried on a
+        concurrent write): the last ``USAGE_KEPT`` periods, one point a period however often
+        a bill arrives. Returns the last 13 for the bill's usage chart."""
+        pk = key("CONTACT", tenant, account_id)
+        for _attempt in range(5):
+            item = get(self._client, self._table, pk, "RECIPIENT") or {}
+            version = int(item.get("version", 0))
+            by_period = {p["period_start"]: p["volume_gal"] for p in item.get("usage") or ()}
+            by_period[period_start.isoformat()] = str(volume_gal)
+            usage = [{"period_start": k, "volume_gal": v} for k, v in sorted(by_period.items())][-USAGE_KEPT:]
+            try:
+                self._client.put_item(
+                    TableName=self._table,
+                    Item=to_item(
+                        {
+                            "pk": pk,
+                            "sk": "RECIPIENT",
+                            "recipient": recipient.model_dump_json(),
+                            "parcel_id": parcel_id or "",
+                            "usage": usage,
+                            "version": version + 1,
+                        }
+                    ),
+                    ConditionExpression="attribute_not_exists(pk) OR version = :v",
+                    ExpressionAttributeValues={":v": {"N": str(version)}},
+                )
+            except ClientError as exc:
+                if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                    raise
+                continue  # another bill of the account was kept meanwhile: read again
+            return [
+                UsagePoint(
+                    period_start=date.fromisoformat(p["period_start"]), volume_gal=Decimal(p["volume_gal"])
+                )
+                for p in usage[-13:]
+            ]
+        raise TransientError(f"the contact item of {account_id} kept changing while a bill was kept")
 
     def remember_owner(self, tenant: str, parcel_id: str, owner: Recipient, account_id: str) -> None:
         self._put(
