@@ -57,7 +57,12 @@ def upload(stack: Stack, key: str, text: str) -> dict[str, Any]:
 
 
 def consume(
-    stack: Stack, account: str, gallons: int, start: date = date(2026, 7, 1), end: date = date(2026, 10, 1)
+    stack: Stack,
+    account: str,
+    gallons: int,
+    start: date = date(2026, 7, 1),
+    end: date = date(2026, 10, 1),
+    **reads: Any,
 ) -> None:
     event = ConsumptionDetermined(
         occurred_at=datetime(2026, 10, 1, tzinfo=UTC),
@@ -67,6 +72,7 @@ def consume(
         period_end=end,
         volume_gal=gallons,
         source_file="reads/q.csv",
+        **reads,
     )
     on_consumption_determined.lambda_handler(sqs_event(eventbridge_body(event)), lambda_context())
 
@@ -189,6 +195,31 @@ def test_a_cycle_issues_one_bill_per_account_and_holds_those_missing_consumption
         i for i in before if i["pk"].startswith(kept)
     ]
     assert published(flow, "BillIssued") == []
+
+
+def test_the_bill_carries_the_register_reads_metering_determined_its_volume_from(flow: Stack) -> None:
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    reads_used = [
+        {"meter_id": "GR-M-1", "read_on": "2026-07-01", "reading": "481200", "read_type": "actual"},
+        {"meter_id": "GR-M-1", "read_on": "2026-10-01", "reading": "504200", "read_type": "actual"},
+    ]
+    meters = [{"meter_id": "GR-M-1", "kind": "water", "volume_gal": "23000", "quality": "actual"}]
+    consume(flow, "GR-1", 23000, reads_used=reads_used, meters=meters)  # 504,200 - 481,200
+    consume(flow, "GR-2", 0)
+    run_cycle(flow)
+    [bill] = [b for b in published(flow, "BillIssued") if b["account_id"] == "GR-1"]
+    assert bill["reads"] == [
+        {
+            "meter_id": "GR-M-1",
+            "previous_read_on": "2026-07-01",
+            "previous_reading": "481200",
+            "present_read_on": "2026-10-01",
+            "present_reading": "504200",
+            "quality": "actual",
+            "estimated": False,
+            "consumption_gal": "23000",
+        }
+    ]
 
 
 def test_a_held_account_is_billed_by_a_later_run_once_its_data_arrives(flow: Stack) -> None:

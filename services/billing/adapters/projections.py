@@ -78,6 +78,9 @@ class Projections(Store):
                 "estimated": bool(values.get("estimated", False)),
                 "source_event_id": e.event_id,
                 "recorded_at": now.isoformat(),
+                # the reads behind the volume, printed on the bill (as JSON text: one attribute)
+                "reads_used": json.dumps(values["reads_used"]) if values.get("reads_used") else None,
+                "meters": json.dumps(values["meters"]) if values.get("meters") else None,
             }
             items[(str(item["pk"]), str(item["sk"]))] = item
         old = self.get_many(list(items))
