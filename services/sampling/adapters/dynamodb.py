@@ -32,6 +32,7 @@ from botocore.exceptions import ClientError
 from common.clock import Clock
 from common.dynamo import (
     batch_get,
+    batch_put,
     from_item,
     get,
     key_of,
@@ -224,22 +225,7 @@ class DynamoSamplingRepository:
                 seen.add((row.tenant, row.sample_id))
                 items.append(_sample_item(row, now))
             items.append(_result_item(row, now))
-        self._batch_put(items)
-
-    def _batch_put(self, items: Sequence[Mapping[str, Any]]) -> None:
-        # (common.dynamo.batch_put arrives with branch metering; same contract.)
-        for start in range(0, len(items), 25):
-            requests = [{"PutRequest": {"Item": to_item(i)}} for i in items[start : start + 25]]
-            for _attempt in range(8):
-                if not requests:
-                    break
-                try:
-                    resp = self._client.batch_write_item(RequestItems={self._table: requests})
-                except ClientError as exc:
-                    raise TransientError(f"BatchWriteItem: {exc}") from exc
-                requests = resp.get("UnprocessedItems", {}).get(self._table, [])
-            if requests:
-                raise TransientError("BatchWriteItem kept returning unprocessed items")
+        batch_put(self._client, self._table, items)
 
     def _put_once(self, values: Mapping[str, Any], compare: str | None = None) -> None:
         try:
