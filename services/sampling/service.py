@@ -122,10 +122,13 @@ class SamplingService:
             raise Conflict(problem.column, problem.reason)
         self.repo.record_results(kept)
         events: list[Event] = []
+        record = self.repo.account(tenant, row.account_id)
         event = after_new_results(
-            tenant, row.account_id, [*kept, *again], self.repo, self.policies, now, today, events
+            tenant, row.account_id, [*kept, *again], record, self.repo, self.policies, now, today, events
         )
-        self.repo.publish(events)
+        self.repo.publish([*events, *([event] if event else [])])
+        if event is not None:
+            self.repo.record_classifications([(event, record)])
         return {
             "sample_id": row.sample_id,
             "parameter": row.parameter,

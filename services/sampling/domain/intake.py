@@ -99,10 +99,19 @@ class SamplingRepository(Protocol):
 
     def account(self, tenant: str, account_id: str) -> AccountRecord: ...
 
+    def account_records(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], AccountRecord]:
+        """Many accounts' records at once (a lab file names many)."""
+        ...
+
     def record_classification(
         self, event: StrengthClassified, exit_returns_on: date | None, expected_version: int
     ) -> None:
         """Replace the account's classification (conditional on its version) with its event."""
+        ...
+
+    def record_classifications(self, classified: Sequence[tuple[StrengthClassified, AccountRecord]]) -> None:
+        """Replace accounts' classifications (each conditional on the version of the record it
+        was computed from) whose events are already published."""
         ...
 
     def record_deadline(self, tenant: str, account_id: str, deadline: ResultsDeadline) -> None: ...
@@ -170,11 +179,18 @@ def ingest_lab_file(
     by_account: dict[tuple[str, str], list[LabRow]] = {}
     for row in [*rows, *stored_again]:
         by_account.setdefault((row.tenant, row.account_id), []).append(row)
+    records = repo.account_records(list(by_account))
+    reclassified: list[tuple[StrengthClassified, AccountRecord]] = []
     for (tenant, account_id), new_rows in sorted(by_account.items()):
-        event = after_new_results(tenant, account_id, new_rows, repo, policies, now, today, events)
+        record = records[(tenant, account_id)]
+        event = after_new_results(tenant, account_id, new_rows, record, repo, policies, now, today, events)
         if event is not None:
             classified.append(f"{tenant}/{account_id}")
-    repo.publish(events)
+            reclassified.append((event, record))
+    # The facts first (the outbox is their record), then the state they change: a crash in
+    # between is repaired by the redelivery, which computes the same events and skips them.
+    repo.publish([*events, *(event for event, _ in reclassified)])
+    repo.record_classifications(reclassified)
 
     rejections.sort(key=lambda r: (r.line, r.column))
     report = None
@@ -303,15 +319,17 @@ def after_new_results(
     tenant: str,
     account_id: str,
     new_rows: Sequence[LabRow],
+    record: AccountRecord,
     repo: SamplingRepository,
     policies: Policies,
     now: datetime,
     today: date,
     events: list[Event],
 ) -> StrengthClassified | None:
-    """Charges, flags, deadlines and the reclassification after an account's new results."""
+    """Charges, flags and deadlines after an account's new results (``record``: read after
+    they were stored), and its new classification, not yet recorded (the caller publishes
+    it with ``events`` and then records it: ``record_classifications``)."""
     policy = policies(tenant, today)
-    record = repo.account(tenant, account_id)
     new_samples: dict[str, list[LabRow]] = {}
     for row in new_rows:
         new_samples.setdefault(row.sample_id, []).append(row)
@@ -356,9 +374,8 @@ def after_new_results(
     if not finals_now:
         return None  # resamples wait for a decision; splits never classify
     latest = max(finals_now, key=lambda sid: (new_samples[sid][0].collected_on, sid))
-    return reclassify(
+    return classification_of(
         record,
-        repo=repo,
         policy=policy,
         trigger=latest,
         effective_from=new_samples[latest][0].collected_on,
@@ -380,8 +397,34 @@ def reclassify(
     today: date,
 ) -> StrengthClassified:
     """Classify the account's final results as of ``today`` and record the event."""
+    event = classification_of(
+        record,
+        policy=policy,
+        trigger=trigger,
+        effective_from=effective_from,
+        touched=touched,
+        now=now,
+        today=today,
+    )
+    repo.record_classification(
+        event, event.exit_clock.returns_on if event.exit_clock else None, expected_version=record.version
+    )
+    return event
+
+
+def classification_of(
+    record: AccountRecord,
+    *,
+    policy: TenantPolicy,
+    trigger: str,
+    effective_from: date,
+    touched: Sequence[date],
+    now: datetime,
+    today: date,
+) -> StrengthClassified:
+    """The account's classification on its final results as of ``today`` (not recorded)."""
     assert record.info is not None
-    event = classify_account(
+    return classify_account(
         tenant=record.info.tenant,
         account_id=record.info.account_id,
         final=final_results(record),
@@ -396,10 +439,6 @@ def reclassify(
         touched=touched,
         industrial_user=industrial_user_of(record.info, final_results(record)),
     )
-    repo.record_classification(
-        event, event.exit_clock.returns_on if event.exit_clock else None, expected_version=record.version
-    )
-    return event
 
 
 def industrial_user_of(info: AccountInfo, final: Sequence[FinalResult]) -> IndustrialUser | None:

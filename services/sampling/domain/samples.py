@@ -83,6 +83,7 @@ class AccountRecord:
     decisions: dict[str, Decision] = field(default_factory=dict)
     category: str | None = None
     version: int = 0
+    exit_returns_on: date | None = None  # a running PP-SEW-CAT-B-EXIT clock's end, as stored
 
     def samples(self) -> dict[str, list[StoredResult]]:
         by_sample: dict[str, list[StoredResult]] = {}
