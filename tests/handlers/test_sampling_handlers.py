@@ -107,3 +107,49 @@ def test_a_rejected_message_is_recorded_in_samplings_outbox_and_kept_seven_years
     assert item["source"] == "sewerbill.sampling"
     now = datetime(2026, 1, 5, 15, 0, tzinfo=UTC).timestamp()
     assert int(item["expires_at"]) >= now + SEVEN_YEARS_S
+
+
+LAB = (
+    "tenant,sample_id,account_id,collected_on,parameter,value,units,analysed_on,lab,kind,resample_of,method\n"
+    f"{PP},S-1,PP-0002,2025-12-15,bod,220,mg/l,2025-12-17,Acme Labs,routine,,\n"
+    f"{PP},S-1,PP-0002,2025-12-15,tss,150,mg/l,2025-12-17,Acme Labs,,,\n"
+    f"{PP},S-2,PP-0007,2025-12-15,bod,120,mg/l,2025-12-17,Acme Labs,routine,,\n"
+)
+
+
+def test_a_crash_between_the_events_and_the_classifications_is_repaired_by_the_redelivery(
+    sampling: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sampling.adapters.dynamodb import DynamoSamplingRepository
+
+    for account in ("PP-0002", "PP-0007"):
+        assert staff_call("PUT", f"/staff/{PP}/sampling-points/{account}", {"sampling_point": "MH"})[0] == 200
+    body = json.dumps(sampling.put_upload("lab/2025-12.csv", LAB.encode()))
+    real = DynamoSamplingRepository.record_classifications
+
+    def crash(self: DynamoSamplingRepository, classified: Any) -> None:
+        raise RuntimeError("the container died after publishing")
+
+    monkeypatch.setattr(DynamoSamplingRepository, "record_classifications", crash)
+    failed = on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context())
+    assert len(failed["batchItemFailures"]) == 1  # transient: redelivered
+    assert not [i for i in sampling.state("sampling") if i["sk"] == "CLASSIFICATION"]
+    published = sampling.outbox("sampling")
+
+    monkeypatch.setattr(DynamoSamplingRepository, "record_classifications", real)
+    assert on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+    categories = {i["pk"]: i["category"] for i in sampling.state("sampling") if i["sk"] == "CLASSIFICATION"}
+    assert categories == {f"ACCT#{PP}#PP-0002": "B", f"ACCT#{PP}#PP-0007": "A"}
+    # Each event once: the redelivery found the charges and classifications already published.
+    again = sampling.outbox("sampling")
+    assert {i["pk"] for i in published} <= {i["pk"] for i in again}
+    kinds = sorted(i["detail_type"] for i in again)
+    assert kinds.count("StrengthCategoryChanged") == 2  # A from nothing, B from nothing
+    assert kinds.count("SamplingCostsCharged") == 1  # the file's chunk, with a charge per sample
+    (chunk,) = outbox_events(sampling, "SamplingCostsCharged")
+    assert sorted(c["charge_id"] for c in chunk["charges"]) == ["sample:S-1", "sample:S-2"]
+    assert kinds.count("LabFileTakenIn") == 1
+    # And the same file once more changes nothing.
+    items = sampling.items("sampling")
+    assert on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+    assert sampling.items("sampling") == items

@@ -40,6 +40,7 @@ from sampling.events import (
     LabLineRejection,
     ResampleFlagged,
     SamplingCostCharged,
+    SamplingCostsCharged,
     StrengthClassified,
 )
 
@@ -189,6 +190,7 @@ def ingest_lab_file(
             reclassified.append((event, record))
     # The facts first (the outbox is their record), then the state they change: a crash in
     # between is repaired by the redelivery, which computes the same events and skips them.
+    events = chunked_costs(events, file_id, now)
     repo.publish([*events, *(event for event, _ in reclassified)])
     repo.record_classifications(reclassified)
 
@@ -222,6 +224,20 @@ def ingest_lab_file(
         classified=tuple(classified),
         report_key=report.key if report else None,
     )
+
+
+def chunked_costs(events: Sequence[Event], file_id: str, now: datetime) -> list[Event]:
+    """A file's sample costs as ``SamplingCostsCharged`` chunks (one event per chunk, not per
+    sample), in the order computed (accounts, then samples, sorted: a redelivery forms the
+    same chunks under the same business keys); the other events as they are."""
+    charges = [e for e in events if isinstance(e, SamplingCostCharged)]
+    size = SamplingCostsCharged.CHUNK_MAX
+    return [e for e in events if not isinstance(e, SamplingCostCharged)] + [
+        SamplingCostsCharged(
+            occurred_at=now, file_id=file_id, chunk=n, charges=tuple(charges[start : start + size])
+        )
+        for n, start in enumerate(range(0, len(charges), size))
+    ]
 
 
 def _policy_max(policies: Policies, tenant: str, today: date) -> Mapping[str, Decimal]:
