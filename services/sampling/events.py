@@ -291,6 +291,29 @@ class SatelliteResampleRequestDecided(Event):
     rule_id: Literal["PP-SEW-SAT-RESAMPLE"] = "PP-SEW-SAT-RESAMPLE"
 
 
+class SplitResampleRequestDecided(Event):
+    """PP-SEW-SPLIT: a discharger's resample request after a split, accepted on a significant
+    difference (the resample at the discharger's cost: its sample is charged when taken in,
+    PP-SEW-SAMPLE-COST) or refused, with the figures."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "split_sample_id", "requested_on")
+
+    tenant: str
+    account_id: str
+    split_sample_id: str
+    original_sample_id: str
+    accepted: bool
+    requested_on: date
+    requested_by: str
+    differences_mg_l: dict[str, Decimal]
+    significant: tuple[str, ...]
+    difference_percent: Decimal
+    at_discharger_cost: bool
+    reason: str = Field(max_length=2000)
+    rule_id: Literal["PP-SEW-SPLIT"] = "PP-SEW-SPLIT"
+
+
 class AnnualReportReceived(Event):
     """PP-SEW-REPORT: a discharger's annual report for ``year`` was received."""
 

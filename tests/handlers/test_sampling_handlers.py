@@ -153,3 +153,42 @@ def test_a_crash_between_the_events_and_the_classifications_is_repaired_by_the_r
     items = sampling.items("sampling")
     assert on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
     assert sampling.items("sampling") == items
+
+
+def test_a_dischargers_split_with_a_significant_difference_gets_a_resample_at_its_cost(
+    sampling: Stack,
+) -> None:
+    # PP-SEW-SPLIT: the utility's BOD 900 against the discharger's split at 400: a difference
+    # of 500 > 20% of 900 (180): the request is accepted and ORIG-5 resampled.
+    assert staff_call("PUT", f"/staff/{PP}/sampling-points/PP-0005", {"sampling_point": "MH"})[0] == 200
+    header = LAB.splitlines(keepends=True)[0]
+    first = header + (
+        f"{PP},ORIG-5,PP-0005,2025-12-15,bod,900,mg/l,2025-12-17,Acme Labs,routine,,\n"
+        f"{PP},SPLIT-5,PP-0005,2025-12-15,bod,400,mg/l,2025-12-18,State Lab,split,ORIG-5,\n"
+    )
+    body = json.dumps(sampling.put_upload("lab/2025-12-15.csv", first.encode()))
+    assert on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+
+    request = {"requested_on": "2026-01-05"}
+    status, answer = staff_call("POST", f"/staff/{PP}/samples/SPLIT-5/resample-requests", request)
+    assert status == 200, answer
+    assert (answer["accepted"], answer["significant"], answer["at_discharger_cost"]) == (True, ["bod"], True)
+    assert staff_call("POST", f"/staff/{PP}/samples/SPLIT-5/resample-requests", request)[0] == 200  # again
+    (decided,) = outbox_events(sampling, "SplitResampleRequestDecided")
+    assert (decided["original_sample_id"], decided["differences_mg_l"], decided["requested_by"]) == (
+        "ORIG-5",
+        {"bod": "-500"},
+        "clerk-bo",
+    )
+
+    # The resample is taken in and charged like any sample (PP-SEW-SAMPLE-COST: the
+    # discharger's cost); staff then choose it, and BOD 150 returns the account to A.
+    second = header + f"{PP},RE-5,PP-0005,2025-12-29,bod,150,mg/l,2025-12-31,Acme Labs,resample,ORIG-5,\n"
+    body = json.dumps(sampling.put_upload("lab/2025-12-29.csv", second.encode()))
+    assert on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+    charged = [c["charge_id"] for e in outbox_events(sampling, "SamplingCostsCharged") for c in e["charges"]]
+    assert sorted(charged) == ["sample:ORIG-5", "sample:RE-5"]  # the split itself is not charged
+    status, chosen = staff_call(
+        "POST", f"/staff/{PP}/samples/ORIG-5/decision", {"decision": "resample", "reason": "split differed"}
+    )
+    assert status == 200 and chosen["category"] == "A"
