@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Seven changes, installed by `install()` when the runtime starts moto itself:
+Eight changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -39,7 +39,13 @@ Seven changes, installed by `install()` when the runtime starts moto itself:
    counts are left out (`GetQueueAttributes` still counts). EventBridge rules build a new
    JSONPath parser (its LR tables read again) for every event and target; the parsed paths
    are cached.
-7. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
+7. **A Query reads its partition, not the table.** moto's `Table.query` on the table's own
+   key takes `all_items()` (every item of the table, sorted) and keeps those of the hash key,
+   so each Query costs the size of the table (a 10,000-account cycle's chunk queries walked
+   every bill, entry and account). During such a query `all_items()` returns the partition's
+   items only; moto's query then sorts, pages, filters and projects them as shipped.
+   Queries on an index, and scans, are unchanged.
+8. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
    a DLQ) and `StreamShard.add` (a stream record) tell the runtime which source received
    something, so a drain polls only those instead of every queue and stream.
 
@@ -309,7 +315,35 @@ def _jsonpath(expression: str) -> Any:
     return _originals["jsonpath_parse"](expression)
 
 
-# --- 7. activity ------------------------------------------------------------------------------
+# --- 7. a query's partition -------------------------------------------------------------------------
+_partition: contextvars.ContextVar[tuple[Table, Any] | None] = contextvars.ContextVar(
+    "partition", default=None
+)
+
+
+def _table_query(self: Table, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+    index_name = args[6] if len(args) > 6 else kwargs.get("index_name")  # moto passes it 8th
+    on_table_key = index_name is None and hash_key is not None
+    token = _partition.set((self, hash_key) if on_table_key else None)
+    try:
+        return _originals["table_query"](self, hash_key, *args, **kwargs)
+    finally:
+        _partition.reset(token)
+
+
+def _all_items(self: Table) -> list[Item]:
+    partition = _partition.get()
+    if partition is None or partition[0] is not self:
+        return _originals["all_items"](self)
+    found = self.items.get(partition[1])
+    if found is None:
+        return []
+    if self.range_key_attr:
+        return list(found.values())
+    return [found]  # type: ignore[list-item]
+
+
+# --- 8. activity ------------------------------------------------------------------------------
 def _notify(kind: str, name: str) -> None:
     for listener in list(_listeners):
         listener(kind, name)
@@ -359,6 +393,22 @@ def _send_in_process(request: Any, **_: Any) -> Any:
     )
 
 
+def stream_records(stream_arn: str, after: str | None, limit: int) -> list[dict[str, Any]]:
+    """Up to `limit` records of a table's stream after sequence number `after` (from the start
+    when None), read from moto's backend in this process: what `GetRecords` answers, without
+    the JSON round trip and botocore's parse of every image (the runtime's stream reads on the
+    embedded default; on any other endpoint it calls the API)."""
+    from moto.dynamodbstreams.models import dynamodbstreams_backends
+
+    _, _, _, region, account, _ = stream_arn.split(":", 5)
+    table = dynamodbstreams_backends[account][region]._get_table_from_arn(stream_arn)
+    shard = table.stream_shard
+    if shard is None:
+        return []
+    start = 0 if after is None else int(after) - shard.starting_sequence_number + 1
+    return [dict(r.to_json()) for r in shard.items[start : start + limit]]
+
+
 def serve_in_process(endpoint: str) -> None:
     """Answer this process's boto3 calls to `endpoint` with moto's application directly."""
     import boto3
@@ -383,7 +433,7 @@ def stop_serving(endpoint: str) -> None:
 
 # --- install -----------------------------------------------------------------------------------
 def install() -> None:
-    """Apply the seven changes (idempotent); moto must run in this process to see them."""
+    """Apply the eight changes (idempotent); moto must run in this process to see them."""
     with _lock:
         for model in (Item, StreamRecord):
             if not isinstance(getattr(model, "instances_tracked", None), Created):
@@ -397,6 +447,10 @@ def install() -> None:
         _originals["parse_parameters"] = BaseResponse.parse_parameters
         _originals["item_init"] = Item.__init__
         BaseResponse.parse_parameters = _parse_parameters  # type: ignore[method-assign]
+        _originals["table_query"] = Table.query
+        _originals["all_items"] = Table.all_items
+        Table.query = _table_query  # type: ignore[method-assign]
+        Table.all_items = _all_items  # type: ignore[method-assign]
         import jsonpath_ng.ext
         from moto.sqs.models import SQSBackend
 
@@ -428,6 +482,8 @@ def uninstall() -> None:
         StreamShard.add = _originals.pop("shard_add")  # type: ignore[method-assign]
         BaseResponse.serialized = _originals.pop("serialized")  # type: ignore[method-assign]
         BaseResponse.parse_parameters = _originals.pop("parse_parameters")  # type: ignore[method-assign]
+        Table.query = _originals.pop("table_query")  # type: ignore[method-assign]
+        Table.all_items = _originals.pop("all_items")  # type: ignore[method-assign]
         import jsonpath_ng.ext
         from moto.sqs.models import SQSBackend
 
