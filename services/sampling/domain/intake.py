@@ -134,6 +134,18 @@ class IntakeResult:
     classified: tuple[str, ...] = ()
     report_key: str | None = None
 
+    def counts(self) -> dict[str, object]:
+        """What a log line says: counts, not the lines and accounts (a file can be large)."""
+        return {
+            "file_id": self.file_id,
+            "duplicate_file": self.duplicate_file,
+            "accepted": self.accepted,
+            "repeated": self.repeated,
+            "rejected": len(self.rejected_lines),
+            "classified": len(self.classified),
+            "report_key": self.report_key,
+        }
+
 
 def ingest_lab_file(
     file: LabFile,
