@@ -107,6 +107,11 @@ def test_a_lab_upload_putting_an_account_in_category_b_changes_its_next_bill(rt:
     # The lab file arrives on Monday 2025-02-10; February's use is determined.
     rt.clock.advance(to=datetime(2025, 2, 10, 15, tzinfo=UTC))
     rt.upload("UploadsBucket", "lab/2025-02.csv", LAB_FILE)
+    # The lab sends the file again with one more result (other bytes, so another file): its
+    # samples' costs travel again in this file's chunk, and billing keeps each once by its
+    # charge id (asserted on the bill below: one PP-SEW-SAMPLE-COST line each).
+    more = f"{PP},LAB-2025-0205-11,PP-0011,2025-02-05,fog,20,mg/l,2025-02-07,Acme Labs,,,\n"
+    rt.upload("UploadsBucket", "lab/2025-02-corrected.csv", LAB_FILE + more)
     for account_id in ("PP-0010", "PP-0011"):
         consumption(rt, account_id, date(2025, 2, 1), date(2025, 3, 1))
     rt.drain()
