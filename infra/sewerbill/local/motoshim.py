@@ -43,7 +43,8 @@ Eight changes, installed by `install()` when the runtime starts moto itself:
    key takes `all_items()` (every item of the table, sorted) and keeps those of the hash key,
    so each Query costs the size of the table (a 10,000-account cycle's chunk queries walked
    every bill, entry and account). During such a query `all_items()` returns the partition's
-   items only; moto's query then sorts, pages, filters and projects them as shipped.
+   items only (those its sort-key condition keeps, the same test moto's loop makes); moto's
+   query then sorts, pages, filters and projects them as shipped.
    Queries on an index, and scans, are unchanged.
 8. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
    a DLQ) and `StreamShard.add` (a stream record) tell the runtime which source received
@@ -316,7 +317,7 @@ def _jsonpath(expression: str) -> Any:
 
 
 # --- 7. a query's partition -------------------------------------------------------------------------
-_partition: contextvars.ContextVar[tuple[Table, Any] | None] = contextvars.ContextVar(
+_partition: contextvars.ContextVar[tuple[Table, Any, str | None, Any] | None] = contextvars.ContextVar(
     "partition", default=None
 )
 
@@ -324,7 +325,8 @@ _partition: contextvars.ContextVar[tuple[Table, Any] | None] = contextvars.Conte
 def _table_query(self: Table, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
     index_name = args[6] if len(args) > 6 else kwargs.get("index_name")  # moto passes it 8th
     on_table_key = index_name is None and hash_key is not None
-    token = _partition.set((self, hash_key) if on_table_key else None)
+    range_comparison, range_objs = (args[0], args[1]) if len(args) > 1 else (None, None)
+    token = _partition.set((self, hash_key, range_comparison, range_objs) if on_table_key else None)
     try:
         return _originals["table_query"](self, hash_key, *args, **kwargs)
     finally:
@@ -335,12 +337,19 @@ def _all_items(self: Table) -> list[Item]:
     partition = _partition.get()
     if partition is None or partition[0] is not self:
         return _originals["all_items"](self)
-    found = self.items.get(partition[1])
+    _, hash_key, range_comparison, range_objs = partition
+    found = self.items.get(hash_key)
     if found is None:
         return []
-    if self.range_key_attr:
-        return list(found.values())
-    return [found]  # type: ignore[list-item]
+    if not self.range_key_attr:
+        return [found]  # type: ignore[list-item]
+    if range_comparison:  # the key condition on the sort key, as moto's query applies it
+        return [
+            i
+            for i in found.values()
+            if i.range_key is not None and i.range_key.compare(range_comparison, range_objs)
+        ]
+    return list(found.values())
 
 
 # --- 8. activity ------------------------------------------------------------------------------
