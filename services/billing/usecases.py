@@ -631,7 +631,7 @@ def run_cycle(
 
 def keep_producer_event(event: Any, *, projections: Any, clock: Any) -> None:
     """Keep a sampling or stormwater event in billing's projections (by business key)."""
-    from sampling.events import SamplingCostCharged, StrengthClassified
+    from sampling.events import SamplingCostCharged, SamplingCostsCharged, StrengthClassified
     from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGranted
 
     now = clock.now()
@@ -639,6 +639,9 @@ def keep_producer_event(event: Any, *, projections: Any, clock: Any) -> None:
         projections.keep_strength(event, now)
     elif isinstance(event, SamplingCostCharged):
         projections.keep_charge(event, event.account_id, now)
+    elif isinstance(event, SamplingCostsCharged):  # a lab file's chunk: each charge by its own key
+        for charge in event.charges:
+            projections.keep_charge(charge, charge.account_id, now)
     elif isinstance(event, ERUDetermined):
         projections.keep_eru(event, now)
     elif isinstance(event, CreditChanged):

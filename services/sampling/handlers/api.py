@@ -187,15 +187,17 @@ def post_delivery(tenant: Tenant, sample_id: Key, body: Annotated[DeliveryIn, Bo
 
 @app.post(
     "/staff/<tenant>/samples/<sample_id>/resample-requests",
-    summary="A satellite system's resample request: accepted within 3 days of delivery (PP-SEW-SAT-RESAMPLE)",
+    summary="A resample request: a satellite system's, accepted within 3 days of delivery "
+    "(PP-SEW-SAT-RESAMPLE), or a discharger's on its split sample, accepted on a significant "
+    "difference (PP-SEW-SPLIT)",
     tags=["sampling"],
     responses=_ERRORS,
 )
 def post_resample_request(
     tenant: Tenant, sample_id: Key, body: Annotated[ResampleRequestIn, Body()]
 ) -> dict[str, Any]:
-    staff(tenant)
-    return composition.service().request_resample(tenant, sample_id, body.requested_on)
+    by = staff(tenant)
+    return composition.service().request_resample(tenant, sample_id, body.requested_on, by)
 
 
 @app.post(
