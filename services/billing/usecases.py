@@ -203,6 +203,7 @@ def notice_of(account: AccountRecord) -> dict[str, Any]:
             "email_opt_in": account.email_opt_in,
         },
         "owner": {"name": owner[0], "address": owner[1]},
+        "service_address": account.service_address,
     }
 
 
@@ -237,6 +238,7 @@ def bill_issued_event(bill: Bill, notice: dict[str, Any], now: datetime) -> Bill
         recipient=Party(**notice["recipient"]),
         owner=Party(**notice["owner"]),
         parcel_id=bill.parcel_id,
+        service_address=notice.get("service_address") or None,
         reads=tuple(
             IssuedRead(
                 meter_id=r.meter_id,

@@ -187,6 +187,11 @@ def test_a_cycle_issues_one_bill_per_account_and_holds_those_missing_consumption
         }
     ]
     assert {b["schema_version"] for b in issued} == {2}
+    # the premise served, printed on the bill and named in later notices
+    assert {b["account_id"]: b["service_address"] for b in issued} == {
+        "GR-1": "1 Main St",
+        "GR-2": "2 Main St",
+    }
     # The cycle run again changes nothing (exactly once per account and period).
     before = flow.items("billing")
     run_cycle(flow)
