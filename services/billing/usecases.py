@@ -889,7 +889,9 @@ def rerate_billed(
     same re-determination again books nothing (its volume is where the chain stands) and
     another volume books only the further difference. A chain link written concurrently by
     another delivery makes this one retry (TransientError) and start from the new link.
-    One BatchGetItem finds the bills of the chunk's re-determinations."""
+    One BatchGetItem finds the bills of the chunk's re-determinations. A period that cannot
+    be rated again (its tariff version changed, its account is gone) books nothing and is
+    kept under ``RERATE-REFUSED#<tenant>`` with the reason; the consumption is still kept."""
     from billing.adapters.items import bill_of
     from billing.adapters.repository import usage_of
     from billing.domain.rerating import CannotRerate, rerate
@@ -900,6 +902,7 @@ def rerate_billed(
     }
     bills = repo.get_many(list(keys))
     booked: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
     recs: dict[tuple[str, str], Decimal] = {}
     for key, item in sorted(bills.items()):
         r = keys[key]
@@ -908,7 +911,8 @@ def rerate_billed(
             continue  # another period shape (not this bill's period): nothing billed on it
         account = repo.account(r.tenant, bill.account_id)
         if account is None:
-            raise RerateRefused(f"account_id: {bill.account_id} of bill {bill.bill_id} is not an account")
+            refused.append(_refusal(r, bill.bill_id, "account_id: the bill's account is not kept", now))
+            continue
         chain = sorted(
             repo.query(f"ADJUSTMENT#{r.tenant}", prefix=f"RERATE-{bill.bill_id}-"), key=lambda i: i["sk"]
         )
@@ -946,7 +950,8 @@ def rerate_billed(
                 total_recs=total_recs,
             )
         except CannotRerate as exc:
-            raise RerateRefused(str(exc)) from None
+            refused.append(_refusal(r, bill.bill_id, str(exc), now))
+            continue
         if rerated is None:
             continue
         try:
@@ -980,8 +985,21 @@ def rerate_billed(
             raise TransientError(
                 f"re-rating of bill {bill.bill_id}: {rerated.reference} was just written"
             ) from None
+    repo.write(refused)
     return booked
 
 
-class RerateRefused(PermanentError):
-    """A billed period that cannot be rated again (the message names what is missing)."""
+def _refusal(r: Redetermined, bill_id: str, reason: str, now: datetime) -> dict[str, Any]:
+    """A billed period that cannot be rated again is kept for staff with the reason (the
+    consumption itself is still kept: the rest of metering's chunk is not lost for it)."""
+    return {
+        "pk": f"RERATE-REFUSED#{r.tenant}",
+        "sk": f"{bill_id}#{r.new['source_event_id']}",
+        "bill_id": bill_id,
+        "account_id": r.new["account_id"],
+        "from_volume_gal": r.old.get("volume_gal"),
+        "to_volume_gal": r.new["volume_gal"],
+        "reason": reason[:1000],
+        "rule_id": "X-IMMUTABLE",
+        "recorded_at": now.isoformat(),
+    }

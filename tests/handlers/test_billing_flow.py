@@ -452,3 +452,32 @@ def test_a_read_that_changes_nothing_billed_books_nothing(flow: Stack) -> None:
     assert of(flow, "ADJUSTMENT#") == []
     usage = {i["sk"]: i for i in of(flow, "USAGE#grafton-sewer")}
     assert (usage["GR-1"]["estimated"], usage["GR-3"]["volume_gal"]) == (False, "6000")
+
+
+def test_a_billed_period_that_cannot_be_rated_again_is_kept_for_staff_and_the_read_still_kept(
+    flow: Stack,
+) -> None:
+    from common.dynamo import to_item
+
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    _deliver(_consumption("GR-1", 23000, estimated=True))
+    run_cycle(flow)
+    # The bill as if issued on a tariff version the quarter no longer rates on.
+    [item] = [
+        i for i in flow.items("billing") if i["pk"] == "BILLS#grafton-sewer" and i["sk"].startswith("GR-1#")
+    ]
+    document = json.loads(item["bill"])
+    document["tariff_versions"] = ["grafton-sewer@1999-01-01"]
+    flow.ddb.put_item(TableName=TABLES["billing"], Item=to_item({**item, "bill": json.dumps(document)}))
+
+    assert _deliver(_consumption("GR-1", 20000)) == {"batchItemFailures": []}
+    assert of(flow, "ADJUSTMENT#") == []
+    [refused] = of(flow, "RERATE-REFUSED#grafton-sewer")
+    assert (refused["bill_id"], refused["from_volume_gal"], refused["to_volume_gal"]) == (
+        "GR-1-2026-07-01",
+        "23000",
+        "20000",
+    )
+    assert "rated on tariff grafton-sewer@1999-01-01" in refused["reason"]
+    [usage] = [i for i in of(flow, "USAGE#grafton-sewer") if i["sk"] == "GR-1"]
+    assert usage["volume_gal"] == "20000"
