@@ -481,3 +481,23 @@ def test_a_billed_period_that_cannot_be_rated_again_is_kept_for_staff_and_the_re
     assert "rated on tariff grafton-sewer@1999-01-01" in refused["reason"]
     [usage] = [i for i in of(flow, "USAGE#grafton-sewer") if i["sk"] == "GR-1"]
     assert usage["volume_gal"] == "20000"
+
+
+def test_keeping_a_chunk_of_new_consumptions_stays_one_batch_get_and_batched_writes(flow: Stack) -> None:
+    from billing.adapters.projections import Projections
+
+    kept = Projections(flow.ddb, TABLES["billing"])
+    seen: list[Any] = []
+    events = [_consumption(f"GR-{n:03d}", 1000 + n) for n in range(30)]
+    assert kept.keep_consumptions(events, datetime(2026, 10, 5, tzinfo=UTC), redetermined=seen.append) == 30
+    # 30 items: one BatchGetItem, two BatchWriteItem (25 + 5); nothing re-determined.
+    assert kept.requests == {"BatchGetItem": 1, "BatchWriteItem": 2}
+    assert seen == []
+    # Two of them re-determined: handed over together, once, with the item kept before.
+    again = [_consumption("GR-000", 5000), _consumption("GR-001", 1001), _consumption("GR-002", 7000)]
+    assert kept.keep_consumptions(again, datetime(2026, 10, 6, tzinfo=UTC), redetermined=seen.append) == 2
+    [handed] = seen
+    assert [(r.tenant, r.old["volume_gal"], r.new["volume_gal"]) for r in handed] == [
+        ("grafton-sewer", "1000", "5000"),
+        ("grafton-sewer", "1002", "7000"),
+    ]

@@ -3,7 +3,8 @@ key with the events kept in a map by their business key, so a redelivery changes
 
 ``ERU#<tenant>`` / ``<parcel_id>``: ``determinations`` (by sequence) and ``credits`` (by
 credit id and status). ``STRENGTH#<tenant>`` / ``<account_id>``: ``classified`` (by
-trigger). ``USAGE#<tenant>#<start>#<end>`` / ``<account_id>``: one consumption.
+trigger). ``USAGE#<tenant>#<start>#<end>`` / ``<account_id>``: one consumption (a
+re-determination of a billed period is handed to the re-rating first, X-IMMUTABLE).
 ``CHARGES#<tenant>`` / ``<account_id>#<charge_id>``: a one-time charge for the next bill.
 """
 
