@@ -70,11 +70,74 @@ async function loadConfig() {
   } catch (_) { /* rules explained only when available */ }
 }
 
+// Cognito's hosted UI, authorization code flow with PKCE (RFC 7636, S256): a random verifier
+// stays in this tab's sessionStorage, only its SHA-256 challenge goes to /oauth2/authorize,
+// and the code that comes back is redeemed with the verifier at /oauth2/token. A random
+// state ties the answer to this request.
+const b64url = (bytes) =>
+  btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
+function randomString(bytes = 32) {
+  return b64url(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+async function pkceChallenge(verifier) {
+  return b64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+}
+
+async function hostedSignIn(ev) {
+  ev.preventDefault();
+  const c = state.config;
+  const verifier = randomString(48); // 64 characters, within RFC 7636's 43..128
+  const nonce = randomString(16);
+  sessionStorage.setItem("sewerbill.pkce", JSON.stringify({ verifier, state: nonce }));
+  const q = new URLSearchParams({
+    response_type: "code",
+    client_id: c.client_id,
+    redirect_uri: c.redirect_uri,
+    scope: "openid email",
+    state: nonce,
+    code_challenge: await pkceChallenge(verifier),
+    code_challenge_method: "S256",
+  });
+  location.assign(c.sign_in_url + "/oauth2/authorize?" + q);
+}
+
+// Back from the hosted UI with ?code=...&state=...: redeem the code for the ID token.
+async function redeemCode(params) {
+  const saved = JSON.parse(sessionStorage.getItem("sewerbill.pkce") || "null");
+  sessionStorage.removeItem("sewerbill.pkce");
+  history.replaceState(null, "", location.pathname);
+  if (!saved || saved.state !== params.get("state")) {
+    say("Sign-in failed: the answer does not match this sign-in.", true);
+    return null;
+  }
+  const c = state.config;
+  const r = await fetch(c.sign_in_url + "/oauth2/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      client_id: c.client_id,
+      redirect_uri: c.redirect_uri,
+      code: params.get("code"),
+      code_verifier: saved.verifier,
+    }),
+  });
+  if (!r.ok) {
+    say("Sign-in failed: " + r.status, true);
+    return null;
+  }
+  const { id_token } = await r.json();
+  sessionStorage.setItem("sewerbill.token", id_token);
+  return id_token;
+}
+
 async function showSignIn() {
   $("#sign-in").hidden = false;
-  if (state.config.sign_in_url) {
+  if (state.config.sign_in_url && state.config.client_id) {
     $("#hosted-ui").hidden = false;
-    $("#hosted-ui-link").href = state.config.sign_in_url;
+    $("#hosted-ui-link").addEventListener("click", hostedSignIn);
   }
   try {
     const r = await fetch("/_local/portal/identities");
@@ -383,12 +446,8 @@ document.addEventListener("DOMContentLoaded", async () => {
   await loadConfig();
   $("#demo-form").addEventListener("submit", demoSignIn);
   $("#sign-out").addEventListener("click", signOut);
-  const fromHash = new URLSearchParams(location.hash.slice(1)).get("id_token");
-  const token = fromHash || sessionStorage.getItem("sewerbill.token");
-  if (fromHash) {
-    sessionStorage.setItem("sewerbill.token", fromHash);
-    history.replaceState(null, "", location.pathname);
-  }
+  const params = new URLSearchParams(location.search);
+  const token = params.has("code") ? await redeemCode(params) : sessionStorage.getItem("sewerbill.token");
   if (token) await start(token);
   else await showSignIn();
 });

@@ -159,7 +159,9 @@ def main() -> None:
         batch_write(ddb, table, accounts_items(n))
         rt.drain()
         downstream = [
-            s for s in (*rt.stack.queue_sources, *rt.stack.stream_sources) if not s.function.startswith("Billing")
+            s
+            for s in (*rt.stack.queue_sources, *rt.stack.stream_sources)
+            if not s.function.startswith("Billing")
         ]
         for source in downstream:
             source.enabled = False
