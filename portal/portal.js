@@ -409,18 +409,40 @@ async function loadCycle() {
       for (const h of held) ul.append(el("li", { text: `${h.account_id}: ${h.reason || h.reasons || JSON.stringify(h)}` }));
       heldBox.append(ul);
     } else heldBox.append(el("p", { class: "hint", text: "No account is held." }));
-    const pending = s.pending_decisions || [];
-    const pendBox = el("div", {}, el("h3", { text: `Pending decisions (${pending.length})` }));
-    if (pending.length) {
-      const ul = el("ul");
-      for (const p of pending) ul.append(el("li", { text: JSON.stringify(p) }));
-      pendBox.append(ul);
-    } else pendBox.append(el("p", { class: "hint", text: "Nothing is waiting for a decision in this cycle." }));
-    // Pending decisions are listed when the summary carries them (no route lists them yet).
-    box.replaceChildren(dl, heldBox, ...("pending_decisions" in s ? [pendBox] : []));
+    box.replaceChildren(dl, heldBox, await pendingDecisions(tenant));
   } catch (e) {
     box.replaceChildren(el("p", { class: "bad", text: "No summary: " + e.message }));
   }
+}
+
+// Reconsiderations, appeals and credit applications awaiting a decision (stormwater's route),
+// page by page with limit and cursor, oldest filed first.
+async function pendingDecisions(tenant) {
+  const box = el("div", { id: "pending" }, el("h3", { text: "Pending decisions" }));
+  const found = [];
+  try {
+    let cursor = null;
+    do {
+      const q = "?limit=100" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : "");
+      const page = await api("GET", `/staff/${encodeURIComponent(tenant)}/parcels/pending-decisions${q}`);
+      found.push(...page.decisions);
+      cursor = page.next_cursor;
+    } while (cursor);
+  } catch (e) {
+    box.append(el("p", { class: "bad", text: "Pending decisions unavailable: " + e.message }));
+    return box;
+  }
+  box.firstChild.textContent = `Pending decisions (${found.length})`;
+  if (!found.length) {
+    box.append(el("p", { class: "hint", text: "Nothing is waiting for a decision." }));
+    return box;
+  }
+  const ul = el("ul");
+  for (const d of found) {
+    ul.append(el("li", { text: `${d.filed_on} · parcel ${d.parcel_id} (${d.owner_name}): ${d.summary}, ${d.status}` }));
+  }
+  box.append(ul);
+  return box;
 }
 
 // --- start -----------------------------------------------------------------------------------------
