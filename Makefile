@@ -63,9 +63,14 @@ portal-test: $(STAMP) chromium
 # process would share tables and cached clients. Everything else runs in one xdist session.
 RUNTIME_TESTS = $(shell grep -rlE "LocalRuntime|portal_rt|sewerbill\.local|motoshim|sewerbill\.cli\.local" tests --include='test_*.py' | sort)
 
+# The end-to-end flows run a second time with DynamoDB (and its streams) on AWS's DynamoDB
+# Local instead of moto (tests/conftest.py), so the embedded default is not the only proof.
+DDB_LOCAL_FLOWS = tests/runtime/test_metering_flow.py tests/billing/test_billing_runtime.py
+
 test: check $(DDB_LOCAL)/package.json pdftoppm chromium
 	$(BIN)/python -m pytest -n 2 -q $(addprefix --ignore=,$(RUNTIME_TESTS))
 	printf '%s\n' $(RUNTIME_TESTS) | xargs -P 2 -n 1 $(BIN)/python -m pytest -q -p no:cacheprovider
+	printf '%s\n' $(DDB_LOCAL_FLOWS) | SEWERBILL_TEST_DYNAMODB=local xargs -P 2 -n 1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
 unit: $(STAMP)
 	$(BIN)/python -m pytest -q -m "not integration"

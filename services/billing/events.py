@@ -53,15 +53,42 @@ class IssuedLine(BaseModel):
     amount: Decimal
 
 
+class IssuedRead(BaseModel):
+    """The consumption behind a bill and, where billing has them, the meter reads that bound
+    it (printed on the bill with estimates marked).
+
+    Billing keeps metering's consumption (volume, quality) for each account and period;
+    the register readings and their meter are carried when billing's consumption record
+    holds metering's ``reads_used`` (else ``None``: the bill shows the consumption and its
+    quality, and says the reads are not available).
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    meter_id: str | None = None
+    previous_read_on: date | None = None
+    previous_reading: str | None = None
+    present_read_on: date | None = None
+    present_reading: str | None = None
+    quality: str = "actual"  # metering's quality: actual, estimated, prorated, customer, ...
+    estimated: bool = False
+    consumption_gal: Decimal
+
+
 class BillIssued(Event):
     """A bill was issued (X-IMMUTABLE): the notices service sends it (N-BILL).
 
     ``amount_due`` = ``previous_balance`` + ``total`` - ``payments_since``; ``estimated``
     is true when a read behind the bill was estimated (marked on the bill).
+
+    schema_version 2 (issue 13): ``reads`` is new (additive; empty for a bill without
+    metered consumption, and in version 1 details, which still parse).
     """
 
     SOURCE = SOURCE
     BUSINESS_KEY = ("tenant", "account_id", "period_start")
+
+    schema_version: int = 2
 
     tenant: str
     account_id: str
@@ -80,6 +107,7 @@ class BillIssued(Event):
     recipient: Party
     owner: Party | None = None
     parcel_id: str | None = None
+    reads: tuple[IssuedRead, ...] = Field(default=(), max_length=16)
 
 
 class PaymentApplied(Event):

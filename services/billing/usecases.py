@@ -29,6 +29,7 @@ from billing.events import (
     BillIssued,
     BillOverdue,
     IssuedLine,
+    IssuedRead,
     Party,
     PaymentApplied,
     TaxRollCertified,
@@ -236,6 +237,19 @@ def bill_issued_event(bill: Bill, notice: dict[str, Any], now: datetime) -> Bill
         recipient=Party(**notice["recipient"]),
         owner=Party(**notice["owner"]),
         parcel_id=bill.parcel_id,
+        reads=tuple(
+            IssuedRead(
+                meter_id=r.meter_id,
+                previous_read_on=r.previous_read_on,
+                previous_reading=r.previous_reading,
+                present_read_on=r.present_read_on,
+                present_reading=r.present_reading,
+                quality=r.quality,
+                estimated=r.estimated,
+                consumption_gal=r.consumption_gal,
+            )
+            for r in bill.reads
+        ),
     )
 
 

@@ -84,7 +84,9 @@ def tariff_book() -> TariffBook:
 
 @cold_start
 def print_batch() -> partial[PrintBatch | None]:
-    return partial(assemble_print_batch, mail=mail_room(), merge=rendering.merge_pdfs, manifest=manifest_csv)
+    return partial(
+        assemble_print_batch, mail=mail_room(), merge=rendering.spooled_batch, manifest=manifest_csv
+    )
 
 
 @cold_start

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 from billing.events import BillDelinquent, BillIssued, BillOverdue, Party, TaxRollNoticed
 from metering.events import SatelliteFlowReady
-from notices.domain.documents import BillDocument, BillLine, UsagePoint
+from notices.domain.documents import BillDocument, BillLine, MeterRead, UsagePoint
 from notices.domain.model import NoticeRequest, Recipient, Rule
 from notices.domain.requests import (
     bill_notice,
@@ -28,28 +28,30 @@ from notices.domain.requests import (
     disconnection_notice,
     tax_roll_notices,
 )
-from sampling.events import AnnualReportReminderDue
-from stormwater.events import CreditRevocationProposed, ReconsiderationDecided
+from sampling.events import AnnualReportReminderDue, SatelliteResultsDelivered
+from stormwater.events import AppealDecided, CreditRevocationProposed, ReconsiderationDecided
 
 ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\b")
 
 
 class Contacts(Protocol):
-    def remember_account(
-        self, tenant: str, account_id: str, recipient: Recipient, parcel_id: str | None
-    ) -> None: ...
+    def remember_bill(
+        self,
+        tenant: str,
+        account_id: str,
+        recipient: Recipient,
+        parcel_id: str | None,
+        period_start: date,
+        volume_gal: Decimal,
+    ) -> list[UsagePoint]:
+        """Keep the account's addressee and the period's use; return its usage history."""
+        ...
 
     def remember_owner(self, tenant: str, parcel_id: str, owner: Recipient, account_id: str) -> None: ...
 
     def recipient(self, tenant: str, account_id: str) -> Recipient | None: ...
 
     def owner(self, tenant: str, parcel_id: str) -> tuple[Recipient, str] | None: ...
-
-    def remember_usage(
-        self, tenant: str, account_id: str, period_start: date, volume_gal: Decimal
-    ) -> None: ...
-
-    def usage(self, tenant: str, account_id: str) -> list[UsagePoint]: ...
 
     def annual_notice_due(self, tenant: str, account_id: str, year: int) -> bool: ...
 
@@ -89,13 +91,14 @@ def trigger(event: Any) -> str:
 def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) -> Planned:
     """N-BILL to the bill recipient; the first Sullivan bill of a year carries SU-ANNUAL-NOTICE."""
     recipient = recipient_of(event.recipient, "customer")
-    contacts.remember_account(event.tenant, event.account_id, recipient, event.parcel_id)
+    volume = sum((_kgal(line.quantity) for line in event.lines if line.unit == "kgal"), Decimal(0)) * 1000
+    usage = contacts.remember_bill(
+        event.tenant, event.account_id, recipient, event.parcel_id, event.period_start, volume
+    )
     if event.owner is not None and event.parcel_id:
         contacts.remember_owner(
             event.tenant, event.parcel_id, recipient_of(event.owner, "owner"), event.account_id
         )
-    volume = sum((_kgal(line.quantity) for line in event.lines if line.unit == "kgal"), Decimal(0)) * 1000
-    contacts.remember_usage(event.tenant, event.account_id, event.period_start, volume)
     due = annual_notice is not None and contacts.annual_notice_due(
         event.tenant, event.account_id, event.bill_date.year
     )
@@ -128,8 +131,20 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
         previous_balance=event.previous_balance,
         payments_since=event.payments_since,
         amount_due=event.amount_due,
-        usage=tuple(contacts.usage(event.tenant, event.account_id)),
-        estimated=event.estimated,
+        usage=tuple(usage),
+        reads=tuple(
+            MeterRead(
+                meter_id=read.meter_id,
+                previous_read_on=read.previous_read_on,
+                previous_reading=read.previous_reading,
+                present_read_on=read.present_read_on,
+                present_reading=read.present_reading,
+                quality="estimated" if read.estimated else read.quality,
+                consumption_gal=read.consumption_gal,
+            )
+            for read in event.reads
+        ),
+        estimated=event.estimated or any(read.estimated for read in event.reads),
         annual_notice=notice,
     )
     return Planned([bill_notice(document, recipient, trigger(event))], document)
@@ -246,6 +261,71 @@ def plan_reconsideration_letter(event: ReconsiderationDecided, contacts: Contact
                     "credit to your account": f"${event.refund_amount:.2f}",
                     "appeal": f"You may appeal to the Village Board until {event.appeal_by.isoformat()} (PP-CWU-APPEAL).",
                 },
+            )
+        ]
+    )
+
+
+def plan_appeal_letter(event: AppealDecided, contacts: Contacts) -> Planned:
+    """PP-CWU-APPEAL: the Village Board's decision, mailed to the appellant (the parcel's
+    owner, who asked for the reconsideration), like the reconsideration decision letter."""
+    known = contacts.owner(event.tenant, event.parcel_id)
+    if known is None:
+        raise NoAddress(f"no owner address on file for parcel {event.parcel_id} of {event.tenant}")
+    owner, account_id = known
+    votes = f"{event.votes_to_reverse} to reverse, {event.votes_to_uphold} to uphold"
+    outcome = {
+        "reversed": "the reconsideration decision is reversed (a majority of the members voting)",
+        "upheld": "the reconsideration decision stands (no majority of the members voting to reverse it)",
+    }
+    return Planned(
+        [
+            delivery_notice(
+                rule=Rule.APPEAL,
+                tenant=event.tenant,
+                account_id=account_id,
+                recipient=owner,
+                trigger=trigger(event),
+                subject=f"Village Board decision on your appeal {event.appeal_id}",
+                content={
+                    "appeal": event.appeal_id,
+                    "reconsideration": event.reconsideration_id,
+                    "parcel": event.parcel_id,
+                    "hearing": event.hearing_date.isoformat(),
+                    "votes": votes,
+                    "decision": f"{event.outcome}: {outcome[event.outcome]}",
+                },
+            )
+        ]
+    )
+
+
+def plan_satellite_results(event: SatelliteResultsDelivered, contacts: Contacts) -> Planned:
+    """PP-SEW-SAT-SAMPLE: the certified results to the satellite system, due by ``due_on``."""
+    recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
+    content = {
+        "sample": event.sample_id,
+        "sampled on": event.sampled_on.isoformat(),
+        **{
+            f"{result.parameter} (mg/l)": (result.reported or str(result.value))
+            + (f", {result.lab}" if result.lab else "")
+            + (f", analysed {result.analysed_on.isoformat()}" if result.analysed_on else "")
+            for result in event.results
+        },
+        "certified results released on": event.delivered_on.isoformat(),
+        "resample": "You may request a resample within 3 days of receiving this result (PP-SEW-SAT-RESAMPLE).",
+    }
+    return Planned(
+        [
+            delivery_notice(
+                rule=Rule.SAT_SAMPLE,
+                tenant=event.tenant,
+                account_id=event.account_id,
+                recipient=recipient,
+                trigger=trigger(event),
+                subject=f"Certified lab results for sample {event.sample_id} of {event.sampled_on.isoformat()}",
+                content=content,
+                deadline=event.due_on,
             )
         ]
     )

@@ -10,13 +10,15 @@ from __future__ import annotations
 import functools
 import io
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from reportlab.lib.pagesizes import LETTER
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
 from notices.domain.documents import BillDocument
@@ -25,6 +27,13 @@ from notices.domain.model import NoticeRequest, Rule, money
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 WIDTH, HEIGHT = LETTER
 MARGIN = 54  # 3/4 inch
+READ_COLUMNS = (
+    (0, "Meter"),
+    (90, "Previous read"),
+    (200, "Present read"),
+    (310, "Consumption"),
+    (410, "Quality"),
+)
 TEMPLATE_OF = {Rule.PP_LIEN: "TAXROLL", Rule.GR_TAXROLL: "TAXROLL"}
 SPECIFIC = {"N-BILL", "GR-OVERDUE", "PP-CWU-DELINQUENT", "TAXROLL", "PP-CWU-CREDIT-REVOKE"}
 
@@ -142,9 +151,40 @@ def bill_pdf(doc: BillDocument) -> bytes:
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER, pageCompression=1, invariant=1)
     canvas.setTitle(f"Bill {doc.printed_number}")
-    draw_bill(canvas, doc)
+    draw_bill(_BatchedText(canvas), doc)
     canvas.save()
     return out.getvalue()
+
+
+class _BatchedText:
+    """A canvas whose strings go into one PDF text object per page; lines, rectangles and
+    the rest go to the canvas itself. (reportlab's ``drawString`` builds and closes a text
+    object per call, the largest part of drawing a bill of some sixty strings.)"""
+
+    def __init__(self, canvas: Canvas) -> None:
+        self._canvas = canvas
+        self._text = canvas.beginText()
+        self._font: tuple[str, float] = ("Helvetica", 10)
+
+    def setFont(self, name: str, size: float) -> None:  # noqa: N802 - reportlab's name
+        self._font = (name, size)
+        self._text.setFont(name, size)
+
+    def drawString(self, x: float, y: float, text: str) -> None:  # noqa: N802
+        self._text.setTextOrigin(x, y)
+        self._text.textOut(text)
+
+    def drawRightString(self, x: float, y: float, text: str) -> None:  # noqa: N802
+        self.drawString(x - stringWidth(text, *self._font), y, text)
+
+    def showPage(self) -> None:  # noqa: N802
+        self._canvas.drawText(self._text)
+        self._canvas.showPage()
+        self._text = self._canvas.beginText()
+        self._text.setFont(*self._font)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._canvas, name)
 
 
 def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
@@ -185,9 +225,25 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
     if not doc.reads:
         canvas.drawString(MARGIN, y, "No meter reads for this bill (flat or parcel-based charges).")
         y -= 11
+    else:
+        canvas.setFont("Helvetica-Bold", 8)
+        for x, title in READ_COLUMNS:
+            canvas.drawString(MARGIN + x, y, title)
+        canvas.setFont("Helvetica", 8.5)
+        y -= 11
     for read in doc.reads:
-        mark = "  ESTIMATED" if read.estimated else f"  {read.quality}"
-        canvas.drawString(MARGIN, y, f"{read.meter_id}   {read.read_on.isoformat()}   {read.reading}{mark}")
+        cells = (
+            read.meter_id or "(meter not on file)",
+            _read_text(read.previous_read_on, read.previous_reading),
+            _read_text(read.present_read_on, read.present_reading),
+            f"{read.consumption_gal:,f} gal",
+            "ESTIMATED" if read.estimated else read.quality,
+        )
+        for (x, _), cell in zip(READ_COLUMNS, cells, strict=True):
+            canvas.drawString(MARGIN + x, y, cell)
+        y -= 11
+    if doc.reads and all(read.present_reading is None for read in doc.reads):
+        canvas.drawString(MARGIN, y, "Register readings are not on file with billing for this period.")
         y -= 11
     if doc.estimated:
         canvas.drawString(
@@ -219,20 +275,21 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
         canvas.drawRightString(WIDTH - MARGIN, y, money(line.amount))
         y -= 11
     canvas.line(WIDTH - MARGIN - 200, y + 6, WIDTH - MARGIN, y + 6)
+    closing = ("Credit balance", -doc.amount_due) if doc.credit else ("Total amount due", doc.amount_due)
     totals = [
         ("Total of this bill", doc.total),
         ("Previous balance", doc.previous_balance),
         ("Payments since last bill", -doc.payments_since),
-        ("Total amount due", doc.amount_due),
+        closing,
     ]
     for label, amount in totals:
         y -= 2
-        canvas.setFont("Helvetica-Bold" if label == "Total amount due" else "Helvetica", 9)
+        canvas.setFont("Helvetica-Bold" if label == closing[0] else "Helvetica", 9)
         canvas.drawRightString(WIDTH - MARGIN - 90, y, label)
         canvas.drawRightString(WIDTH - MARGIN, y, money(amount))
         y -= 11
     canvas.setFont("Helvetica-Bold", 9)
-    canvas.drawRightString(WIDTH - MARGIN, y - 2, f"Due {doc.due_date.isoformat()}")
+    canvas.drawRightString(WIDTH - MARGIN, y - 2, balance_text(doc))
 
     _usage_chart(canvas, doc, x=MARGIN, y=150, width=250, height=80)
     if doc.annual_notice:
@@ -245,6 +302,21 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
             yy -= 9
     _remittance_stub(canvas, doc)
     canvas.showPage()
+
+
+def balance_text(doc: BillDocument) -> str:
+    """What the account owes after this bill: an amount due by the due date, or a credit."""
+    if doc.credit:
+        return f"Credit balance {money(-doc.amount_due)}: nothing is due"
+    if doc.amount_due == 0:
+        return "Nothing is due"
+    return f"Amount due {money(doc.amount_due)}   Due {doc.due_date.isoformat()}"
+
+
+def _read_text(on: date | None, reading: str | None) -> str:
+    if on is None and reading is None:
+        return "-"
+    return " ".join(part for part in (on.isoformat() if on else "", reading or "") if part)
 
 
 def _usage_chart(
@@ -279,7 +351,7 @@ def _remittance_stub(canvas: Canvas, doc: BillDocument) -> None:
     canvas.drawString(MARGIN, 92, "REMITTANCE STUB")
     canvas.setFont("Helvetica", 9)
     canvas.drawString(MARGIN, 79, f"Account {doc.account_id}   Bill {doc.printed_number}")
-    canvas.drawString(MARGIN, 67, f"Amount due {money(doc.amount_due)}   Due {doc.due_date.isoformat()}")
+    canvas.drawString(MARGIN, 67, balance_text(doc))
     canvas.drawString(MARGIN, 55, "Amount enclosed  $____________")
     canvas.drawString(WIDTH / 2 + 20, 79, f"Pay to {info['name']}")
     for i, line in enumerate(info["address"]):
@@ -291,11 +363,145 @@ def _remittance_stub(canvas: Canvas, doc: BillDocument) -> None:
 
 def merge_pdfs(documents: Iterable[bytes]) -> bytes:
     """One PDF for the print vendor from the day's letters, in the order given (by ZIP)."""
-    from pypdf import PdfReader, PdfWriter
-
-    writer = PdfWriter()
-    for data in documents:
-        writer.append(PdfReader(io.BytesIO(data)))
     out = io.BytesIO()
-    writer.write(out)
+    write_batch(documents, out)
     return out.getvalue()
+
+
+def spooled_batch(documents: Iterable[bytes]) -> BinaryIO:
+    """The batch PDF as a file to upload: in memory up to 8 MiB, on disk (Lambda's /tmp) beyond."""
+    import tempfile
+
+    spool = tempfile.SpooledTemporaryFile(max_size=8 * 2**20)  # noqa: SIM115 - the caller closes it
+    write_batch(documents, spool)  # type: ignore[arg-type]
+    spool.seek(0)
+    return spool  # type: ignore[return-value]
+
+
+def write_batch(documents: Iterable[bytes], out: BinaryIO) -> int:
+    """Write the day's letters, in the order given, as one PDF to ``out``; returns the pages.
+
+    Streamed: each letter is read as it comes (the iterable may fetch it from the mail
+    bucket), its pages' objects are written at once under new object numbers, and only
+    their offsets and page numbers are kept, so memory stays bounded however many letters
+    the day has. The pages tree and the cross-reference table are written last.
+    """
+    batch = _StreamedPdf(out)
+    for data in documents:
+        batch.append(data)
+    return batch.close()
+
+
+class _StreamedPdf:
+    """A PDF written object by object: 1 is the pages tree, 2 the catalog (both at the end)."""
+
+    def __init__(self, out: BinaryIO) -> None:
+        self._out = out
+        self._position = 0
+        self._offsets: dict[int, int] = {}
+        self._pages: list[int] = []
+        self._next = 3
+        self._write(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
+
+    def _write(self, data: bytes) -> None:
+        self._out.write(data)
+        self._position += len(data)
+
+    def _object(self, number: int, body: bytes) -> None:
+        self._offsets[number] = self._position
+        self._write(b"%d 0 obj\n%s\nendobj\n" % (number, body))
+
+    def append(self, data: bytes) -> None:
+        from pypdf import PdfReader
+        from pypdf.generic import IndirectObject, NameObject
+
+        reader = PdfReader(io.BytesIO(data))
+        numbers: dict[int, int] = {}
+        queue: list[tuple[int, Any]] = []
+
+        def copied(value: Any) -> Any:
+            if isinstance(value, IndirectObject):
+                if value.idnum not in numbers:
+                    numbers[value.idnum] = self._next
+                    self._next += 1
+                    queue.append((numbers[value.idnum], value.get_object()))
+                return IndirectObject(numbers[value.idnum], 0, None)
+            return _copy_pdf_object(value, copied)
+
+        root: Any = reader.trailer["/Root"]
+        for page in _leaf_pages(root["/Pages"], {}):
+            number = self._next
+            self._next += 1
+            body = {k: v for k, v in page.items() if k != "/Parent"}
+            new_page = _copy_pdf_object(_dictionary(body), copied)
+            new_page[NameObject("/Parent")] = IndirectObject(1, 0, None)
+            self._object(number, _serialised(new_page))
+            self._pages.append(number)
+        while queue:  # the objects the pages refer to, and theirs in turn
+            number, value = queue.pop()
+            self._object(number, _serialised(_copy_pdf_object(value, copied)))
+
+    def close(self) -> int:
+        kids = b" ".join(b"%d 0 R" % n for n in self._pages)
+        self._object(1, b"<< /Type /Pages /Count %d /Kids [ %s ] >>" % (len(self._pages), kids))
+        self._object(2, b"<< /Type /Catalog /Pages 1 0 R >>")
+        xref_at = self._position
+        size = self._next
+        lines = [b"xref\n0 %d\n" % size, b"0000000000 65535 f \n"]
+        for number in range(1, size):
+            offset = self._offsets.get(number)
+            lines.append(b"%010d 00000 n \n" % offset if offset is not None else b"0000000000 65535 f \n")
+        self._write(b"".join(lines))
+        self._write(b"trailer\n<< /Size %d /Root 2 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (size, xref_at))
+        return len(self._pages)
+
+
+INHERITED = ("/Resources", "/MediaBox", "/CropBox", "/Rotate")
+
+
+def _leaf_pages(node: Any, inherited: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The pages under a pages-tree node, in order, each with what it inherits from the tree
+    (PDF 32000 7.7.3.4) made its own: read straight from the tree, which is cheaper than
+    pypdf's flattening of the whole document."""
+    here = {**inherited, **{k: node.raw_get(k) for k in node if k in INHERITED}}
+    if node.get("/Type") == "/Page" or "/Kids" not in node:
+        yield {**here, **{k: node.raw_get(k) for k in node}}
+        return
+    for kid in node["/Kids"]:
+        yield from _leaf_pages(kid.get_object(), here)
+
+
+def _dictionary(values: dict[Any, Any]) -> Any:
+    from pypdf.generic import DictionaryObject
+
+    made = DictionaryObject()
+    made.update(values)
+    return made
+
+
+def _copy_pdf_object(value: Any, copied: Any) -> Any:
+    """``value`` with every indirect reference in it renumbered by ``copied``; a stream keeps
+    its encoded data as it is (never decoded and re-encoded)."""
+    from pypdf.generic import ArrayObject, DictionaryObject, EncodedStreamObject, StreamObject
+
+    if isinstance(value, StreamObject):
+        stream = EncodedStreamObject()
+        stream._data = value._data
+        for k, v in value.items():
+            if k != "/Length":
+                stream[k] = copied(v)
+        return stream
+    if isinstance(value, DictionaryObject):
+        made = DictionaryObject()
+        for k, v in value.items():
+            made[k] = copied(v)
+        return made
+    if isinstance(value, ArrayObject):
+        return ArrayObject(copied(v) for v in value)
+    return value
+
+
+def _serialised(value: Any) -> bytes:
+    buffer = io.BytesIO()
+    value.write_to_stream(buffer)
+    return buffer.getvalue()

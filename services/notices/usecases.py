@@ -19,6 +19,7 @@ from notices.intake import (
     Contacts,
     NoAddress,
     Planned,
+    plan_appeal_letter,
     plan_bill,
     plan_credit_revocation,
     plan_delinquent,
@@ -26,10 +27,11 @@ from notices.intake import (
     plan_reconsideration_letter,
     plan_report_reminder,
     plan_satellite_flow,
+    plan_satellite_results,
     plan_tax_roll,
 )
-from sampling.events import AnnualReportReminderDue
-from stormwater.events import CreditRevocationProposed, ReconsiderationDecided
+from sampling.events import AnnualReportReminderDue, SatelliteResultsDelivered
+from stormwater.events import AppealDecided, CreditRevocationProposed, ReconsiderationDecided
 
 # detail-type -> event class; the queue's rule lets only these through.
 CONSUMED: dict[str, type[Event]] = {
@@ -41,7 +43,9 @@ CONSUMED: dict[str, type[Event]] = {
         TaxRollNoticed,
         CreditRevocationProposed,
         ReconsiderationDecided,
+        AppealDecided,
         SatelliteFlowReady,
+        SatelliteResultsDelivered,
         AnnualReportReminderDue,
     )
 }
@@ -112,7 +116,9 @@ def _plan(event: Event, contacts: Contacts, book: TariffBook) -> Planned:
         TaxRollNoticed: plan_tax_roll,
         CreditRevocationProposed: lambda e: plan_credit_revocation(e, contacts),
         ReconsiderationDecided: lambda e: plan_reconsideration_letter(e, contacts),
+        AppealDecided: lambda e: plan_appeal_letter(e, contacts),
         SatelliteFlowReady: lambda e: plan_satellite_flow(e, contacts),
+        SatelliteResultsDelivered: lambda e: plan_satellite_results(e, contacts),
         AnnualReportReminderDue: lambda e: plan_report_reminder(e, contacts),
     }
     return planners[type(event)](event)

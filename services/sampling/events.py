@@ -254,6 +254,35 @@ class SatelliteResultsOverdue(Event):
     rule_id: Literal["PP-SEW-SAT-SAMPLE"] = "PP-SEW-SAT-SAMPLE"
 
 
+class CertifiedResult(_Part):
+    """One parameter of a certified lab result (mg/l; pH in standard units)."""
+
+    parameter: str
+    value: Decimal
+    reported: str = ""  # the value as the lab reported it (e.g. "<2")
+    lab: str = ""
+    analysed_on: date | None = None
+
+
+class SatelliteResultsDelivered(Event):
+    """PP-SEW-SAT-SAMPLE: staff released a satellite system's certified results on
+    ``delivered_on`` (due by ``due_on``, 18 working days after sampling); notices sends
+    them to the satellite system (email)."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "sample_id")
+
+    tenant: str
+    account_id: str
+    sample_id: str
+    sampled_on: date
+    due_on: date
+    delivered_on: date
+    on_time: bool
+    results: tuple[CertifiedResult, ...] = Field(max_length=64)
+    rule_id: Literal["PP-SEW-SAT-SAMPLE"] = "PP-SEW-SAT-SAMPLE"
+
+
 class SatelliteResampleRequestDecided(Event):
     """PP-SEW-SAT-RESAMPLE: a resample request accepted (within 3 days) or refused, with dates."""
 

@@ -42,9 +42,11 @@ from sampling.domain.strength import CLASSIFIED_TENANTS
 from sampling.events import (
     AnnualReportReceived,
     AnnualReportReminderDue,
+    CertifiedResult,
     ResampleDecided,
     SamplingCostCharged,
     SatelliteResampleRequestDecided,
+    SatelliteResultsDelivered,
     SatelliteResultsDueSoon,
     SatelliteResultsOverdue,
     StrengthClassified,
@@ -214,7 +216,32 @@ class SamplingService:
             )
         if "delivered_on" in deadline and deadline["delivered_on"] != delivered_on.isoformat():
             raise Conflict("delivered_on", f"already delivered on {deadline['delivered_on']}")
-        self.repo.mark_deadline(tenant, account_id, sample_id, "delivered_on", delivered_on.isoformat(), None)
+        results = [r for r in self.repo.account(tenant, account_id).results if r.sample_id == sample_id]
+        delivered = SatelliteResultsDelivered(
+            occurred_at=self.clock.now(),
+            tenant=tenant,
+            account_id=account_id,
+            sample_id=sample_id,
+            sampled_on=date.fromisoformat(deadline["sampled_on"]),
+            due_on=date.fromisoformat(deadline["due_on"]),
+            delivered_on=delivered_on,
+            on_time=delivered_on.isoformat() <= deadline["due_on"],
+            results=tuple(
+                CertifiedResult(
+                    parameter=r.parameter,
+                    value=r.value,
+                    reported=r.reported,
+                    lab=r.lab,
+                    analysed_on=r.analysed_on,
+                )
+                for r in sorted(results, key=lambda r: r.parameter)
+            ),
+        )
+        # The results go out with the delivery (notices emails them), once: the outbox keeps
+        # one event per sample.
+        self.repo.mark_deadline(
+            tenant, account_id, sample_id, "delivered_on", delivered_on.isoformat(), delivered
+        )
         return {
             "sample_id": sample_id,
             "due_on": deadline["due_on"],

@@ -171,14 +171,15 @@ def bench_reads(sizes: tuple[int, ...] = (1_000, 10_000)) -> None:
             )
             began = time.perf_counter()
             rt.upload("UploadsBucket", f"meters/{tag}.csv", meters)
-            registered = time.perf_counter()
+            registered, cpu = time.perf_counter(), time.process_time()
             rt.upload("UploadsBucket", f"reads/{tag}.csv", reads)
-            done = time.perf_counter()
+            done, cpu = time.perf_counter(), time.process_time() - cpu
             kept = count_kept(rt, tag)
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             rate = n / (done - registered)
             print(
-                f"  {n:>6,} reads: {done - registered:6.2f} s, {rate:>7,.0f} rows/s (meters file {registered - began:.2f} s); "
+                f"  {n:>6,} reads: {done - registered:6.2f} s ({cpu:.2f} s CPU), {rate:>7,.0f} rows/s "
+                f"(meters file {registered - began:.2f} s); "
                 f"kept at billing {kept:,}; peak RSS {rss:,.0f} MiB; raw/pipeline {raw / rate:.1f}x (target <= 5x)"
             )
         print(f"  dead letters: {len(rt.dead_letters)}")

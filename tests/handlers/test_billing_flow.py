@@ -165,6 +165,22 @@ def test_a_cycle_issues_one_bill_per_account_and_holds_those_missing_consumption
         ("GR-1", "194.50", "Ann"),
         ("GR-2", "45.00", "Bob"),
     ]
+    # Each bill carries the consumption behind it with its quality (the bill prints it);
+    # billing keeps no register readings from metering's event, so those are absent.
+    reads = {b["account_id"]: b["reads"] for b in issued}
+    assert reads["GR-1"] == [
+        {
+            "meter_id": None,
+            "previous_read_on": None,
+            "previous_reading": None,
+            "present_read_on": None,
+            "present_reading": None,
+            "quality": "actual",
+            "estimated": False,
+            "consumption_gal": "23000",
+        }
+    ]
+    assert {b["schema_version"] for b in issued} == {2}
     # The cycle run again changes nothing (exactly once per account and period).
     before = flow.items("billing")
     run_cycle(flow)

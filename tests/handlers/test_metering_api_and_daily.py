@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -87,8 +88,17 @@ def test_the_daily_run_estimates_after_the_read_window(
     event = sqs_event(json.dumps({"scheduled_time": "2026-03-07T11:00:00Z"}))
     assert run_daily.lambda_handler(event, lambda_context()) == {"batchItemFailures": []}
     consumptions = {
-        i["period_start"]: i for i in metering.state("metering") if i["pk"].startswith("CONSUMPTION#")
+        c["period_start"]: c
+        for i in metering.items("metering")
+        if i.get("detail_type") == "ConsumptionsDetermined"
+        for c in json.loads(i["detail"])["consumptions"]
     }
     assert consumptions["2026-02-01"]["quality"] == "estimated"
     # January's 3,100 gal over 31 days = 100 gal/day, x 28 days of February
-    assert consumptions["2026-02-01"]["volume_gal"] == 2800
+    assert Decimal(consumptions["2026-02-01"]["volume_gal"]) == 2800
+    # the chunk is metering's record of the determination: kept, no expiry
+    assert all(
+        "expires_at" not in i
+        for i in metering.state("metering")
+        if i.get("detail_type") == "ConsumptionsDetermined"
+    )

@@ -244,3 +244,111 @@ def test_satellite_flow_data_and_the_report_reminder_are_emailed_once(notices: S
             p.get_payload(decode=True).decode() for p in parsed.walk() if p.get_content_type() == "text/plain"
         ]
     assert any("1250000" in t and "Due by: 2026-10-20" in t for t in texts)
+
+
+def mailed_text(stack: Stack, record: dict[str, Any]) -> str:
+    pdf = stack.s3.get_object(Bucket=MAIL, Key=record["reference"])["Body"].read()
+    return " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages).replace("\n", " ")
+
+
+def test_the_appeal_decision_is_mailed_once_to_the_appellant(notices: Stack) -> None:
+    from handler_support import fixture_text
+
+    # The parcel's owner (the appellant) arrives with the stormwater bill (event-carried state).
+    stormwater_bill = issued(opted_in=False, account="PPW-7").model_copy(
+        update={
+            "tenant": "pleasant-prairie-stormwater",
+            "parcel_id": "PP-93-4-122-0100",
+            "owner": Party(
+                name="Lakeview Commerce LLC", address="400 Lakeview Pkwy; Pleasant Prairie, WI 53158"
+            ),
+        }
+    )
+    assert delivered(eventbridge_body(stormwater_bill)) == {"batchItemFailures": []}
+    appeal = fixture_text("AppealDecided.json")  # reversed 4 to 3 at the 2026-11-10 hearing
+    for _ in range(2):
+        assert delivered(appeal) == {"batchItemFailures": []}
+    [letter] = [i for i in log(notices) if i["rule"] == "PP-CWU-APPEAL"]
+    assert (letter["channel"], letter["recipient_role"], letter["account_id"]) == ("mail", "owner", "PPW-7")
+    text = mailed_text(notices, letter)
+    for phrase in (
+        "Lakeview Commerce LLC",
+        "400 Lakeview Pkwy",
+        "AP-4d1a7e9c33",
+        "RC-2c9e1b7d55",
+        "hearing: 2026-11-10",
+        "votes: 4 to reverse, 3 to uphold",
+        "reversed: the reconsideration decision is reversed",
+    ):
+        assert phrase in text, phrase
+
+
+def test_an_appeal_decision_for_a_parcel_without_an_owner_on_file_is_rejected(notices: Stack) -> None:
+    from handler_support import fixture_text
+
+    assert delivered(fixture_text("AppealDecided.json")) == {"batchItemFailures": []}
+    [rejected] = rejections(notices)
+    assert rejected["detail"]["error"] == "UnaddressableNotice"
+    assert log(notices) == []
+
+
+def test_certified_satellite_results_are_emailed_once_with_their_deadline(notices: Stack) -> None:
+    from handler_support import fixture_text
+
+    boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress="billing@sewerbill.local")
+    satellite = issued(opted_in=False, account="SAT-KENOSHA").model_copy(
+        update={"tenant": "pleasant-prairie-sewer"}
+    )
+    assert delivered(eventbridge_body(satellite)) == {"batchItemFailures": []}
+    results = fixture_text("SatelliteResultsDelivered.json")  # sampled 2025-11-20, due 2025-12-18
+    for _ in range(2):
+        assert delivered(results) == {"batchItemFailures": []}
+    [sent] = [i for i in log(notices) if i["rule"] == "PP-SEW-SAT-SAMPLE"]
+    assert (sent["channel"], sent["status"]) == ("email", "sent")
+    [message] = [
+        m for m in ses_backends[ACCOUNT][REGION].sent_messages if "Certified lab results" in m.raw_data
+    ]
+    parsed = email.message_from_string(message.raw_data)
+    [text] = [
+        p.get_payload(decode=True).decode() for p in parsed.walk() if p.get_content_type() == "text/plain"
+    ]
+    for phrase in (
+        "sample: SAT-2025-11-20",
+        "bod (mg/l): 212, Northern Lake Service, analysed 2025-11-25",
+        "fog (mg/l): <2",
+        "tss (mg/l): 180",
+        "Due by: 2025-12-18",
+    ):
+        assert phrase in text, phrase
+
+
+def test_the_usage_chart_holds_each_billed_period_once(notices: Stack) -> None:
+    def quarter(start: date, end: date, kgal: str) -> BillIssued:
+        bill = issued(opted_in=False, account="GR-1")
+        volume = IssuedLine(
+            rule_id="GR-VOL",
+            description="Volume charge",
+            quantity=kgal,
+            unit="kgal",
+            rate="6.50",
+            amount=Decimal(0),
+        )
+        return bill.model_copy(
+            update={
+                "period_start": start,
+                "period_end": end,
+                "bill_id": f"B-GR-1-{start.isoformat()}",
+                "lines": (*bill.lines, volume),
+            }
+        )
+
+    q2 = quarter(date(2026, 4, 1), date(2026, 7, 1), "19")
+    q3 = quarter(date(2026, 7, 1), date(2026, 10, 1), "23")
+    for event in (q2, q2, q3):  # Q2 delivered twice: its period counts once
+        assert delivered(eventbridge_body(event)) == {"batchItemFailures": []}
+    archived = notices.s3.get_object(Bucket=MAIL, Key="bills/grafton-sewer/GR-1/B-GR-1-2026-07-01.pdf")
+    text = PdfReader(io.BytesIO(archived["Body"].read())).pages[0].extract_text()
+    chart = text[text.index("Usage, last 13 periods") :]
+    # 19 kgal in the April quarter, 23 kgal in the July quarter, each one bar.
+    assert chart.count("04/26") == 1 and chart.count("07/26") == 1
+    assert "19.0" in chart and "23.0" in chart

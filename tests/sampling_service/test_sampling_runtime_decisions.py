@@ -152,8 +152,27 @@ def test_staff_choose_the_resample_or_average_the_two_recording_who_and_why(
 def test_a_satellite_resample_request_on_day_3_is_accepted_and_on_day_4_refused(
     rt: LocalRuntime, taken_in: dict[str, Any]
 ) -> None:
+    capture = taken_in["_capture"][0]["url"]
+    captured(rt, capture)
     status, _ = call(rt, "POST", f"/staff/{PP}/samples/SAT-1110/delivery", {"delivered_on": "2025-12-05"})
     assert status == 200
+    # PP-SEW-SAT-SAMPLE: the delivery publishes the certified results (notices emails them).
+    # Sampled 2025-11-10, due 18 working days later; delivered 2025-12-05, on time.
+    (delivery,) = [
+        e["detail"] for e in captured(rt, capture) if e["detail-type"] == "SatelliteResultsDelivered"
+    ]
+    assert (
+        delivery["account_id"],
+        delivery["sampled_on"],
+        delivery["delivered_on"],
+        delivery["on_time"],
+    ) == (
+        "SAT-1",
+        "2025-11-10",
+        "2025-12-05",
+        True,
+    )
+    assert [(r["parameter"], r["value"], r["lab"]) for r in delivery["results"]] == [("bod", "150", "Acme")]
     status, day3 = call(
         rt, "POST", f"/staff/{PP}/samples/SAT-1110/resample-requests", {"requested_on": "2025-12-08"}
     )

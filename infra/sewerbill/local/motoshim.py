@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Seven changes, installed by `install()` when the runtime starts moto itself:
+Eight changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -36,10 +36,18 @@ Seven changes, installed by `install()` when the runtime starts moto itself:
    `send_message` reads `queue.attributes` for one flag, and that property counts every
    message in the queue three times (a clock read per message), so each send costs the
    queue's depth and a deep queue fills in quadratic time; while a message is sent the
-   counts are left out (`GetQueueAttributes` still counts). EventBridge rules build a new
+   counts are left out (`GetQueueAttributes` still counts), and a receive reads the clock once,
+   not twice per queued message. EventBridge rules build a new
    JSONPath parser (its LR tables read again) for every event and target; the parsed paths
    are cached.
-7. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
+7. **A Query reads its partition, not the table.** moto's `Table.query` on the table's own
+   key takes `all_items()` (every item of the table, sorted) and keeps those of the hash key,
+   so each Query costs the size of the table (a 10,000-account cycle's chunk queries walked
+   every bill, entry and account). During such a query `all_items()` returns the partition's
+   items only (those its sort-key condition keeps, the same test moto's loop makes); moto's
+   query then sorts, pages, filters and projects them as shipped.
+   Queries on an index, and scans, are unchanged.
+8. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
    a DLQ) and `StreamShard.add` (a stream record) tell the runtime which source received
    something, so a drain polls only those instead of every queue and stream.
 
@@ -266,6 +274,17 @@ def _item_init(self: Item, hash_key: Any, range_key: Any, attrs: dict[str, Any])
 
 # --- 6. sends and rules ------------------------------------------------------------------------------
 _sending: contextvars.ContextVar[bool] = contextvars.ContextVar("sending", default=False)
+
+
+def _visible_messages(self: Queue) -> list[Any]:
+    """moto's `Queue.messages` (visible and not delayed), reading the clock once per call
+    instead of twice per message (a receive on a deep queue)."""
+    from moto.core.utils import unix_time_millis
+
+    now = unix_time_millis()
+    return [m for m in self._messages if now > m.visible_at and not now < m.delayed_until]
+
+
 _COUNTS = frozenset(
     {
         "ApproximateNumberOfMessages",
@@ -309,7 +328,43 @@ def _jsonpath(expression: str) -> Any:
     return _originals["jsonpath_parse"](expression)
 
 
-# --- 7. activity ------------------------------------------------------------------------------
+# --- 7. a query's partition -------------------------------------------------------------------------
+_partition: contextvars.ContextVar[tuple[Table, Any, str | None, Any] | None] = contextvars.ContextVar(
+    "partition", default=None
+)
+
+
+def _table_query(self: Table, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
+    index_name = args[6] if len(args) > 6 else kwargs.get("index_name")  # moto passes it 8th
+    on_table_key = index_name is None and hash_key is not None
+    range_comparison, range_objs = (args[0], args[1]) if len(args) > 1 else (None, None)
+    token = _partition.set((self, hash_key, range_comparison, range_objs) if on_table_key else None)
+    try:
+        return _originals["table_query"](self, hash_key, *args, **kwargs)
+    finally:
+        _partition.reset(token)
+
+
+def _all_items(self: Table) -> list[Item]:
+    partition = _partition.get()
+    if partition is None or partition[0] is not self:
+        return _originals["all_items"](self)
+    _, hash_key, range_comparison, range_objs = partition
+    found = self.items.get(hash_key)
+    if found is None:
+        return []
+    if not self.range_key_attr:
+        return [found]  # type: ignore[list-item]
+    if range_comparison:  # the key condition on the sort key, as moto's query applies it
+        return [
+            i
+            for i in found.values()
+            if i.range_key is not None and i.range_key.compare(range_comparison, range_objs)
+        ]
+    return list(found.values())
+
+
+# --- 8. activity ------------------------------------------------------------------------------
 def _notify(kind: str, name: str) -> None:
     for listener in list(_listeners):
         listener(kind, name)
@@ -359,6 +414,22 @@ def _send_in_process(request: Any, **_: Any) -> Any:
     )
 
 
+def stream_records(stream_arn: str, after: str | None, limit: int) -> list[dict[str, Any]]:
+    """Up to `limit` records of a table's stream after sequence number `after` (from the start
+    when None), read from moto's backend in this process: what `GetRecords` answers, without
+    the JSON round trip and botocore's parse of every image (the runtime's stream reads on the
+    embedded default; on any other endpoint it calls the API)."""
+    from moto.dynamodbstreams.models import dynamodbstreams_backends
+
+    _, _, _, region, account, _ = stream_arn.split(":", 5)
+    table = dynamodbstreams_backends[account][region]._get_table_from_arn(stream_arn)
+    shard = table.stream_shard
+    if shard is None:
+        return []
+    start = 0 if after is None else int(after) - shard.starting_sequence_number + 1
+    return [dict(r.to_json()) for r in shard.items[start : start + limit]]
+
+
 def serve_in_process(endpoint: str) -> None:
     """Answer this process's boto3 calls to `endpoint` with moto's application directly."""
     import boto3
@@ -383,7 +454,7 @@ def stop_serving(endpoint: str) -> None:
 
 # --- install -----------------------------------------------------------------------------------
 def install() -> None:
-    """Apply the seven changes (idempotent); moto must run in this process to see them."""
+    """Apply the eight changes (idempotent); moto must run in this process to see them."""
     with _lock:
         for model in (Item, StreamRecord):
             if not isinstance(getattr(model, "instances_tracked", None), Created):
@@ -397,6 +468,10 @@ def install() -> None:
         _originals["parse_parameters"] = BaseResponse.parse_parameters
         _originals["item_init"] = Item.__init__
         BaseResponse.parse_parameters = _parse_parameters  # type: ignore[method-assign]
+        _originals["table_query"] = Table.query
+        _originals["all_items"] = Table.all_items
+        Table.query = _table_query  # type: ignore[method-assign]
+        Table.all_items = _all_items  # type: ignore[method-assign]
         import jsonpath_ng.ext
         from moto.sqs.models import SQSBackend
 
@@ -404,6 +479,8 @@ def install() -> None:
         _originals["send_message"] = SQSBackend.send_message
         _originals["jsonpath_parse"] = jsonpath_ng.ext.parse
         Queue.attributes = property(_queue_attributes)  # type: ignore[assignment,method-assign]
+        _originals["queue_messages"] = Queue.__dict__["messages"]
+        Queue.messages = property(_visible_messages)  # type: ignore[assignment,method-assign]
         SQSBackend.send_message = _send_message  # type: ignore[method-assign]
         jsonpath_ng.ext.parse = _jsonpath
         Item.__init__ = _item_init  # type: ignore[method-assign]
@@ -428,10 +505,13 @@ def uninstall() -> None:
         StreamShard.add = _originals.pop("shard_add")  # type: ignore[method-assign]
         BaseResponse.serialized = _originals.pop("serialized")  # type: ignore[method-assign]
         BaseResponse.parse_parameters = _originals.pop("parse_parameters")  # type: ignore[method-assign]
+        Table.query = _originals.pop("table_query")  # type: ignore[method-assign]
+        Table.all_items = _originals.pop("all_items")  # type: ignore[method-assign]
         import jsonpath_ng.ext
         from moto.sqs.models import SQSBackend
 
         Queue.attributes = _originals.pop("queue_attributes")  # type: ignore[method-assign]
+        Queue.messages = _originals.pop("queue_messages")  # type: ignore[method-assign]
         SQSBackend.send_message = _originals.pop("send_message")  # type: ignore[method-assign]
         jsonpath_ng.ext.parse = _originals.pop("jsonpath_parse")
         Item.__init__ = _originals.pop("item_init")  # type: ignore[method-assign]

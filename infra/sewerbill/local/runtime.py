@@ -71,8 +71,13 @@ class LocalRuntime:
             for source in stack.queue_sources
         ]
         streams = emulator.client("dynamodbstreams") if stack.stream_sources else None
+        direct = None
+        if emulator.observes_activity("stream"):  # moto in this process: read its shards directly
+            from sewerbill.local import motoshim
+
+            direct = motoshim.stream_records
         self._stream_pollers = [
-            StreamPoller(source, streams, self.invoker, stack.region, self._give_up)
+            StreamPoller(source, streams, self.invoker, stack.region, self._give_up, direct)
             for source in stack.stream_sources
         ]
         self._pollers.extend(self._stream_pollers)

@@ -215,8 +215,10 @@ class StreamPoller:
         invoker: Invoker,
         region: str,
         give_up: Callable[[StreamSource, list[dict[str, Any]], str], None],
+        direct: Callable[[str, str | None, int], list[dict[str, Any]]] | None = None,
     ) -> None:
         self.source = source
+        self.direct = direct  # reads the emulator's stream in this process (motoshim.stream_records)
         self.streams = streams
         self.invoker = invoker
         self.region = region
@@ -249,6 +251,11 @@ class StreamPoller:
         return self._shard_cache
 
     def _read(self, shard_id: str, limit: int) -> list[dict[str, Any]]:
+        if self.direct is not None:  # moto in this process has one shard per table
+            read = self.direct(self.source.stream_arn, self.checkpoints.get(shard_id), limit)
+            if read:
+                self.checkpoints[shard_id] = read[-1]["dynamodb"]["SequenceNumber"]
+            return read
         iterator = self.iterators.pop(shard_id, None)
         stored = iterator is not None
         if iterator is None:
@@ -309,13 +316,14 @@ class StreamPoller:
             handled += len(records)
             self.more = self.more or len(records) == self.source.batch_size
             # Filtered-out records are skipped; the checkpoint still moves past them.
-            kept = [r for r in records if record_passes(self.source.filters, self.record(r))]
+            events = [(r, self.record(r)) for r in records]
+            kept = [(r, e) for r, e in events if record_passes(self.source.filters, e)]
             if not kept:
                 continue
             inv = self.invoker.invoke(
-                self.source.function, {"Records": [self.record(r) for r in kept]}, "dynamodb", len(kept)
+                self.source.function, {"Records": [e for _, e in kept]}, "dynamodb", len(kept)
             )
-            seqs = [r["dynamodb"]["SequenceNumber"] for r in kept]
+            seqs = [r["dynamodb"]["SequenceNumber"] for r, _ in kept]
             first_failed: int | None = None
             if inv.error:
                 first_failed = 0
@@ -338,7 +346,7 @@ class StreamPoller:
                 self._rewind(shard_id, before)
                 continue
             # Retries exhausted: Lambda discards the batch (to its on-failure destination).
-            self.give_up(self.source, [self.record(r) for r in kept], shard_id)
+            self.give_up(self.source, [e for _, e in kept], shard_id)
             self.attempts.pop(shard_id, None)
         return handled
 

@@ -26,7 +26,7 @@ from decimal import Decimal
 from typing import Any
 
 from billing.domain.accounts import AccountRecord
-from billing.domain.bills import Bill, Line
+from billing.domain.bills import Bill, BilledRead, Line
 from billing.domain.ledger import Entry
 
 
@@ -101,6 +101,7 @@ def bill_item(bill: Bill, recorded_at: str, notice: dict[str, Any] | None = None
         "tariff_versions": list(bill.tariff_versions),
         "estimated": bill.estimated,
         "parcel_id": bill.parcel_id,
+        "reads": [r.to_values() for r in bill.reads],
     }
     return {
         "pk": pk,
@@ -146,6 +147,7 @@ def bill_of(item: dict[str, Any]) -> Bill:
         tariff_versions=tuple(doc.get("tariff_versions") or ()),
         estimated=bool(doc.get("estimated", False)),
         parcel_id=doc.get("parcel_id"),
+        reads=tuple(BilledRead.from_values(r) for r in doc.get("reads") or ()),
     )
 
 

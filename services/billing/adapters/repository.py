@@ -19,7 +19,7 @@ from billing.adapters.items import (
 )
 from billing.adapters.store import Store
 from billing.domain.accounts import AccountRecord
-from billing.domain.bills import Bill
+from billing.domain.bills import Bill, BilledRead, reads_behind
 from billing.domain.issuing import Charge, Eru, Held, Strength, Usage
 from billing.domain.ledger import Entry
 from billing.domain.projections import eru_in_force, strength_in_force
@@ -120,6 +120,8 @@ class BillingRepo(Store):
                 bool(i.get("estimated", False)),
                 i.get("source_event_id", ""),
                 Decimal(str(i["winter_average_gal"])) if i.get("winter_average_gal") is not None else None,
+                str(i.get("quality") or "actual"),
+                _kept_reads(i),
             )
             for i in self.query(pk, between=(first, last))
         }
@@ -192,3 +194,25 @@ class BillingRepo(Store):
             "reason": h.reason,
             "recorded_at": now.isoformat(),
         }
+
+
+def _kept_reads(item: dict[str, Any]) -> tuple[BilledRead, ...]:
+    """The meter reads behind a kept consumption: metering's ``reads_used`` and ``meters``
+    when the consumption item holds them (a list, or its JSON text); none otherwise (the
+    bill then shows the consumption and its quality alone)."""
+
+    def listed(name: str) -> list[dict[str, Any]]:
+        raw = item.get(name)
+        value = json.loads(raw) if isinstance(raw, str) else raw
+        return list(value) if isinstance(value, list) else []
+
+    reads = listed("reads_used")
+    if not reads:
+        return ()
+    return reads_behind(
+        Decimal(str(item["volume_gal"])),
+        str(item.get("quality") or "actual"),
+        bool(item.get("estimated", False)),
+        reads,
+        listed("meters"),
+    )

@@ -70,6 +70,92 @@ class Line:
 
 
 @dataclass(frozen=True, slots=True)
+class BilledRead:
+    """The consumption behind a bill, for one meter where billing knows the meter, with the
+    register readings that bound it where billing has them (``None`` where it does not)."""
+
+    consumption_gal: Decimal
+    quality: str = "actual"
+    estimated: bool = False
+    meter_id: str | None = None
+    previous_read_on: date | None = None
+    previous_reading: str | None = None
+    present_read_on: date | None = None
+    present_reading: str | None = None
+
+    def to_values(self) -> dict[str, Any]:
+        return {
+            "consumption_gal": str(self.consumption_gal),
+            "quality": self.quality,
+            "estimated": self.estimated,
+            "meter_id": self.meter_id,
+            "previous_read_on": self.previous_read_on.isoformat() if self.previous_read_on else None,
+            "previous_reading": self.previous_reading,
+            "present_read_on": self.present_read_on.isoformat() if self.present_read_on else None,
+            "present_reading": self.present_reading,
+        }
+
+    @classmethod
+    def from_values(cls, raw: Mapping[str, Any]) -> BilledRead:
+        def day(name: str) -> date | None:
+            return date.fromisoformat(raw[name]) if raw.get(name) else None
+
+        return cls(
+            consumption_gal=Decimal(str(raw["consumption_gal"])),
+            quality=str(raw.get("quality") or "actual"),
+            estimated=bool(raw.get("estimated", False)),
+            meter_id=raw.get("meter_id"),
+            previous_read_on=day("previous_read_on"),
+            previous_reading=raw.get("previous_reading"),
+            present_read_on=day("present_read_on"),
+            present_reading=raw.get("present_reading"),
+        )
+
+
+def reads_behind(
+    volume_gal: Decimal,
+    quality: str,
+    estimated: bool,
+    reads_used: Sequence[Mapping[str, Any]] = (),
+    meters: Sequence[Mapping[str, Any]] = (),
+) -> tuple[BilledRead, ...]:
+    """What the bill prints of its consumption: one row per meter, its earliest and latest
+    register reading of the period (metering's ``reads_used``) as previous and present, the
+    meter's share of the volume (``meters``; a single meter: the whole volume) and its
+    quality. Without reads (billing kept only the volume): one row, the volume and quality."""
+    by_meter: dict[str, list[Mapping[str, Any]]] = {}
+    for read in reads_used:
+        by_meter.setdefault(str(read["meter_id"]), []).append(read)
+    if not by_meter:
+        return (BilledRead(consumption_gal=volume_gal, quality=quality, estimated=estimated),)
+    shares = {str(m["meter_id"]): m for m in meters}
+    rows = []
+    for meter_id, reads in sorted(by_meter.items()):
+        ordered = sorted(reads, key=lambda r: str(r["read_on"]))
+        first, last = ordered[0], ordered[-1]
+        share = shares.get(meter_id)
+        meter_quality = str(share["quality"]) if share else quality
+        if share is None and len(by_meter) > 1:
+            consumption = Decimal(str(last["reading"])) - Decimal(str(first["reading"]))
+        else:
+            consumption = Decimal(str(share["volume_gal"])) if share else volume_gal
+        marked = meter_quality == "estimated" or any(r.get("read_type") == "estimated" for r in ordered)
+        rows.append(
+            BilledRead(
+                consumption_gal=consumption,
+                quality="estimated" if marked else meter_quality,
+                estimated=marked,
+                meter_id=meter_id,
+                previous_read_on=date.fromisoformat(str(first["read_on"])) if len(ordered) > 1 else None,
+                previous_reading=str(first["reading"]) if len(ordered) > 1 else None,
+                present_read_on=date.fromisoformat(str(last["read_on"])),
+                present_reading=str(last["reading"]),
+            )
+        )
+    return tuple(rows)
+
+
+@dataclass(frozen=True, slots=True)
 class Bill:
     tenant: str
     account_id: str
@@ -86,6 +172,7 @@ class Bill:
     tariff_versions: tuple[str, ...] = ()
     estimated: bool = False
     parcel_id: str | None = None
+    reads: tuple[BilledRead, ...] = ()  # the consumption and meter reads behind the bill
 
     @property
     def amount_due(self) -> Decimal:
@@ -124,6 +211,7 @@ def issue(
     estimated: bool = False,
     parcel_id: str | None = None,
     charges: Sequence[Any] = (),
+    reads: Sequence[BilledRead] = (),
 ) -> Bill:
     """The bill for ``rated``: previous balance is the account's balance before the bill
     date; payments since are the payments after the last bill's date (X-DUE: paid_on)."""
@@ -186,4 +274,5 @@ def issue(
         tariff_versions=rated.tariff_versions,
         estimated=estimated,
         parcel_id=parcel_id,
+        reads=tuple(reads),
     )

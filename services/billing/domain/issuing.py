@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 from billing.domain.accounts import STORMWATER, AccountRecord
-from billing.domain.bills import Bill, bill_id_of, issue
+from billing.domain.bills import Bill, BilledRead, bill_id_of, issue
 from billing.domain.ledger import Entry
 from billing.domain.rating import Account, ParcelCharge, RatingEngine, RatingError, RatingInput
 from billing.domain.terms import Terms
@@ -31,6 +31,8 @@ class Usage:
     estimated: bool = False
     source_event_id: str = ""
     winter_average_gal: Decimal | None = None  # PP-SEW-WINTER (metering's schema version 2)
+    quality: str = "actual"
+    reads: tuple[BilledRead, ...] = ()  # the meter reads behind it, where billing has them
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,9 +186,17 @@ def rate_chunk(inp: ChunkInputs, *, engine: RatingEngine, terms: Terms) -> Chunk
                 estimated=bool(usage and usage.estimated),
                 parcel_id=account.parcel_id,
                 charges=extra,
+                reads=_reads(usage) if usage is not None and account.meter_size is not None else (),
             )
         )
     return result
+
+
+def _reads(usage: Usage) -> tuple[BilledRead, ...]:
+    """The bill's reads: those billing kept with the consumption, else the consumption alone."""
+    if usage.reads:
+        return usage.reads
+    return (BilledRead(consumption_gal=usage.volume_gal, quality=usage.quality, estimated=usage.estimated),)
 
 
 def chunks(ids: Iterable[str], size: int) -> list[list[str]]:

@@ -6,9 +6,11 @@
   recent periods (``metering.domain.model.AccountMetering``, JSON);
 - ``READS#<tenant>#<meter_id>`` / ``READ#<date>``: an accepted read; ``FAILED#<date>#...``:
   a read that failed validation, kept with its reason (never dropped);
-- ``CONSUMPTION#<tenant>#<account_id>`` / ``PERIOD#<start>#<end>``: a determined period;
 - ``DAY#<tenant>#<meter_id>`` / ``DATE#<local date>``: interval volume of one local day;
 - ``FILE#<file_id>`` / ``FILE``: a file taken in; ``OUTBOX#<event_id>`` / ``OUTBOX``: events.
+  A ``ConsumptionsDetermined`` chunk item is also metering's record of what it determined
+  (every period's volume, quality, flags and the reads used): one fact, one item, published
+  by the stream and kept without expiry (X-RETENTION), instead of a second item per period.
 
 Writes are BatchWriteItem in the order ``metering.domain.ingest`` documents; no transaction.
 """
@@ -39,6 +41,14 @@ def meter_key(tenant: str, meter_id: str) -> tuple[str, str]:
 
 def account_key(tenant: str, account_id: str) -> tuple[str, str]:
     return key("ACCOUNT", tenant, account_id), STATE
+
+
+def determinations_item(chunk: Event, now: datetime) -> dict[str, Any]:
+    """A chunk of determined consumptions: the outbox item the stream publishes, kept as the
+    durable record of the determinations (no ``expires_at``)."""
+    item = outbox_item(chunk, now=now)
+    del item["expires_at"]
+    return item
 
 
 def file_key(file_id: str) -> tuple[str, str]:
@@ -139,8 +149,7 @@ class DynamoMeteringRepository:
 
     def save(self, batch: BatchOutput, *, file_id: str, now: datetime) -> None:
         at = now.isoformat()
-        batch_put(self._client, self._table, (outbox_item(chunk, now=now) for chunk in batch.chunks))
-        batch_put(self._client, self._table, (self._consumption(c, at) for c in batch.consumptions))
+        batch_put(self._client, self._table, (determinations_item(chunk, now) for chunk in batch.chunks))
         reads = [
             {
                 "pk": key("READS", r.tenant, r.meter_id),
@@ -203,24 +212,6 @@ class DynamoMeteringRepository:
                 for a in batch.accounts
             ),
         )
-
-    @staticmethod
-    def _consumption(event: Any, at: str) -> dict[str, Any]:
-        return {
-            "pk": key("CONSUMPTION", event.tenant, event.account_id),
-            "sk": key("PERIOD", event.period_start, event.period_end),
-            "tenant": event.tenant,
-            "account_id": event.account_id,
-            "period_start": event.period_start.isoformat(),
-            "period_end": event.period_end.isoformat(),
-            "volume_gal": event.volume_gal,
-            "quality": event.quality,
-            "flags": list(event.flags) or None,
-            "detail": event.detail_json(),
-            "source_file": event.source_file,
-            "event_id": event.event_id,
-            "recorded_at": at,
-        }
 
     def record_file(
         self, file: UploadedFile, kind: str, accepted: int, rejected: ReadsRejected | None, now: datetime

@@ -8,9 +8,9 @@ the file's size (issue 7).
 Write pattern (STYLE 17 and 18, for the services that follow). No transaction: every item
 written is either a fact on its own or a projection of one, and the order makes a crash
 harmless. Per batch: (1) each chunk of at most ``CHUNK_MAX`` consumptions as ONE outbox item
-(``ConsumptionsDetermined``; the table's stream publishes it), (2) the consumption items,
-(3) the reads (accepted ones and failed ones, flagged), (4) the meters and their history,
-(5) the account states. Event ids are derived from the file and the business key, so a
+(``ConsumptionsDetermined``; the table's stream publishes it, and the item stays as the record
+of the determinations: no second item per period), (2) the reads (accepted ones and failed
+ones, flagged), (3) the meters and their history, (4) the account states. Event ids are derived from the file and the business key, so a
 retry after a crash rewrites identical items: the stream sees a MODIFY, not an INSERT, and
 publishes nothing twice. A file is recorded last, with its ``ReadsRejected`` summary; a
 file already recorded (same content digest: S3's ETag of the same bytes) changes nothing.

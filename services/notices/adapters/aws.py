@@ -18,12 +18,13 @@ from decimal import Decimal
 from email.mime.application import MIMEApplication
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
-from typing import Any
+from typing import Any, BinaryIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from common.clock import Clock
 from common.dynamo import from_item, get, put_if_absent, to_item
+from common.errors import TransientError
 from common.events import Event
 from common.ids import key
 from common.outbox import outbox_item
@@ -244,10 +245,11 @@ class S3MailRoom:
     def batch_exists(self, day: date) -> bool:
         return get(self._ddb, self._table, key("BATCH", day.isoformat()), "BATCH") is not None
 
-    def store_batch(self, day: date, pdf: bytes, manifest: str, count: int) -> tuple[str, str]:
+    def store_batch(self, day: date, pdf: BinaryIO, manifest: str, count: int) -> tuple[str, str]:
         prefix = f"batches/{day.isoformat()}"
         pdf_key, manifest_key = f"{prefix}/batch.pdf", f"{prefix}/manifest.csv"
-        self._s3.put_object(Bucket=self._bucket, Key=pdf_key, Body=pdf, ContentType="application/pdf")
+        # Multipart for a large batch, read from the spooled file part by part.
+        self._s3.upload_fileobj(pdf, self._bucket, pdf_key, ExtraArgs={"ContentType": "application/pdf"})
         self._s3.put_object(
             Bucket=self._bucket, Key=manifest_key, Body=manifest.encode(), ContentType="text/csv"
         )
@@ -288,11 +290,14 @@ def manifest_csv(letters: list[dict[str, Any]]) -> str:
     return out.getvalue()
 
 
+USAGE_KEPT = 60  # periods of billed usage kept per account (5 years of monthly bills)
+
+
 class DynamoContacts:
     """Notices' own projection of addressees and billed usage, kept from billing's events.
 
-    ``CONTACT#<tenant>#<account_id>`` / ``RECIPIENT``; ``PARCEL#<tenant>#<parcel_id>`` /
-    ``OWNER``; ``USAGE#<tenant>#<account_id>`` / ``<period_start>``;
+    ``CONTACT#<tenant>#<account_id>`` / ``RECIPIENT`` (with the billed usage, a list of
+    periods); ``PARCEL#<tenant>#<parcel_id>`` / ``OWNER``;
     ``ANNUAL#<tenant>#<account_id>`` / ``<year>`` once the annual rate notice went out.
     """
 
@@ -303,17 +308,53 @@ class DynamoContacts:
     def _put(self, item: dict[str, Any]) -> None:
         self._client.put_item(TableName=self._table, Item=to_item(item))
 
-    def remember_account(
-        self, tenant: str, account_id: str, recipient: Recipient, parcel_id: str | None
-    ) -> None:
-        self._put(
-            {
-                "pk": key("CONTACT", tenant, account_id),
-                "sk": "RECIPIENT",
-                "recipient": recipient.model_dump_json(),
-                "parcel_id": parcel_id or "",
-            }
-        )
+    def remember_bill(
+        self,
+        tenant: str,
+        account_id: str,
+        recipient: Recipient,
+        parcel_id: str | None,
+        period_start: date,
+        volume_gal: Decimal,
+    ) -> list[UsagePoint]:
+        """The addressee as of this bill and the period's use, kept in the account's one
+        contact item (a GetItem and a PutItem conditional on the version read, retried on a
+        concurrent write): the last ``USAGE_KEPT`` periods, one point a period however often
+        a bill arrives. Returns the last 13 for the bill's usage chart."""
+        pk = key("CONTACT", tenant, account_id)
+        for _attempt in range(5):
+            item = get(self._client, self._table, pk, "RECIPIENT") or {}
+            version = int(item.get("version", 0))
+            by_period = {p["period_start"]: p["volume_gal"] for p in item.get("usage") or ()}
+            by_period[period_start.isoformat()] = str(volume_gal)
+            usage = [{"period_start": k, "volume_gal": v} for k, v in sorted(by_period.items())][-USAGE_KEPT:]
+            try:
+                self._client.put_item(
+                    TableName=self._table,
+                    Item=to_item(
+                        {
+                            "pk": pk,
+                            "sk": "RECIPIENT",
+                            "recipient": recipient.model_dump_json(),
+                            "parcel_id": parcel_id or "",
+                            "usage": usage,
+                            "version": version + 1,
+                        }
+                    ),
+                    ConditionExpression="attribute_not_exists(pk) OR version = :v",
+                    ExpressionAttributeValues={":v": {"N": str(version)}},
+                )
+            except ClientError as exc:
+                if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                    raise
+                continue  # another bill of the account was kept meanwhile: read again
+            return [
+                UsagePoint(
+                    period_start=date.fromisoformat(p["period_start"]), volume_gal=Decimal(p["volume_gal"])
+                )
+                for p in usage[-13:]
+            ]
+        raise TransientError(f"the contact item of {account_id} kept changing while a bill was kept")
 
     def remember_owner(self, tenant: str, parcel_id: str, owner: Recipient, account_id: str) -> None:
         self._put(
@@ -332,32 +373,6 @@ class DynamoContacts:
     def owner(self, tenant: str, parcel_id: str) -> tuple[Recipient, str] | None:
         item = get(self._client, self._table, key("PARCEL", tenant, parcel_id), "OWNER")
         return (Recipient.model_validate_json(item["recipient"]), item["account_id"]) if item else None
-
-    def remember_usage(self, tenant: str, account_id: str, period_start: date, volume_gal: Decimal) -> None:
-        self._put(
-            {
-                "pk": key("USAGE", tenant, account_id),
-                "sk": period_start.isoformat(),
-                "volume_gal": str(volume_gal),
-            }
-        )
-
-    def usage(self, tenant: str, account_id: str) -> list[UsagePoint]:
-        response = self._client.query(
-            TableName=self._table,
-            KeyConditionExpression="pk = :pk",
-            ExpressionAttributeValues={":pk": {"S": key("USAGE", tenant, account_id)}},
-            ScanIndexForward=False,
-            Limit=13,
-        )
-        points = [from_item(i) for i in response["Items"]]
-        return sorted(
-            (
-                UsagePoint(period_start=date.fromisoformat(p["sk"]), volume_gal=Decimal(p["volume_gal"]))
-                for p in points
-            ),
-            key=lambda u: u.period_start,
-        )
 
     def annual_notice_due(self, tenant: str, account_id: str, year: int) -> bool:
         return get(self._client, self._table, key("ANNUAL", tenant, account_id), str(year)) is None

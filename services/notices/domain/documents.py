@@ -26,12 +26,19 @@ class BillLine(BaseModel):
 
 
 class MeterRead(BaseModel):
+    """One meter's reads behind the bill (billing's ``IssuedRead``): previous and present
+    register readings with their dates where billing has them, the consumption and its
+    quality (an estimate is marked on the bill)."""
+
     model_config = ConfigDict(frozen=True)
 
-    meter_id: str
-    read_on: date
-    reading: Decimal
+    meter_id: str | None = None
+    previous_read_on: date | None = None
+    previous_reading: str | None = None
+    present_read_on: date | None = None
+    present_reading: str | None = None
     quality: str = "actual"  # actual, estimated, prorated, customer
+    consumption_gal: Decimal
 
     @property
     def estimated(self) -> bool:
@@ -73,6 +80,11 @@ class BillDocument(BaseModel):
     @property
     def printed_number(self) -> str:
         return self.number or self.bill_id
+
+    @property
+    def credit(self) -> bool:
+        """The account is in credit after this bill: nothing is due."""
+        return self.amount_due < 0
 
     def usage_last_13(self) -> tuple[UsagePoint, ...]:
         return tuple(sorted(self.usage, key=lambda u: u.period_start)[-13:])

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import date
-from typing import Any, Protocol
+from typing import Any, BinaryIO, Protocol
 
 
 class Letters(Protocol):
@@ -19,7 +19,7 @@ class Letters(Protocol):
 
     def batch_exists(self, day: date) -> bool: ...
 
-    def store_batch(self, day: date, pdf: bytes, manifest: str, count: int) -> tuple[str, str]: ...
+    def store_batch(self, day: date, pdf: BinaryIO, manifest: str, count: int) -> tuple[str, str]: ...
 
 
 @dataclass(frozen=True)
@@ -34,15 +34,18 @@ def assemble_print_batch(
     day: date,
     *,
     mail: Letters,
-    merge: Callable[[Iterable[bytes]], bytes],
+    merge: Callable[[Iterable[bytes]], BinaryIO],
     manifest: Callable[[list[dict[str, Any]]], str],
 ) -> PrintBatch | None:
-    """Build the batch of ``day``; ``None`` when it exists already or there is no letter."""
+    """Build the batch of ``day``; ``None`` when it exists already or there is no letter.
+
+    ``merge`` reads the letters one at a time, in ZIP order, and returns the batch PDF as a
+    file (spooled to disk when large), so a day of 10,000 letters is never held at once."""
     if mail.batch_exists(day):
         return None
     letters = sorted(mail.letters(day), key=lambda letter: (letter.get("zip", ""), letter["notice_id"]))
     if not letters:
         return None
-    pdf = merge(mail.pdf(letter["pages_key"]) for letter in letters)
-    pdf_key, manifest_key = mail.store_batch(day, pdf, manifest(letters), len(letters))
+    with merge(mail.pdf(letter["pages_key"]) for letter in letters) as pdf:
+        pdf_key, manifest_key = mail.store_batch(day, pdf, manifest(letters), len(letters))
     return PrintBatch(day=day, letters=len(letters), pdf_key=pdf_key, manifest_key=manifest_key)

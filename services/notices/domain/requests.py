@@ -18,15 +18,24 @@ CENT = Decimal("0.01")
 
 
 def bill_notice(doc: BillDocument, recipient: Recipient, trigger: str) -> NoticeRequest:
-    """N-BILL: the bill itself; the PDF is attached to the email or mailed."""
+    """N-BILL: the bill itself; the PDF is attached to the email or mailed. A bill that
+    leaves the account in credit says so: a credit balance, nothing due (never a negative
+    amount "due")."""
+    if doc.credit:
+        balance = f"a credit balance of {money(-doc.amount_due)}, nothing due"
+    elif doc.amount_due == 0:
+        balance = "nothing due"
+    else:
+        balance = f"{money(doc.amount_due)} due {doc.due_date.isoformat()}"
     return NoticeRequest(
         rule=Rule.BILL,
         tenant=doc.tenant,
         account_id=doc.account_id,
         recipient=recipient,
         trigger=trigger,
-        subject=f"Your bill {doc.printed_number}: {money(doc.amount_due)} due {doc.due_date.isoformat()}",
+        subject=f"Your bill {doc.printed_number}: {balance}",
         content={
+            "balance": balance[:1].upper() + balance[1:],
             "bill_id": doc.printed_number,
             "period_start": doc.period_start.isoformat(),
             "period_end": doc.period_end.isoformat(),
