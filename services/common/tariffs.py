@@ -127,6 +127,7 @@ class SamplingSettings(_Strict):
 
     plausible_max_mg_l: Setting[dict[Param, Dec]] | None = None
     resample_deviation_factor: Setting[Dec] | None = None
+    split_difference_percent: Setting[Dec] | None = None
     satellite_results_working_days: Setting[int] | None = None
     satellite_reminder_working_days: Setting[int] | None = None
     satellite_resample_request_days: Setting[int] | None = None

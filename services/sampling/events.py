@@ -12,7 +12,9 @@ a period (X-PERIOD: the category and concentrations in force at the end of the p
   the above-normal category (PP-SEW-SURCHARGE, GR-HIGH, SU-SURCHARGE), ``null`` in the
   normal category. ``violation_days`` counts SU-BOD900 days per billing period touched by
   the finalised result (never carried forward).
-- :class:`SamplingCostCharged`: a PP-SEW-SAMPLE-COST charge billed as its own line.
+- :class:`SamplingCostCharged`: a PP-SEW-SAMPLE-COST charge billed as its own line (a lab
+  invoice, or a sample recorded through the API); :class:`SamplingCostsCharged`: a lab
+  file's per-sample charges, a chunk of them per event (not an event per sample).
 
 Every concentration is a Decimal, serialised as a decimal string (X-MONEY's rule for
 quantities: never a float).
@@ -161,6 +163,24 @@ class SamplingCostCharged(Event):
     tariff_version: str | None = None
 
 
+class SamplingCostsCharged(Event):
+    """A chunk of a lab file's sample costs (at most ``CHUNK_MAX``): one event per chunk.
+
+    Business key: the file (content digest) and the chunk's index, so a redelivery that
+    computes the same chunk again is recognised; each charge keeps its own business key
+    (tenant, account, ``charge_id``) by which the consumer keeps it once. 100 charges of
+    about 600 bytes each stay well within EventBridge's 256 KB.
+    """
+
+    CHUNK_MAX: ClassVar[int] = 100
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("file_id", "chunk")
+
+    file_id: str = Field(max_length=128)
+    chunk: int = Field(ge=0)
+    charges: tuple[SamplingCostCharged, ...] = Field(min_length=1, max_length=CHUNK_MAX)
+
+
 # --- lab files, resamples, satellite systems, annual reports --------------------------------
 
 
@@ -298,6 +318,29 @@ class SatelliteResampleRequestDecided(Event):
     last_day: date
     reason: str
     rule_id: Literal["PP-SEW-SAT-RESAMPLE"] = "PP-SEW-SAT-RESAMPLE"
+
+
+class SplitResampleRequestDecided(Event):
+    """PP-SEW-SPLIT: a discharger's resample request after a split, accepted on a significant
+    difference (the resample at the discharger's cost: its sample is charged when taken in,
+    PP-SEW-SAMPLE-COST) or refused, with the figures."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "split_sample_id", "requested_on")
+
+    tenant: str
+    account_id: str
+    split_sample_id: str
+    original_sample_id: str
+    accepted: bool
+    requested_on: date
+    requested_by: str
+    differences_mg_l: dict[str, Decimal]
+    significant: tuple[str, ...]
+    difference_percent: Decimal
+    at_discharger_cost: bool
+    reason: str = Field(max_length=2000)
+    rule_id: Literal["PP-SEW-SPLIT"] = "PP-SEW-SPLIT"
 
 
 class AnnualReportReceived(Event):

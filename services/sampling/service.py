@@ -36,7 +36,13 @@ from sampling.domain.intake import (
 )
 from sampling.domain.lab_files import BadCell, parse_row
 from sampling.domain.policy import Policies
-from sampling.domain.samples import AccountInfo, DecisionRefused, check_decision, final_results
+from sampling.domain.samples import (
+    AccountInfo,
+    DecisionRefused,
+    check_decision,
+    decide_split_resample,
+    final_results,
+)
 from sampling.domain.satellite import ResultsDeadline, deadline_actions, decide_resample_request
 from sampling.domain.strength import CLASSIFIED_TENANTS
 from sampling.events import (
@@ -49,6 +55,7 @@ from sampling.events import (
     SatelliteResultsDelivered,
     SatelliteResultsDueSoon,
     SatelliteResultsOverdue,
+    SplitResampleRequestDecided,
     StrengthClassified,
 )
 
@@ -124,10 +131,13 @@ class SamplingService:
             raise Conflict(problem.column, problem.reason)
         self.repo.record_results(kept)
         events: list[Event] = []
+        record = self.repo.account(tenant, row.account_id)
         event = after_new_results(
-            tenant, row.account_id, [*kept, *again], self.repo, self.policies, now, today, events
+            tenant, row.account_id, [*kept, *again], record, self.repo, self.policies, now, today, events
         )
-        self.repo.publish(events)
+        self.repo.publish([*events, *([event] if event else [])])
+        if event is not None:
+            self.repo.record_classifications([(event, record)])
         return {
             "sample_id": row.sample_id,
             "parameter": row.parameter,
@@ -249,7 +259,14 @@ class SamplingService:
             "on_time": delivered_on.isoformat() <= deadline["due_on"],
         }
 
-    def request_resample(self, tenant: str, sample_id: str, requested_on: date) -> dict[str, Any]:
+    def request_resample(
+        self, tenant: str, sample_id: str, requested_on: date, by: str = ""
+    ) -> dict[str, Any]:
+        """A resample request: after a discharger's split (PP-SEW-SPLIT) or from a satellite
+        system on its routine sample (PP-SEW-SAT-RESAMPLE)."""
+        sample = self.repo.sample(tenant, sample_id)
+        if sample is not None and sample["kind"] == "split":
+            return self._split_resample(tenant, sample, requested_on, by)
         account_id, deadline = self._deadline(tenant, sample_id)
         if "delivered_on" not in deadline:
             raise Refused("sample_id", f"the result of {sample_id} has not been delivered yet")
@@ -280,6 +297,49 @@ class SamplingService:
             "delivered_on": outcome.delivered_on.isoformat(),
             "requested_on": outcome.requested_on.isoformat(),
             "last_day": outcome.last_day.isoformat(),
+            "reason": outcome.reason,
+            "rule_id": outcome.rule_id,
+        }
+
+    def _split_resample(
+        self, tenant: str, sample: Mapping[str, Any], requested_on: date, by: str
+    ) -> dict[str, Any]:
+        now = self.clock.now()
+        today = local_today(now)
+        if requested_on > today:
+            raise InvalidInput("requested_on", f"{requested_on} is in the future")
+        policy = self.policies(tenant, today)
+        record = self.repo.account(tenant, sample["account_id"])
+        try:
+            outcome = decide_split_resample(record, sample["sample_id"], policy.split_difference_percent)
+        except DecisionRefused as exc:
+            raise Refused(exc.field, exc.message) from None
+        self.repo.publish(
+            [
+                SplitResampleRequestDecided(
+                    occurred_at=now,
+                    tenant=tenant,
+                    account_id=sample["account_id"],
+                    split_sample_id=outcome.split_id,
+                    original_sample_id=outcome.original_id,
+                    accepted=outcome.accepted,
+                    requested_on=requested_on,
+                    requested_by=by,
+                    differences_mg_l=outcome.differences,
+                    significant=outcome.significant,
+                    difference_percent=policy.split_difference_percent,
+                    at_discharger_cost=outcome.accepted,
+                    reason=outcome.reason[:2000],
+                )
+            ]
+        )
+        return {
+            "accepted": outcome.accepted,
+            "split_sample_id": outcome.split_id,
+            "original_sample_id": outcome.original_id,
+            "differences_mg_l": {p: str(d) for p, d in outcome.differences.items()},
+            "significant": list(outcome.significant),
+            "at_discharger_cost": outcome.accepted,
             "reason": outcome.reason,
             "rule_id": outcome.rule_id,
         }

@@ -58,6 +58,8 @@ def policy_from_tariff(tariff: PPSewerTariff | GraftonTariff | SullivanTariff) -
             closures = frozenset(settings.closure_days.value)
         if settings.resample_deviation_factor is not None:
             extra["deviation_factor"] = settings.resample_deviation_factor.value
+        if settings.split_difference_percent is not None:
+            extra["split_difference_percent"] = settings.split_difference_percent.value
         if settings.satellite_results_working_days is not None:
             extra["satellite_working_days"] = settings.satellite_results_working_days.value
         if settings.satellite_reminder_working_days is not None:

@@ -107,3 +107,88 @@ def test_a_rejected_message_is_recorded_in_samplings_outbox_and_kept_seven_years
     assert item["source"] == "sewerbill.sampling"
     now = datetime(2026, 1, 5, 15, 0, tzinfo=UTC).timestamp()
     assert int(item["expires_at"]) >= now + SEVEN_YEARS_S
+
+
+LAB = (
+    "tenant,sample_id,account_id,collected_on,parameter,value,units,analysed_on,lab,kind,resample_of,method\n"
+    f"{PP},S-1,PP-0002,2025-12-15,bod,220,mg/l,2025-12-17,Acme Labs,routine,,\n"
+    f"{PP},S-1,PP-0002,2025-12-15,tss,150,mg/l,2025-12-17,Acme Labs,,,\n"
+    f"{PP},S-2,PP-0007,2025-12-15,bod,120,mg/l,2025-12-17,Acme Labs,routine,,\n"
+)
+
+
+def test_a_crash_between_the_events_and_the_classifications_is_repaired_by_the_redelivery(
+    sampling: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sampling.adapters.dynamodb import DynamoSamplingRepository
+
+    for account in ("PP-0002", "PP-0007"):
+        assert staff_call("PUT", f"/staff/{PP}/sampling-points/{account}", {"sampling_point": "MH"})[0] == 200
+    body = json.dumps(sampling.put_upload("lab/2025-12.csv", LAB.encode()))
+    real = DynamoSamplingRepository.record_classifications
+
+    def crash(self: DynamoSamplingRepository, classified: Any) -> None:
+        raise RuntimeError("the container died after publishing")
+
+    monkeypatch.setattr(DynamoSamplingRepository, "record_classifications", crash)
+    failed = on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context())
+    assert len(failed["batchItemFailures"]) == 1  # transient: redelivered
+    assert not [i for i in sampling.state("sampling") if i["sk"] == "CLASSIFICATION"]
+    published = sampling.outbox("sampling")
+
+    monkeypatch.setattr(DynamoSamplingRepository, "record_classifications", real)
+    assert on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+    categories = {i["pk"]: i["category"] for i in sampling.state("sampling") if i["sk"] == "CLASSIFICATION"}
+    assert categories == {f"ACCT#{PP}#PP-0002": "B", f"ACCT#{PP}#PP-0007": "A"}
+    # Each event once: the redelivery found the charges and classifications already published.
+    again = sampling.outbox("sampling")
+    assert {i["pk"] for i in published} <= {i["pk"] for i in again}
+    kinds = sorted(i["detail_type"] for i in again)
+    assert kinds.count("StrengthCategoryChanged") == 2  # A from nothing, B from nothing
+    assert kinds.count("SamplingCostsCharged") == 1  # the file's chunk, with a charge per sample
+    (chunk,) = outbox_events(sampling, "SamplingCostsCharged")
+    assert sorted(c["charge_id"] for c in chunk["charges"]) == ["sample:S-1", "sample:S-2"]
+    assert kinds.count("LabFileTakenIn") == 1
+    # And the same file once more changes nothing.
+    items = sampling.items("sampling")
+    assert on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+    assert sampling.items("sampling") == items
+
+
+def test_a_dischargers_split_with_a_significant_difference_gets_a_resample_at_its_cost(
+    sampling: Stack,
+) -> None:
+    # PP-SEW-SPLIT: the utility's BOD 900 against the discharger's split at 400: a difference
+    # of 500 > 20% of 900 (180): the request is accepted and ORIG-5 resampled.
+    assert staff_call("PUT", f"/staff/{PP}/sampling-points/PP-0005", {"sampling_point": "MH"})[0] == 200
+    header = LAB.splitlines(keepends=True)[0]
+    first = header + (
+        f"{PP},ORIG-5,PP-0005,2025-12-15,bod,900,mg/l,2025-12-17,Acme Labs,routine,,\n"
+        f"{PP},SPLIT-5,PP-0005,2025-12-15,bod,400,mg/l,2025-12-18,State Lab,split,ORIG-5,\n"
+    )
+    body = json.dumps(sampling.put_upload("lab/2025-12-15.csv", first.encode()))
+    assert on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+
+    request = {"requested_on": "2026-01-05"}
+    status, answer = staff_call("POST", f"/staff/{PP}/samples/SPLIT-5/resample-requests", request)
+    assert status == 200, answer
+    assert (answer["accepted"], answer["significant"], answer["at_discharger_cost"]) == (True, ["bod"], True)
+    assert staff_call("POST", f"/staff/{PP}/samples/SPLIT-5/resample-requests", request)[0] == 200  # again
+    (decided,) = outbox_events(sampling, "SplitResampleRequestDecided")
+    assert (decided["original_sample_id"], decided["differences_mg_l"], decided["requested_by"]) == (
+        "ORIG-5",
+        {"bod": "-500"},
+        "clerk-bo",
+    )
+
+    # The resample is taken in and charged like any sample (PP-SEW-SAMPLE-COST: the
+    # discharger's cost); staff then choose it, and BOD 150 returns the account to A.
+    second = header + f"{PP},RE-5,PP-0005,2025-12-29,bod,150,mg/l,2025-12-31,Acme Labs,resample,ORIG-5,\n"
+    body = json.dumps(sampling.put_upload("lab/2025-12-29.csv", second.encode()))
+    assert on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+    charged = [c["charge_id"] for e in outbox_events(sampling, "SamplingCostsCharged") for c in e["charges"]]
+    assert sorted(charged) == ["sample:ORIG-5", "sample:RE-5"]  # the split itself is not charged
+    status, chosen = staff_call(
+        "POST", f"/staff/{PP}/samples/ORIG-5/decision", {"decision": "resample", "reason": "split differed"}
+    )
+    assert status == 200 and chosen["category"] == "A"

@@ -87,8 +87,9 @@ def test_a_lab_upload_reclassifies_a_pp_account_and_the_event_reaches_the_bus(
     }
     assert changed["detail"]["reassignment"]["reason"] == "bod 220 mg/l > 180 (PP-SEW-CAT-A)"
 
-    # PP-SEW-SAMPLE-COST: the sample is a billable charge of its own (85.00, example tariff).
-    cost = events["SamplingCostCharged"]["detail"]
+    # PP-SEW-SAMPLE-COST: the sample is a billable charge of its own (85.00, example tariff),
+    # in the file's chunk of charges (one event per chunk, not per sample).
+    (cost,) = events["SamplingCostsCharged"]["detail"]["charges"]
     assert (cost["charge_id"], cost["amount"], cost["rule_id"]) == (
         "sample:LAB-2025-0115-01",
         "85.00",

@@ -108,6 +108,32 @@ def test_the_split_is_shown_beside_the_utilitys_sample(rt: LocalRuntime, taken_i
     assert event["category"] == "B" and event["basis"]["bod"] == "900"
 
 
+def test_a_dischargers_resample_request_after_its_split_needs_a_significant_difference(
+    rt: LocalRuntime, taken_in: dict[str, Any]
+) -> None:
+    # PP-SEW-SPLIT: SPLIT-3's BOD 880 against the utility's 900 differs by 20, within 20% of
+    # 900 (180, the tariff's split_difference_percent): refused, with the figures.
+    capture = taken_in["_capture"][0]["url"]
+    status, answer = call(
+        rt, "POST", f"/staff/{PP}/samples/SPLIT-3/resample-requests", {"requested_on": "2025-12-10"}
+    )
+    assert status == 200, answer
+    assert (answer["accepted"], answer["original_sample_id"], answer["differences_mg_l"]) == (
+        False,
+        "ORIG-3",
+        {"bod": "-20"},
+    )
+    assert "bod 880 mg/l against 900 mg/l" in answer["reason"]
+    (decided,) = [
+        e["detail"] for e in captured(rt, capture) if e["detail-type"] == "SplitResampleRequestDecided"
+    ]
+    assert (decided["accepted"], decided["rule_id"], decided["requested_by"]) == (
+        False,
+        "PP-SEW-SPLIT",
+        "clerk-anna",
+    )
+
+
 def test_staff_choose_the_resample_or_average_the_two_recording_who_and_why(
     rt: LocalRuntime, taken_in: dict[str, Any]
 ) -> None:

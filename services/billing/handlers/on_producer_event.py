@@ -17,7 +17,12 @@ from billing import composition
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_envelope, parse_event
 from common.observability import observed
-from sampling.events import SamplingCostCharged, StrengthCategoryChanged, StrengthClassified
+from sampling.events import (
+    SamplingCostCharged,
+    SamplingCostsCharged,
+    StrengthCategoryChanged,
+    StrengthClassified,
+)
 from stormwater.events import CreditChanged, ERUDetermined, ERUsDetermined, FeeCharged, RefundGranted
 
 logger = Logger()
@@ -28,6 +33,7 @@ KEPT = {
         StrengthClassified,
         StrengthCategoryChanged,
         SamplingCostCharged,
+        SamplingCostsCharged,
         ERUDetermined,
         ERUsDetermined,
         CreditChanged,

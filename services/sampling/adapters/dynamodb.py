@@ -32,6 +32,7 @@ from botocore.exceptions import ClientError
 from common.clock import Clock
 from common.dynamo import (
     batch_get,
+    batch_put,
     from_item,
     get,
     key_of,
@@ -74,12 +75,15 @@ class DynamoSamplingRepository:
         self._clock = clock
 
     # --- outbox ---------------------------------------------------------------------------
-    def _outbox(self, event: Event) -> dict[str, Any]:
+    def _outbox_values(self, event: Event) -> dict[str, Any]:
         now = self._clock.now()
         item = outbox_item(event, now=now)
         item["pk"] = outbox_key(event)
         item["expires_at"] = int((now + RETENTION).timestamp())
-        return put_if_absent(self._table, item)
+        return item
+
+    def _outbox(self, event: Event) -> dict[str, Any]:
+        return put_if_absent(self._table, self._outbox_values(event))
 
     def _put_outbox(self, event: Event) -> bool:
         """The event's outbox item, once per type and business key; False if already there."""
@@ -92,8 +96,15 @@ class DynamoSamplingRepository:
         return True
 
     def publish(self, events: Sequence[Event]) -> None:
+        """The events not in the outbox yet, read and written in batches (a lab file's charges
+        and classifications are many). The publisher sends only INSERTs, so an item another
+        delivery wrote between the read and the write is rewritten, never sent twice."""
+        items: dict[tuple[str, str], dict[str, Any]] = {}
         for event in events:
-            self._put_outbox(event)
+            values = self._outbox_values(event)
+            items.setdefault((values["pk"], values["sk"]), values)
+        there = batch_get(self._client, self._table, items)
+        batch_put(self._client, self._table, [v for k, v in items.items() if k not in there])
 
     # Event first, state second, no transaction (moto copies the whole table per
     # transaction): the outbox item is the record of the fact, keyed by business key. A
@@ -224,22 +235,7 @@ class DynamoSamplingRepository:
                 seen.add((row.tenant, row.sample_id))
                 items.append(_sample_item(row, now))
             items.append(_result_item(row, now))
-        self._batch_put(items)
-
-    def _batch_put(self, items: Sequence[Mapping[str, Any]]) -> None:
-        # (common.dynamo.batch_put arrives with branch metering; same contract.)
-        for start in range(0, len(items), 25):
-            requests = [{"PutRequest": {"Item": to_item(i)}} for i in items[start : start + 25]]
-            for _attempt in range(8):
-                if not requests:
-                    break
-                try:
-                    resp = self._client.batch_write_item(RequestItems={self._table: requests})
-                except ClientError as exc:
-                    raise TransientError(f"BatchWriteItem: {exc}") from exc
-                requests = resp.get("UnprocessedItems", {}).get(self._table, [])
-            if requests:
-                raise TransientError("BatchWriteItem kept returning unprocessed items")
+        batch_put(self._client, self._table, items)
 
     def _put_once(self, values: Mapping[str, Any], compare: str | None = None) -> None:
         try:
@@ -287,38 +283,51 @@ class DynamoSamplingRepository:
         )
 
     def account(self, tenant: str, account_id: str) -> AccountRecord:
-        pk = account_pk(tenant, account_id)
-        heads = batch_get(self._client, self._table, [(pk, "ACCOUNT"), (pk, "CLASSIFICATION"), (pk, "INDEX")])
-        index = heads.get((pk, "INDEX"), {})
-        keys = [(pk, f"RESULT#{k}") for k in index.get("results", ())] + [
-            (pk, f"DECISION#{k}") for k in index.get("decisions", ())
-        ]
-        record = AccountRecord(info=None)
-        items = [
-            *(i for k, i in heads.items() if k[1] != "INDEX"),
-            *batch_get(self._client, self._table, keys).values(),
-        ]
-        for item in sorted(items, key=lambda i: i["sk"]):
-            sk = item["sk"]
-            if sk == "ACCOUNT":
-                record.info = _account(item)
-            elif sk == "CLASSIFICATION":
-                record.category = item.get("category")
-                record.version = int(item.get("version", 0))
-            elif sk.startswith("RESULT#"):
-                record.results.append(_result(item))
-            elif sk.startswith("DECISION#"):
-                decision = _decision(item)
-                record.decisions[decision.original_id] = decision
-        return record
+        return self.account_records([(tenant, account_id)])[(tenant, account_id)]
+
+    def account_records(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], AccountRecord]:
+        """Accounts' records in two rounds of BatchGetItem, however many accounts: their heads
+        (registration, classification, index, running exit clock), then the results and
+        decisions their indexes name."""
+        wanted = {account_pk(t, a): (t, a) for t, a in keys}
+        head_keys = [(pk, sk) for pk in wanted for sk in ("ACCOUNT", "CLASSIFICATION", "INDEX")]
+        head_keys += [(f"EXITS#{t}", a) for t, a in wanted.values()]
+        heads = batch_get(self._client, self._table, head_keys)
+        body_keys: list[tuple[str, str]] = []
+        for pk in wanted:
+            index = heads.get((pk, "INDEX"), {})
+            body_keys += [(pk, f"RESULT#{k}") for k in index.get("results", ())]
+            body_keys += [(pk, f"DECISION#{k}") for k in index.get("decisions", ())]
+        by_pk: dict[str, list[dict[str, Any]]] = {pk: [] for pk in wanted}
+        for (pk, sk), item in [*heads.items(), *batch_get(self._client, self._table, body_keys).items()]:
+            if pk in by_pk and sk != "INDEX":
+                by_pk[pk].append(item)
+        records: dict[tuple[str, str], AccountRecord] = {}
+        for pk, (tenant, account_id) in wanted.items():
+            record = AccountRecord(info=None)
+            exit_item = heads.get((f"EXITS#{tenant}", account_id))
+            if exit_item is not None:
+                record.exit_returns_on = date.fromisoformat(exit_item["returns_on"])
+            for item in sorted(by_pk[pk], key=lambda i: i["sk"]):
+                sk = item["sk"]
+                if sk == "ACCOUNT":
+                    record.info = _account(item)
+                elif sk == "CLASSIFICATION":
+                    record.category = item.get("category")
+                    record.version = int(item.get("version", 0))
+                elif sk.startswith("RESULT#"):
+                    record.results.append(_result(item))
+                elif sk.startswith("DECISION#"):
+                    decision = _decision(item)
+                    record.decisions[decision.original_id] = decision
+            records[(tenant, account_id)] = record
+        return records
 
     def classification(self, tenant: str, account_id: str) -> dict[str, Any] | None:
         return get(self._client, self._table, account_pk(tenant, account_id), "CLASSIFICATION")
 
-    def record_classification(
-        self, event: StrengthClassified, exit_returns_on: date | None, expected_version: int
-    ) -> None:
-        pk = account_pk(event.tenant, event.account_id)
+    def _classification_update(self, event: StrengthClassified, expected_version: int) -> dict[str, Any]:
+        """The account's classification, conditional on the version it was computed from."""
         condition = "attribute_not_exists(pk)" if expected_version == 0 else "version = :expected"
         values: dict[str, Any] = {
             ":category": {"S": event.category},
@@ -329,38 +338,58 @@ class DynamoSamplingRepository:
         }
         if expected_version:
             values[":expected"] = {"N": str(expected_version)}
-        actions: list[dict[str, Any]] = [
-            {
-                "Update": {
-                    "TableName": self._table,
-                    "Key": key_of(pk, "CLASSIFICATION"),
-                    "UpdateExpression": "SET category = :category, version = :version, last_trigger = :trigger, "
-                    "last_event = :event, updated_at = :at",
-                    "ConditionExpression": condition,
-                    "ExpressionAttributeValues": values,
-                }
-            }
-        ]
-        exits_key = key_of(f"EXITS#{event.tenant}", event.account_id)
+        return {
+            "TableName": self._table,
+            "Key": key_of(account_pk(event.tenant, event.account_id), "CLASSIFICATION"),
+            "UpdateExpression": "SET category = :category, version = :version, last_trigger = :trigger, "
+            "last_event = :event, updated_at = :at",
+            "ConditionExpression": condition,
+            "ExpressionAttributeValues": values,
+        }
+
+    def _exit_item(self, event: StrengthClassified, returns_on: date) -> dict[str, Any]:
+        return {"pk": f"EXITS#{event.tenant}", "sk": event.account_id, "returns_on": returns_on.isoformat()}
+
+    def record_classification(
+        self, event: StrengthClassified, exit_returns_on: date | None, expected_version: int
+    ) -> None:
+        actions: list[dict[str, Any]] = [{"Update": self._classification_update(event, expected_version)}]
         if exit_returns_on is not None:
             actions.append(
+                {"Put": {"TableName": self._table, "Item": to_item(self._exit_item(event, exit_returns_on))}}
+            )
+        else:
+            actions.append(
                 {
-                    "Put": {
+                    "Delete": {
                         "TableName": self._table,
-                        "Item": to_item(
-                            {
-                                "pk": f"EXITS#{event.tenant}",
-                                "sk": event.account_id,
-                                "returns_on": exit_returns_on.isoformat(),
-                            }
-                        ),
+                        "Key": key_of(f"EXITS#{event.tenant}", event.account_id),
                     }
                 }
             )
-        else:
-            actions.append({"Delete": {"TableName": self._table, "Key": exits_key}})
         if not self._write(actions, event):
             raise TransientError(f"the classification of {event.account_id} changed concurrently; retry")
+
+    def record_classifications(self, classified: Sequence[tuple[StrengthClassified, AccountRecord]]) -> None:
+        """Many accounts' classifications, their events already published (``publish``).
+
+        The exit clocks that changed go first, in batches (rewriting one is harmless), then
+        each account's classification, conditional on the version its record was read at:
+        a concurrent change raises (retried), and the redelivery recomputes all of it.
+        """
+        clocks: list[dict[str, Any]] = []
+        for event, record in classified:
+            returns_on = event.exit_clock.returns_on if event.exit_clock else None
+            if returns_on is not None and returns_on != record.exit_returns_on:
+                clocks.append(self._exit_item(event, returns_on))
+            elif returns_on is None and record.exit_returns_on is not None:
+                self._client.delete_item(
+                    TableName=self._table, Key=key_of(f"EXITS#{event.tenant}", event.account_id)
+                )
+        batch_put(self._client, self._table, clocks)
+        for event, record in classified:
+            if not self._write([{"Update": self._classification_update(event, record.version)}], None):
+                raise TransientError(f"the classification of {event.account_id} changed concurrently; retry")
 
     def exits_due(self, tenant: str, today: date) -> list[tuple[str, date]]:
         return [

@@ -40,6 +40,7 @@ from sampling.events import (
     LabLineRejection,
     ResampleFlagged,
     SamplingCostCharged,
+    SamplingCostsCharged,
     StrengthClassified,
 )
 
@@ -99,10 +100,19 @@ class SamplingRepository(Protocol):
 
     def account(self, tenant: str, account_id: str) -> AccountRecord: ...
 
+    def account_records(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], AccountRecord]:
+        """Many accounts' records at once (a lab file names many)."""
+        ...
+
     def record_classification(
         self, event: StrengthClassified, exit_returns_on: date | None, expected_version: int
     ) -> None:
         """Replace the account's classification (conditional on its version) with its event."""
+        ...
+
+    def record_classifications(self, classified: Sequence[tuple[StrengthClassified, AccountRecord]]) -> None:
+        """Replace accounts' classifications (each conditional on the version of the record it
+        was computed from) whose events are already published."""
         ...
 
     def record_deadline(self, tenant: str, account_id: str, deadline: ResultsDeadline) -> None: ...
@@ -123,6 +133,18 @@ class IntakeResult:
     rejected_lines: tuple[int, ...] = ()
     classified: tuple[str, ...] = ()
     report_key: str | None = None
+
+    def counts(self) -> dict[str, object]:
+        """What a log line says: counts, not the lines and accounts (a file can be large)."""
+        return {
+            "file_id": self.file_id,
+            "duplicate_file": self.duplicate_file,
+            "accepted": self.accepted,
+            "repeated": self.repeated,
+            "rejected": len(self.rejected_lines),
+            "classified": len(self.classified),
+            "report_key": self.report_key,
+        }
 
 
 def ingest_lab_file(
@@ -170,11 +192,19 @@ def ingest_lab_file(
     by_account: dict[tuple[str, str], list[LabRow]] = {}
     for row in [*rows, *stored_again]:
         by_account.setdefault((row.tenant, row.account_id), []).append(row)
+    records = repo.account_records(list(by_account))
+    reclassified: list[tuple[StrengthClassified, AccountRecord]] = []
     for (tenant, account_id), new_rows in sorted(by_account.items()):
-        event = after_new_results(tenant, account_id, new_rows, repo, policies, now, today, events)
+        record = records[(tenant, account_id)]
+        event = after_new_results(tenant, account_id, new_rows, record, repo, policies, now, today, events)
         if event is not None:
             classified.append(f"{tenant}/{account_id}")
-    repo.publish(events)
+            reclassified.append((event, record))
+    # The facts first (the outbox is their record), then the state they change: a crash in
+    # between is repaired by the redelivery, which computes the same events and skips them.
+    events = chunked_costs(events, file_id, now)
+    repo.publish([*events, *(event for event, _ in reclassified)])
+    repo.record_classifications(reclassified)
 
     rejections.sort(key=lambda r: (r.line, r.column))
     report = None
@@ -206,6 +236,20 @@ def ingest_lab_file(
         classified=tuple(classified),
         report_key=report.key if report else None,
     )
+
+
+def chunked_costs(events: Sequence[Event], file_id: str, now: datetime) -> list[Event]:
+    """A file's sample costs as ``SamplingCostsCharged`` chunks (one event per chunk, not per
+    sample), in the order computed (accounts, then samples, sorted: a redelivery forms the
+    same chunks under the same business keys); the other events as they are."""
+    charges = [e for e in events if isinstance(e, SamplingCostCharged)]
+    size = SamplingCostsCharged.CHUNK_MAX
+    return [e for e in events if not isinstance(e, SamplingCostCharged)] + [
+        SamplingCostsCharged(
+            occurred_at=now, file_id=file_id, chunk=n, charges=tuple(charges[start : start + size])
+        )
+        for n, start in enumerate(range(0, len(charges), size))
+    ]
 
 
 def _policy_max(policies: Policies, tenant: str, today: date) -> Mapping[str, Decimal]:
@@ -303,15 +347,17 @@ def after_new_results(
     tenant: str,
     account_id: str,
     new_rows: Sequence[LabRow],
+    record: AccountRecord,
     repo: SamplingRepository,
     policies: Policies,
     now: datetime,
     today: date,
     events: list[Event],
 ) -> StrengthClassified | None:
-    """Charges, flags, deadlines and the reclassification after an account's new results."""
+    """Charges, flags and deadlines after an account's new results (``record``: read after
+    they were stored), and its new classification, not yet recorded (the caller publishes
+    it with ``events`` and then records it: ``record_classifications``)."""
     policy = policies(tenant, today)
-    record = repo.account(tenant, account_id)
     new_samples: dict[str, list[LabRow]] = {}
     for row in new_rows:
         new_samples.setdefault(row.sample_id, []).append(row)
@@ -356,9 +402,8 @@ def after_new_results(
     if not finals_now:
         return None  # resamples wait for a decision; splits never classify
     latest = max(finals_now, key=lambda sid: (new_samples[sid][0].collected_on, sid))
-    return reclassify(
+    return classification_of(
         record,
-        repo=repo,
         policy=policy,
         trigger=latest,
         effective_from=new_samples[latest][0].collected_on,
@@ -380,8 +425,34 @@ def reclassify(
     today: date,
 ) -> StrengthClassified:
     """Classify the account's final results as of ``today`` and record the event."""
+    event = classification_of(
+        record,
+        policy=policy,
+        trigger=trigger,
+        effective_from=effective_from,
+        touched=touched,
+        now=now,
+        today=today,
+    )
+    repo.record_classification(
+        event, event.exit_clock.returns_on if event.exit_clock else None, expected_version=record.version
+    )
+    return event
+
+
+def classification_of(
+    record: AccountRecord,
+    *,
+    policy: TenantPolicy,
+    trigger: str,
+    effective_from: date,
+    touched: Sequence[date],
+    now: datetime,
+    today: date,
+) -> StrengthClassified:
+    """The account's classification on its final results as of ``today`` (not recorded)."""
     assert record.info is not None
-    event = classify_account(
+    return classify_account(
         tenant=record.info.tenant,
         account_id=record.info.account_id,
         final=final_results(record),
@@ -396,10 +467,6 @@ def reclassify(
         touched=touched,
         industrial_user=industrial_user_of(record.info, final_results(record)),
     )
-    repo.record_classification(
-        event, event.exit_clock.returns_on if event.exit_clock else None, expected_version=record.version
-    )
-    return event
 
 
 def industrial_user_of(info: AccountInfo, final: Sequence[FinalResult]) -> IndustrialUser | None:

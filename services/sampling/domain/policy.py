@@ -12,7 +12,7 @@ from datetime import date
 from decimal import Decimal
 
 from sampling.domain.lab_files import DEFAULT_PLAUSIBLE_MAX_MG_L
-from sampling.domain.samples import DEFAULT_DEVIATION_FACTOR
+from sampling.domain.samples import DEFAULT_DEVIATION_FACTOR, DEFAULT_SPLIT_DIFFERENCE_PERCENT
 from sampling.domain.satellite import REMINDER_WORKING_DAYS, RESAMPLE_REQUEST_DAYS, RESULTS_DUE_WORKING_DAYS
 from sampling.domain.strength import PP_EXIT_MONTHS, StrengthLimits
 
@@ -32,6 +32,7 @@ class TenantPolicy:
         default_factory=lambda: dict(DEFAULT_PLAUSIBLE_MAX_MG_L)
     )
     deviation_factor: Decimal = DEFAULT_DEVIATION_FACTOR
+    split_difference_percent: Decimal = DEFAULT_SPLIT_DIFFERENCE_PERCENT
     sample_cost: Decimal | None = None
     satellite_working_days: int = RESULTS_DUE_WORKING_DAYS
     satellite_reminder_working_days: int = REMINDER_WORKING_DAYS

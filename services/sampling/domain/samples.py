@@ -30,6 +30,9 @@ from sampling.domain.strength import LabResult, Parameter
 MIN_HISTORY = 3
 HISTORY_DEPTH = 12
 DEFAULT_DEVIATION_FACTOR = Decimal(3)
+DEFAULT_SPLIT_DIFFERENCE_PERCENT = Decimal(20)
+"""PP-SEW-SPLIT (interpretation): a discharger's split result differing from the utility's
+by more than this percent of the utility's value, in any parameter, is significant."""
 DECISIONS = ("original", "resample", "average")
 
 
@@ -83,6 +86,7 @@ class AccountRecord:
     decisions: dict[str, Decision] = field(default_factory=dict)
     category: str | None = None
     version: int = 0
+    exit_returns_on: date | None = None  # a running PP-SEW-CAT-B-EXIT clock's end, as stored
 
     def samples(self) -> dict[str, list[StoredResult]]:
         by_sample: dict[str, list[StoredResult]] = {}
@@ -206,4 +210,59 @@ def check_decision(
         decided_by=decided_by,
         reason=reason.strip(),
         decided_at=decided_at,
+    )
+
+
+@dataclass(frozen=True)
+class SplitResampleOutcome:
+    """PP-SEW-SPLIT: a discharger's resample request after a split, accepted or refused."""
+
+    split_id: str
+    original_id: str
+    accepted: bool
+    differences: dict[str, Decimal]  # the discharger's minus the utility's, mg/l
+    significant: tuple[str, ...]
+    reason: str
+    rule_id: str = "PP-SEW-SPLIT"
+
+
+def decide_split_resample(record: AccountRecord, split_id: str, percent: Decimal) -> SplitResampleOutcome:
+    """A discharger may request a resample, at its own cost, on a significant difference
+    between its split result and the utility's (PP-SEW-SPLIT): a parameter whose results
+    differ by more than ``percent`` of the utility's value. Refused, with the figures, when
+    none does or when the utility's sample has already been resampled."""
+    samples = record.samples()
+    split = samples.get(split_id)
+    if split is None or split[0].kind != "split":
+        raise DecisionRefused("sample_id", f"{split_id} is not a discharger's split sample of this account")
+    original_id = split[0].resample_of or ""
+    original = samples.get(original_id)
+    if original is None:
+        raise DecisionRefused("sample_id", f"{split_id} splits no sample of this account")
+    utility = {r.parameter: r.value for r in original}
+    differences = {r.parameter: r.value - utility[r.parameter] for r in split if r.parameter in utility}
+    significant = tuple(p for p, d in sorted(differences.items()) if abs(d) * 100 > percent * utility[p])
+    figures = "; ".join(
+        f"{p} {utility[p] + d} mg/l against {utility[p]} mg/l (difference {d})"
+        for p, d in sorted(differences.items())
+    )
+    resampled = sorted(
+        sid
+        for sid, rows in samples.items()
+        if rows[0].kind == "resample" and rows[0].resample_of == original_id
+    )
+
+    def outcome(accepted: bool, reason: str) -> SplitResampleOutcome:
+        return SplitResampleOutcome(split_id, original_id, accepted, differences, significant, reason)
+
+    if not significant:
+        return outcome(
+            False, f"no significant difference (more than {percent}% of the utility's value): {figures}"
+        )
+    if resampled:
+        return outcome(False, f"{original_id} has already been resampled ({resampled[-1]})")
+    return outcome(
+        True,
+        f"significant difference in {', '.join(significant)}: {figures}; {original_id} is resampled "
+        "at the discharger's cost",
     )

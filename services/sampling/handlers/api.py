@@ -15,7 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, Field
 
-from common.http import ApiError, error_responses, install_error_handlers
+from common.http import ApiError, decimal_string, error_responses, install_error_handlers
 from common.observability import observed
 from sampling import composition
 from sampling.domain.errors import SamplingError, UnknownTenant
@@ -66,7 +66,12 @@ class SamplingPoint(BaseModel):
     satellite: bool = False
     nonresidential: bool = True
     sic_division: str | None = Field(default=None, pattern="^[A-Ka-k]$")
-    avg_daily_flow_gal: Decimal | None = Field(default=None, ge=0, le=Decimal("1000000000"))
+    avg_daily_flow_gal: (
+        Annotated[
+            Decimal, decimal_string(9, 4, "Average daily flow in gallons, e.g. 2400 (below 1,000,000,000)")
+        ]
+        | None
+    ) = Field(default=None, ge=0, le=Decimal("1000000000"))
     nongovernmental: bool = True
     discharges_toxic: bool = False
 
@@ -109,7 +114,9 @@ class ReportIn(BaseModel):
 class LabInvoiceIn(BaseModel):
     account_id: str = Field(pattern=_KEY)
     reference: str = Field(pattern=_KEY)
-    amount: Decimal = Field(ge=0, le=Decimal("1000000"), decimal_places=2)
+    amount: Annotated[
+        Decimal, decimal_string(6, 2, "The invoice in dollars, e.g. 185.00 (below 1,000,000)")
+    ] = Field(ge=0, le=Decimal("1000000"), decimal_places=2)
     invoiced_on: date
     sample_ids: list[str] = Field(default_factory=list, max_length=100)
 
@@ -187,15 +194,17 @@ def post_delivery(tenant: Tenant, sample_id: Key, body: Annotated[DeliveryIn, Bo
 
 @app.post(
     "/staff/<tenant>/samples/<sample_id>/resample-requests",
-    summary="A satellite system's resample request: accepted within 3 days of delivery (PP-SEW-SAT-RESAMPLE)",
+    summary="A resample request: a satellite system's, accepted within 3 days of delivery "
+    "(PP-SEW-SAT-RESAMPLE), or a discharger's on its split sample, accepted on a significant "
+    "difference (PP-SEW-SPLIT)",
     tags=["sampling"],
     responses=_ERRORS,
 )
 def post_resample_request(
     tenant: Tenant, sample_id: Key, body: Annotated[ResampleRequestIn, Body()]
 ) -> dict[str, Any]:
-    staff(tenant)
-    return composition.service().request_resample(tenant, sample_id, body.requested_on)
+    by = staff(tenant)
+    return composition.service().request_resample(tenant, sample_id, body.requested_on, by)
 
 
 @app.post(

@@ -22,7 +22,7 @@ def record_handler(record: SQSRecord) -> None:
     if upload.bucket != composition.config().uploads_bucket:
         raise MalformedMessage(f"upload from unexpected bucket {upload.bucket!r}")
     result = composition.ingest()(LabFile(bucket=upload.bucket, key=upload.key, etag=upload.etag))
-    logger.info("lab file taken in", extra={"key": upload.key, "result": result.__dict__})
+    logger.info("lab file taken in", extra={"key": upload.key, "result": result.counts()})
 
 
 @observed
