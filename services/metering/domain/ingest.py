@@ -33,7 +33,7 @@ from common.errors import PermanentError
 from common.events import Event
 from common.tariffs import METER_SIZES
 from metering.domain import csvinput as cin
-from metering.domain.determination import Determined, TenantSettings, determine
+from metering.domain.determination import Determined, TenantSettings, determine, redetermine
 from metering.domain.interval import (
     UTILITY_TZ,
     DaySum,
@@ -43,7 +43,7 @@ from metering.domain.interval import (
     previous_month,
 )
 from metering.domain.model import AccountMetering, Meter, MeterSeries, Point
-from metering.domain.readings import Duplicate, Reading, Refused, apply_reading
+from metering.domain.readings import Accepted, Duplicate, Reading, Refused, apply_reading
 from metering.events import (
     CHUNK_MAX,
     REJECTIONS_IN_EVENT_MAX,
@@ -589,6 +589,7 @@ def _reads_batch(
     meters = repo.meters({(r.tenant, r.meter_id) for r in reads})
     accounts = repo.accounts({(m.tenant, m.account_id) for m in meters.values()})
     touched: dict[AccountKey, AccountMetering] = {}
+    replaced: dict[AccountKey, list[tuple[str, date, date]]] = {}
     for read in sorted(reads, key=lambda r: (r.tenant, r.meter_id, r.read_on, r.line)):
         meter = meters.get((read.tenant, read.meter_id))
         if meter is None:
@@ -625,7 +626,11 @@ def _reads_batch(
             run.accepted += 1
             out.reads.append((read, account.account_id))
             touched[(account.tenant, account.account_id)] = account
-    _determine(touched.values(), out, run, settings, now, today)
+            if isinstance(outcome, Accepted) and outcome.replaced_after is not None:
+                replaced.setdefault((account.tenant, account.account_id), []).append(
+                    (meter.meter_id, outcome.replaced_after, read.read_on)
+                )
+    _determine(touched, out, run, settings, now, today, replaced)
     return out
 
 
@@ -633,15 +638,19 @@ def _reads_batch(
 
 
 def _determine(
-    accounts: Iterable[AccountMetering],
+    accounts: dict[AccountKey, AccountMetering],
     out: BatchOutput,
     run: _Run,
     settings: Settings,
     now: datetime,
     today: date,
+    replaced: dict[AccountKey, list[tuple[str, date, date]]],
 ) -> None:
-    for account in accounts:
-        for found in determine(account, settings(account.tenant), today=today):
+    """Corrected determinations of replaced estimates first, then the periods now complete."""
+    for key, account in accounts.items():
+        tenant_settings = settings(account.tenant)
+        corrected = redetermine(account, tenant_settings, replaced.get(key, ()))
+        for found in [*corrected, *determine(account, tenant_settings, today=today)]:
             out.consumptions.append(_event(found, run.file.key, run.file.file_id, now))
         out.accounts.append(account)
 
