@@ -125,3 +125,20 @@ def test_a_read_dated_inside_an_estimated_period_is_still_rejected() -> None:
     [rejection] = result.first_rejections
     assert rejection.column == "read_on" and "already determined" in rejection.reason
     assert u.repo.consumptions[FEB].estimated
+
+
+def test_a_final_reading_at_an_exchange_replaces_the_estimate_too() -> None:
+    u = february_estimated()
+    u.today = date(2026, 4, 2)
+    result = u.meters(
+        f"{PP},PP-W1,PP-1,water,gal,6,2026-01-01,0,1,2026-04-01,5100",  # removed: 2,000 gal since 2026-02-01
+        f"{PP},PP-W2,PP-1,water,gal,6,2026-04-01,0,1,,",
+    )
+    assert (result.accepted, result.rejected, result.consumptions) == (2, 0, 1), result.first_rejections
+    feb = u.repo.consumptions[FEB]
+    assert (feb.volume_gal, feb.flags) == (Decimal("949.153"), ("estimate_replaced",))  # 2,000 x 28/59
+    u.today = date(2026, 5, 2)
+    u.reads(f"{PP},PP-W2,2026-05-01,3000,")
+    assert u.repo.consumptions[MAR].volume_gal == Decimal("1050.847")  # the old meter's 5,100 - 4,049.153
+    assert u.repo.consumptions[APR].volume_gal == 3000  # the new meter from 0
+    assert sum(u.repo.volumes("PP-1").values()) == 3100 + 2000 + 3000

@@ -474,6 +474,7 @@ def _meters_batch(
     accounts = repo.accounts({(m.tenant, m.account_id) for _, m in parsed})
     out = BatchOutput()
     touched: dict[AccountKey, AccountMetering] = {}
+    replaced: dict[AccountKey, list[tuple[str, date, date]]] = {}
     for line, meter in parsed:
         before = known.get((meter.tenant, meter.meter_id))
         if before == meter:
@@ -511,7 +512,9 @@ def _meters_batch(
         account_key = (meter.tenant, meter.account_id)
         account = accounts.get(account_key) or AccountMetering(meter.tenant, meter.account_id)
         accounts[account_key] = account
-        refused = _register(account, meter, today, settings(meter.tenant))
+        refused = _register(
+            account, meter, today, settings(meter.tenant), replaced.setdefault(account_key, [])
+        )
         if refused is not None:
             run.reject(LineRejection(line=line, column=refused.column, reason=refused.reason[:300]))
             continue
@@ -520,13 +523,21 @@ def _meters_batch(
         touched[account_key] = account
         run.accepted += 1
     # The registry alone determines nothing: periods wait for reads (or the daily run), so a
-    # removal registered before the reads that precede it does not close a period early.
+    # removal registered before the reads that precede it does not close a period early. A
+    # final reading that replaced estimates corrects the periods they bounded, though.
+    for key, account in touched.items():
+        for found in redetermine(account, settings(account.tenant), replaced.get(key, ())):
+            out.consumptions.append(_event(found, run.file.key, run.file.file_id, now))
     out.accounts.extend(touched.values())
     return out
 
 
 def _register(
-    account: AccountMetering, meter: Meter, today: date, settings: TenantSettings
+    account: AccountMetering,
+    meter: Meter,
+    today: date,
+    settings: TenantSettings,
+    replaced: list[tuple[str, date, date]],
 ) -> Refused | None:
     series = account.series.get(meter.meter_id)
     if series is None:
@@ -555,6 +566,8 @@ def _register(
         )
         if isinstance(outcome, Refused):
             return Refused("final_reading", outcome.reason)
+        if isinstance(outcome, Accepted) and outcome.replaced_after is not None:
+            replaced.append((meter.meter_id, outcome.replaced_after, meter.removed_on))
     series.meter = meter
     return None
 
