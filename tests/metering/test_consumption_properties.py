@@ -11,11 +11,16 @@ from __future__ import annotations
 from datetime import date, timedelta
 from decimal import Decimal
 
+import pytest
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from support import Utility
+from support import settings as tenant_settings
 
-PP = "pleasant-prairie-sewer"
+from metering.domain.determination import period_containing
+
+PP = "pleasant-prairie-sewer"  # monthly periods
+GR = "grafton-sewer"  # quarterly periods
 CAPACITY = 100_000  # 5-digit registers: a rollover every few dozen reads
 
 
@@ -38,16 +43,17 @@ def histories(draw: st.DrawFn) -> tuple[int, list[Step], int | None, int]:
     return initial, reads, exchange_after, new_initial
 
 
+@pytest.mark.parametrize("tenant", [PP, GR])
 @settings(max_examples=80, deadline=None)
-@given(histories())
+@given(history=histories())
 def test_periods_sum_to_the_register_advance_across_boundaries_rollovers_exchanges_and_estimates(
-    history: tuple[int, list[Step], int | None, int],
+    tenant: str, history: tuple[int, list[Step], int | None, int]
 ) -> None:
     initial, steps, exchange_after, new_initial = history
     start = date(2026, 1, 1)
     u = Utility(today=start)
     meter, register, day = "M1", initial, start
-    u.meters(f"{PP},M1,A1,water,gal,5,{start},{initial},,,")
+    u.meters(f"{tenant},M1,A1,water,gal,5,{start},{initial},,,")
     expected = 0
     rows: list[str] = []
     estimated = 0
@@ -69,19 +75,19 @@ def test_periods_sum_to_the_register_advance_across_boundaries_rollovers_exchang
             upload(previous)
             u.today = day
             estimated += u.estimate()
-        rows.append(f"{PP},{meter},{day},{register},")
+        rows.append(f"{tenant},{meter},{day},{register},")
         if exchange_after == i:
             upload(day)
             u.meters(
-                f"{PP},M1,A1,water,gal,5,{start},{initial},,{day},{register}",
-                f"{PP},M2,A1,water,gal,5,{day},{new_initial},,,",
+                f"{tenant},M1,A1,water,gal,5,{start},{initial},,{day},{register}",
+                f"{tenant},M2,A1,water,gal,5,{day},{new_initial},,,",
             )
             meter, register = "M2", new_initial
     # the last read on a period boundary, so every gallon falls in a determined period
-    end = date(day.year + (day.month == 12), day.month % 12 + 1, 1)
+    end = period_containing(day, tenant_settings(tenant).period_months)[1]
     last_use = (end - day).days * steps[-1][1]
     expected += last_use
-    rows.append(f"{PP},{meter},{end},{(register + last_use) % CAPACITY},")
+    rows.append(f"{tenant},{meter},{end},{(register + last_use) % CAPACITY},")
     upload(end)
     event(f"estimated periods: {min(estimated, 3)}{'+' if estimated > 3 else ''}")
 
