@@ -70,11 +70,74 @@ async function loadConfig() {
   } catch (_) { /* rules explained only when available */ }
 }
 
+// Cognito's hosted UI, authorization code flow with PKCE (RFC 7636, S256): a random verifier
+// stays in this tab's sessionStorage, only its SHA-256 challenge goes to /oauth2/authorize,
+// and the code that comes back is redeemed with the verifier at /oauth2/token. A random
+// state ties the answer to this request.
+const b64url = (bytes) =>
+  btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+
+function randomString(bytes = 32) {
+  return b64url(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+async function pkceChallenge(verifier) {
+  return b64url(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(verifier)));
+}
+
+async function hostedSignIn(ev) {
+  ev.preventDefault();
+  const c = state.config;
+  const verifier = randomString(48); // 64 characters, within RFC 7636's 43..128
+  const nonce = randomString(16);
+  sessionStorage.setItem("sewerbill.pkce", JSON.stringify({ verifier, state: nonce }));
+  const q = new URLSearchParams({
+    response_type: "code",
+    client_id: c.client_id,
+    redirect_uri: c.redirect_uri,
+    scope: "openid email",
+    state: nonce,
+    code_challenge: await pkceChallenge(verifier),
+    code_challenge_method: "S256",
+  });
+  location.assign(c.sign_in_url + "/oauth2/authorize?" + q);
+}
+
+// Back from the hosted UI with ?code=...&state=...: redeem the code for the ID token.
+async function redeemCode(params) {
+  const saved = JSON.parse(sessionStorage.getItem("sewerbill.pkce") || "null");
+  sessionStorage.removeItem("sewerbill.pkce");
+  history.replaceState(null, "", location.pathname);
+  if (!saved || saved.state !== params.get("state")) {
+    say("Sign-in failed: the answer does not match this sign-in.", true);
+    return null;
+  }
+  const c = state.config;
+  const r = await fetch(c.sign_in_url + "/oauth2/token", {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({
+      grant_type: "authorization_code",
+      client_id: c.client_id,
+      redirect_uri: c.redirect_uri,
+      code: params.get("code"),
+      code_verifier: saved.verifier,
+    }),
+  });
+  if (!r.ok) {
+    say("Sign-in failed: " + r.status, true);
+    return null;
+  }
+  const { id_token } = await r.json();
+  sessionStorage.setItem("sewerbill.token", id_token);
+  return id_token;
+}
+
 async function showSignIn() {
   $("#sign-in").hidden = false;
-  if (state.config.sign_in_url) {
+  if (state.config.sign_in_url && state.config.client_id) {
     $("#hosted-ui").hidden = false;
-    $("#hosted-ui-link").href = state.config.sign_in_url;
+    $("#hosted-ui-link").addEventListener("click", hostedSignIn);
   }
   try {
     const r = await fetch("/_local/portal/identities");
@@ -346,18 +409,40 @@ async function loadCycle() {
       for (const h of held) ul.append(el("li", { text: `${h.account_id}: ${h.reason || h.reasons || JSON.stringify(h)}` }));
       heldBox.append(ul);
     } else heldBox.append(el("p", { class: "hint", text: "No account is held." }));
-    const pending = s.pending_decisions || [];
-    const pendBox = el("div", {}, el("h3", { text: `Pending decisions (${pending.length})` }));
-    if (pending.length) {
-      const ul = el("ul");
-      for (const p of pending) ul.append(el("li", { text: JSON.stringify(p) }));
-      pendBox.append(ul);
-    } else pendBox.append(el("p", { class: "hint", text: "Nothing is waiting for a decision in this cycle." }));
-    // Pending decisions are listed when the summary carries them (no route lists them yet).
-    box.replaceChildren(dl, heldBox, ...("pending_decisions" in s ? [pendBox] : []));
+    box.replaceChildren(dl, heldBox, await pendingDecisions(tenant));
   } catch (e) {
     box.replaceChildren(el("p", { class: "bad", text: "No summary: " + e.message }));
   }
+}
+
+// Reconsiderations, appeals and credit applications awaiting a decision (stormwater's route),
+// page by page with limit and cursor, oldest filed first.
+async function pendingDecisions(tenant) {
+  const box = el("div", { id: "pending" }, el("h3", { text: "Pending decisions" }));
+  const found = [];
+  try {
+    let cursor = null;
+    do {
+      const q = "?limit=100" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : "");
+      const page = await api("GET", `/staff/${encodeURIComponent(tenant)}/parcels/pending-decisions${q}`);
+      found.push(...page.decisions);
+      cursor = page.next_cursor;
+    } while (cursor);
+  } catch (e) {
+    box.append(el("p", { class: "bad", text: "Pending decisions unavailable: " + e.message }));
+    return box;
+  }
+  box.firstChild.textContent = `Pending decisions (${found.length})`;
+  if (!found.length) {
+    box.append(el("p", { class: "hint", text: "Nothing is waiting for a decision." }));
+    return box;
+  }
+  const ul = el("ul");
+  for (const d of found) {
+    ul.append(el("li", { text: `${d.filed_on} · parcel ${d.parcel_id} (${d.owner_name}): ${d.summary}, ${d.status}` }));
+  }
+  box.append(ul);
+  return box;
 }
 
 // --- start -----------------------------------------------------------------------------------------
@@ -383,12 +468,8 @@ document.addEventListener("DOMContentLoaded", async () => {
   await loadConfig();
   $("#demo-form").addEventListener("submit", demoSignIn);
   $("#sign-out").addEventListener("click", signOut);
-  const fromHash = new URLSearchParams(location.hash.slice(1)).get("id_token");
-  const token = fromHash || sessionStorage.getItem("sewerbill.token");
-  if (fromHash) {
-    sessionStorage.setItem("sewerbill.token", fromHash);
-    history.replaceState(null, "", location.pathname);
-  }
+  const params = new URLSearchParams(location.search);
+  const token = params.has("code") ? await redeemCode(params) : sessionStorage.getItem("sewerbill.token");
   if (token) await start(token);
   else await showSignIn();
 });

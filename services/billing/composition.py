@@ -31,7 +31,14 @@ from billing.domain.cycles import (
 )
 from billing.domain.issuing import ChunkResult
 from billing.domain.rating import RatingEngine
-from billing.usecases import ChunkRequest, issue_chunk, keep_producer_event, run_assessment, run_cycle
+from billing.usecases import (
+    ChunkRequest,
+    issue_chunk,
+    keep_producer_event,
+    rerate_billed,
+    run_assessment,
+    run_cycle,
+)
 from common.config import RuntimeClock, cold_start, load
 from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
@@ -45,8 +52,20 @@ def _repository(table_name: str) -> DynamoBillingRepository:
 
 @cold_start
 def keep_consumption_use_case() -> Callable[[Sequence[ConsumptionDetermined]], int]:
+    """Keep the consumptions; a re-determination of a billed period is re-rated and the
+    difference booked on the bill (X-IMMUTABLE) before the new consumption is kept."""
     kept = projections()
-    return lambda events: kept.keep_consumptions(events, RuntimeClock().now())
+    clock = RuntimeClock()
+
+    def keep(events: Sequence[ConsumptionDetermined]) -> int:
+        now = clock.now()
+        return kept.keep_consumptions(
+            events,
+            now,
+            redetermined=partial(rerate_billed, repo=repo(), engine=engine(), book=book(), now=now),
+        )
+
+    return keep
 
 
 @cold_start

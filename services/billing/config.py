@@ -12,6 +12,8 @@ class TableConfig(FunctionConfig):
 
 
 class BillingCycleConfig(TableConfig):
+    """The cycle's functions, and on_consumption_determined (it re-rates a billed period)."""
+
     tariffs_dir: str
 
 

@@ -82,7 +82,8 @@ class BillIssued(Event):
     is true when a read behind the bill was estimated (marked on the bill).
 
     schema_version 2 (issue 13): ``reads`` is new (additive; empty for a bill without
-    metered consumption, and in version 1 details, which still parse).
+    metered consumption, and in version 1 details, which still parse); ``service_address``
+    (the premise served, printed on the bill) is additive too: None in earlier details.
     """
 
     SOURCE = SOURCE
@@ -107,6 +108,7 @@ class BillIssued(Event):
     recipient: Party
     owner: Party | None = None
     parcel_id: str | None = None
+    service_address: str | None = Field(default=None, max_length=500)
     reads: tuple[IssuedRead, ...] = Field(default=(), max_length=16)
 
 

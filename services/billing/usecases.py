@@ -7,13 +7,14 @@ the real ones; tests wire the same with moto). The rules themselves live in ``do
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
 from billing.adapters.items import bill_item, bill_key, event_id_for
+from billing.adapters.projections import Redetermined
 from billing.adapters.repository import BillingRepo
 from billing.domain.accounts import AccountRecord, parse_account_file
 from billing.domain.assessment import TaxNotice, assess_account
@@ -36,7 +37,7 @@ from billing.events import (
     TaxRollNoticed,
 )
 from common.dynamo import to_item
-from common.errors import PermanentError
+from common.errors import PermanentError, TransientError
 from common.tariffs import TariffBook
 
 CHUNK_ACCOUNTS = 250
@@ -203,6 +204,7 @@ def notice_of(account: AccountRecord) -> dict[str, Any]:
             "email_opt_in": account.email_opt_in,
         },
         "owner": {"name": owner[0], "address": owner[1]},
+        "service_address": account.service_address,
     }
 
 
@@ -237,6 +239,7 @@ def bill_issued_event(bill: Bill, notice: dict[str, Any], now: datetime) -> Bill
         recipient=Party(**notice["recipient"]),
         owner=Party(**notice["owner"]),
         parcel_id=bill.parcel_id,
+        service_address=notice.get("service_address") or None,
         reads=tuple(
             IssuedRead(
                 meter_id=r.meter_id,
@@ -786,10 +789,16 @@ def post_adjustment(
     *,
     repo: BillingRepo,
     now: datetime,
+    funds: Mapping[str, Decimal] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """X-IMMUTABLE: a correction is a credit (negative) or debit memo that refers to the
     bill, with its reason and approver; never an edit of the bill. Idempotent by the
-    staff's ``reference``: the same again is replayed, other values are refused."""
+    staff's ``reference``: the same again is replayed, other values are refused.
+
+    ``funds`` splits the amount by fund (a re-rating, GR-FUNDS): one entry per fund, all
+    under the one reference; without it the whole amount is operation and maintenance.
+    ``extra`` is kept on the reference item (what the adjustment stands on)."""
     from billing.adapters.items import entry_item
     from common.dynamo import ConditionFailed, put_if_absent, transact
 
@@ -797,30 +806,37 @@ def post_adjustment(
     bill = bills.get(bill_id)
     if bill is None:
         raise AdjustmentRefused(f"bill_id: no bill {bill_id!r} on account {account_id}")
-    request = json.dumps(
-        {
-            "account_id": account_id,
-            "bill_id": bill_id,
-            "amount": str(amount),
-            "reason": reason,
-            "approver": approver,
-        },
-        sort_keys=True,
-    )
-    entry = Entry(
-        entry_id=f"ADJ-{reference}",
-        tenant=tenant,
-        account_id=account_id,
-        posted_on=posted_on,
-        kind="adjustment",
-        amount=amount,
-        fund="om",
-        rule_id="X-IMMUTABLE",
-        bill_id=bill_id,
-        reference=reference,
-        description=f"{reason} (approved by {approver})",
-    )
+    asked: dict[str, Any] = {
+        "account_id": account_id,
+        "bill_id": bill_id,
+        "amount": str(amount),
+        "reason": reason,
+        "approver": approver,
+    }
+    if funds is not None:
+        if sum(funds.values(), Decimal("0.00")) != amount:
+            raise AdjustmentRefused(f"funds: {dict(funds)} do not add up to the amount {amount}")
+        asked["funds"] = {f: str(v) for f, v in sorted(funds.items())}
+    request = json.dumps(asked, sort_keys=True)
+    split = {"om": amount} if funds is None else dict(sorted(funds.items()))
+    entries = [
+        Entry(
+            entry_id=f"ADJ-{reference}" if funds is None else f"ADJ-{reference}-{fund}",
+            tenant=tenant,
+            account_id=account_id,
+            posted_on=posted_on,
+            kind="adjustment",
+            amount=part,
+            fund=fund,
+            rule_id="X-IMMUTABLE",
+            bill_id=bill_id,
+            reference=reference,
+            description=f"{reason} (approved by {approver})",
+        )
+        for fund, part in split.items()
+    ]
     ref_item = {
+        **(extra or {}),
         "pk": f"ADJUSTMENT#{tenant}",
         "sk": reference,
         "request": request,
@@ -828,7 +844,7 @@ def post_adjustment(
         "recorded_at": now.isoformat(),
     }
     result = {
-        "entry_id": entry.entry_id,
+        "entry_id": entries[0].entry_id,
         "bill_id": bill_id,
         "amount": str(amount),
         "posted_on": posted_on.isoformat(),
@@ -836,9 +852,10 @@ def post_adjustment(
     try:
         transact(
             repo.client,
-            [
-                put_if_absent(repo.table, ref_item),
-                {"Put": {"TableName": repo.table, "Item": to_item(entry_item(entry, now.isoformat()))}},
+            [put_if_absent(repo.table, ref_item)]
+            + [
+                {"Put": {"TableName": repo.table, "Item": to_item(entry_item(e, now.isoformat()))}}
+                for e in entries
             ],
         )
     except ConditionFailed:
@@ -851,3 +868,140 @@ def post_adjustment(
 
 class AdjustmentRefused(PermanentError):
     """An adjustment that names no bill of the account, or reuses a reference."""
+
+
+# --- re-rating a billed period (X-IMMUTABLE) ----------------------------------------------
+
+RERATING_APPROVER = "billing (X-IMMUTABLE re-rating)"
+
+
+def rerate_billed(
+    redetermined: Sequence[Redetermined],
+    *,
+    repo: BillingRepo,
+    engine: RatingEngine,
+    book: TariffBook,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """Consumption re-determined for periods: where a bill was issued for the period, the
+    period is re-rated and the difference booked as one adjustment on the bill (X-IMMUTABLE).
+
+    The adjustments of a bill form a chain (``RERATE-<bill>-001``, ``-002``, ...), each
+    keeping the volume it brought the bill to: the next re-rating starts from there, so the
+    same re-determination again books nothing (its volume is where the chain stands) and
+    another volume books only the further difference. A chain link written concurrently by
+    another delivery makes this one retry (TransientError) and start from the new link.
+    One BatchGetItem finds the bills of the chunk's re-determinations. A period that cannot
+    be rated again (its tariff version changed, its account is gone) books nothing and is
+    kept under ``RERATE-REFUSED#<tenant>`` with the reason; the consumption is still kept."""
+    from billing.adapters.items import bill_of
+    from billing.adapters.repository import usage_of
+    from billing.domain.rerating import CannotRerate, rerate
+
+    keys = {
+        bill_key(r.tenant, r.new["account_id"], date.fromisoformat(r.new["period_start"])): r
+        for r in redetermined
+    }
+    bills = repo.get_many(list(keys))
+    booked: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
+    recs: dict[tuple[str, str], Decimal] = {}
+    for key, item in sorted(bills.items()):
+        r = keys[key]
+        bill = bill_of(item)
+        if bill.period_end.isoformat() != r.new["period_end"]:
+            continue  # another period shape (not this bill's period): nothing billed on it
+        account = repo.account(r.tenant, bill.account_id)
+        if account is None:
+            refused.append(_refusal(r, bill.bill_id, "account_id: the bill's account is not kept", now))
+            continue
+        chain = sorted(
+            repo.query(f"ADJUSTMENT#{r.tenant}", prefix=f"RERATE-{bill.bill_id}-"), key=lambda i: i["sk"]
+        )
+        billed = usage_of(r.old)
+        if chain:
+            last = chain[-1]
+            billed = replace(
+                billed,
+                volume_gal=Decimal(str(last["to_volume_gal"])),
+                winter_average_gal=Decimal(str(last["to_winter_average_gal"]))
+                if last.get("to_winter_average_gal") is not None
+                else None,
+            )
+        new = usage_of(r.new)
+        total_recs = None
+        if r.tenant == "sullivan-sewer":
+            period = (bill.period_start.isoformat(), bill.period_end.isoformat())
+            if period not in recs:
+                recs[period] = total_recs_of(
+                    repo.accounts(r.tenant), bill.period_start, bill.period_end, book
+                )
+            total_recs = recs[period]
+        strength = repo.strength_between(
+            r.tenant, bill.account_id, bill.account_id, bill.period_start, bill.period_end
+        ).get(bill.account_id)
+        try:
+            rerated = rerate(
+                bill,
+                account,
+                billed=billed,
+                new=new,
+                sequence=len(chain) + 1,
+                engine=engine,
+                strength=strength,
+                total_recs=total_recs,
+            )
+        except CannotRerate as exc:
+            refused.append(_refusal(r, bill.bill_id, str(exc), now))
+            continue
+        if rerated is None:
+            continue
+        try:
+            booked.append(
+                post_adjustment(
+                    r.tenant,
+                    bill.account_id,
+                    bill.bill_id,
+                    rerated.amount,
+                    rerated.reason,
+                    RERATING_APPROVER,
+                    rerated.reference,
+                    local_today(now),
+                    repo=repo,
+                    now=now,
+                    funds=rerated.funds,
+                    extra={
+                        "kind": "rerating",
+                        "account_id": bill.account_id,
+                        "from_volume_gal": str(rerated.from_volume_gal),
+                        "to_volume_gal": str(rerated.to_volume_gal),
+                        "to_winter_average_gal": None
+                        if new.winter_average_gal is None
+                        else str(new.winter_average_gal),
+                        "source_event_id": rerated.source_event_id,
+                        "tariff_versions": list(rerated.tariff_versions),
+                    },
+                )
+            )
+        except AdjustmentRefused:  # another delivery wrote this link first: start again from it
+            raise TransientError(
+                f"re-rating of bill {bill.bill_id}: {rerated.reference} was just written"
+            ) from None
+    repo.write(refused)
+    return booked
+
+
+def _refusal(r: Redetermined, bill_id: str, reason: str, now: datetime) -> dict[str, Any]:
+    """A billed period that cannot be rated again is kept for staff with the reason (the
+    consumption itself is still kept: the rest of metering's chunk is not lost for it)."""
+    return {
+        "pk": f"RERATE-REFUSED#{r.tenant}",
+        "sk": f"{bill_id}#{r.new['source_event_id']}",
+        "bill_id": bill_id,
+        "account_id": r.new["account_id"],
+        "from_volume_gal": r.old.get("volume_gal"),
+        "to_volume_gal": r.new["volume_gal"],
+        "reason": reason[:1000],
+        "rule_id": "X-IMMUTABLE",
+        "recorded_at": now.isoformat(),
+    }

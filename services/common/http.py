@@ -11,7 +11,9 @@ from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
-from pydantic import BaseModel
+from pydantic import BaseModel, WithJsonSchema
+
+SUCCESS_DESCRIPTION = "Successful response"
 
 
 class ErrorDetail(BaseModel):
@@ -48,13 +50,15 @@ def error_responses(*statuses: int) -> dict[int, Any]:
         404: "Not found",
         500: "Internal error",
     }
-    return {
-        status: {
+    # The success answer too: Powertools documents the route's return type as 200 only when
+    # ``responses`` names 200 without content (a route's own 200 entry, placed after, wins).
+    documented: dict[int, Any] = {200: {"description": SUCCESS_DESCRIPTION}}
+    for status in statuses:
+        documented[status] = {
             "description": descriptions.get(status, "Error"),
             "content": {"application/json": {"model": ErrorBody}},
         }
-        for status in statuses
-    }
+    return documented
 
 
 def _field(loc: tuple[Any, ...]) -> str:
@@ -86,3 +90,22 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler(json.JSONDecodeError)
     def _bad_json(exc: json.JSONDecodeError) -> Response[str]:
         return error_response(400, "invalid_json", f"the body is not JSON: {exc.msg}")
+
+
+def decimal_string(integer_digits: int, places: int, description: str) -> Any:
+    """The OpenAPI schema of a Decimal request field: the decimal string the service takes
+    (``Annotated[Decimal, decimal_string(6, 2, "...")]``).
+
+    Pydantic alone documents a constrained Decimal as "a bounded number, or any decimal
+    string", so an out-of-range string is valid by the document yet refused. The pattern
+    here admits at most ``integer_digits`` digits before the point and ``places`` after, so
+    what it documents lies within the field's bounds (keep them so) and is accepted; the
+    field still accepts a JSON number, as pydantic does."""
+    point = rf"(\.[0-9]{{1,{places}}})?" if places else ""
+    return WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": rf"^[0-9]{{1,{integer_digits}}}{point}$",
+            "description": description,
+        }
+    )

@@ -91,6 +91,8 @@ def trigger(event: Any) -> str:
 def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) -> Planned:
     """N-BILL to the bill recipient; the first Sullivan bill of a year carries SU-ANNUAL-NOTICE."""
     recipient = recipient_of(event.recipient, "customer")
+    if event.service_address:  # the premise served, kept with the addressee for later notices
+        recipient = recipient.model_copy(update={"service_address": event.service_address})
     volume = sum((_kgal(line.quantity) for line in event.lines if line.unit == "kgal"), Decimal(0)) * 1000
     usage = contacts.remember_bill(
         event.tenant, event.account_id, recipient, event.parcel_id, event.period_start, volume
@@ -113,7 +115,7 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
         bill_date=event.bill_date,
         due_date=event.due_date,
         customer_name=recipient.name,
-        service_address=event.parcel_id and f"Parcel {event.parcel_id}" or "",
+        service_address=event.service_address or (event.parcel_id and f"Parcel {event.parcel_id}") or "",
         mailing_lines=recipient.address_lines,
         zip=recipient.zip,
         lines=tuple(
@@ -387,7 +389,8 @@ def _known(recipient: Recipient | None, event: Any) -> Recipient:
 
 
 def _service_address(recipient: Recipient) -> str:
-    return ", ".join(recipient.address_lines)
+    """The premise served as the last bill gave it; the mailing address where none was given."""
+    return recipient.service_address or ", ".join(recipient.address_lines)
 
 
 def _kgal(quantity: str) -> Decimal:

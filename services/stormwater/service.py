@@ -6,6 +6,8 @@ events together (``DynamoRecords.commit``). Dates come from the injected clock.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import json
 from collections.abc import Callable, Mapping
@@ -27,6 +29,7 @@ from stormwater.adapters.dynamodb import (
     fact_item,
     gis_values,
     parcel_pk,
+    pending_item,
 )
 from stormwater.billing_inputs import BillIssuedInput, PaymentAppliedInput
 from stormwater.domain import credits as cr
@@ -60,6 +63,51 @@ def _event_item(pk: str, sk: str, event: Event | None) -> list[dict[str, Any]]:
     if event is None:
         return []
     return [fact_item(pk, sk, "event", event.detail_json(), event)]
+
+
+PendingRecord = cr.Credit | rc.Reconsideration | rc.Appeal
+# Statuses in which a record waits for staff (or the Board): listed as a pending decision.
+WAITING = {"credit": ("submitted", "under_review"), "reconsideration": ("filed",), "appeal": ("filed",)}
+
+
+def _pending(record: PendingRecord) -> tuple[dict[str, Any], bool]:
+    """The record's entry in the tenant's pending decisions, and whether it still waits."""
+    if isinstance(record, cr.Credit):
+        kind, record_id, filed_on = "credit", record.credit_id, record.submitted_on
+        what = f"credit application ({record.documentation.practice[:200]})"
+    elif isinstance(record, rc.Reconsideration):
+        kind, record_id, filed_on = "reconsideration", record.reconsideration_id, record.filed_on
+        what = f"reconsideration of bill {record.bill_id}"
+    else:
+        kind, record_id, filed_on = "appeal", record.appeal_id, record.filed_on
+        what = f"appeal of {record.reconsideration_id} (Board hearing)"
+    body = {
+        "kind": kind,
+        "id": record_id,
+        "parcel_id": record.parcel_id,
+        "owner_name": record.owner_name,
+        "status": record.status,
+        "filed_on": filed_on.isoformat(),
+        "summary": what,
+    }
+    entry = pending_item(
+        record.tenant, filed_on.isoformat(), kind, record.parcel_id, record_id, json.dumps(body)
+    )
+    return entry, record.status in WAITING[kind]
+
+
+def _to_cursor(sort_key: str | None) -> str | None:
+    """An opaque, URL-safe cursor (base64url of the last entry's sort key)."""
+    return None if sort_key is None else base64.urlsafe_b64encode(sort_key.encode()).decode().rstrip("=")
+
+
+def _from_cursor(cursor: str | None) -> str | None:
+    if not cursor:
+        return None
+    try:
+        return base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+    except (binascii.Error, UnicodeDecodeError):
+        raise BadRequest("cursor", "is not a next_cursor this route gave") from None
 
 
 class StormwaterService:
@@ -126,6 +174,7 @@ class StormwaterService:
         cause: DeterminationCause,
         cause_ref: str,
         facts: list[dict[str, Any]],
+        pending: list[tuple[dict[str, Any], bool]] | None = None,
     ) -> dict[str, Any]:
         now = self._clock.now()
         tariff = self._tariff_for(state.tenant, now.date())
@@ -134,7 +183,7 @@ class StormwaterService:
         )
         if done.event is not None:
             facts = [determination_item(done.event), *facts]
-        self._records.commit(facts, done.state)
+        self._records.commit(facts, done.state, pending=pending or [])
         return {
             "eru": format(done.determination.eru, "f"),
             "exempt": done.determination.exempt,
@@ -256,7 +305,7 @@ class StormwaterService:
         if step.fee is not None:
             facts += _event_item(pk, key("FEE", step.fee.fee_id), step.fee)
         facts += _event_item(pk, base + "#NOTICE", step.notice)
-        self._records.commit(facts)
+        self._records.commit(facts, pending=[_pending(credit)])
         return credit
 
     def apply_for_credit(self, tenant: str, parcel_id: str, documentation: cr.Documentation) -> cr.Credit:
@@ -444,7 +493,8 @@ class StormwaterService:
                 fact_item(
                     pk, f"RECON#{recon.reconsideration_id}#V#0001", "reconsideration", _dump(_RECON, recon)
                 )
-            ]
+            ],
+            pending=[_pending(recon)],
         )
         return recon
 
@@ -484,16 +534,28 @@ class StormwaterService:
         facts = [fact_item(pk, base, "reconsideration", _dump(_RECON, decided), decision.decided)]
         facts += _event_item(pk, base + "#REFUND", decision.refund)
         if decision.found_data is None:
-            self._records.commit(facts)
+            self._records.commit(facts, pending=[_pending(decided)])
             return decided
         found_fields = {name: getattr(decision.found_data, name) for name in OVERRIDABLE}
         changed_state = replace(
             state, override=found_fields, override_id=reconsideration_id, override_source="reconsideration"
         )
         self._redetermine_and_commit(
-            changed_state, cause="reconsideration", cause_ref=reconsideration_id, facts=facts
+            changed_state,
+            cause="reconsideration",
+            cause_ref=reconsideration_id,
+            facts=facts,
+            pending=[_pending(decided)],
         )
         return decided
+
+    def pending_decisions(
+        self, tenant: str, *, limit: int | None, cursor: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """Reconsiderations, appeals awaiting the Board and credit applications awaiting a
+        decision, oldest filed first, a page at a time."""
+        items, after = self._records.pending(tenant, limit=limit, after=_from_cursor(cursor))
+        return [json.loads(i["body"]) for i in items], _to_cursor(after)
 
     def appeals(self, tenant: str, parcel_id: str) -> list[rc.Appeal]:
         latest: dict[str, rc.Appeal] = {}
@@ -522,7 +584,8 @@ class StormwaterService:
             [
                 fact_item(pk, f"APPEAL#{appeal.appeal_id}#V#0001", "appeal", _dump(_APPEAL, appeal)),
                 *_event_item(pk, key("FEE", fee.fee_id), fee),
-            ]
+            ],
+            pending=[_pending(appeal)],
         )
         return appeal
 
@@ -547,7 +610,8 @@ class StormwaterService:
                 fact_item(
                     pk, f"APPEAL#{appeal_id}#V#{heard.version:04d}", "appeal", _dump(_APPEAL, heard), event
                 )
-            ]
+            ],
+            pending=[_pending(heard)],
         )
         return heard
 

@@ -122,6 +122,28 @@ def test_the_billing_year_on_the_local_runtime(rt: LocalRuntime) -> None:
         ("late_charge", "0.50"),
     ]
 
+    # X-IMMUTABLE: GR-1's Q4 read is corrected after billing (23,000 -> 20,000 gal), and
+    # delivered twice: the bill stays as issued and one credit of 3 kgal x 6.50 = 19.50
+    # (GR-FUNDS 12% per line: 2.34 replacement + 17.16 O&M) refers to it.
+    corrected = ConsumptionDetermined(
+        occurred_at=datetime(2028, 2, 1, 14, tzinfo=UTC),
+        tenant="grafton-sewer",
+        account_id="GR-1",
+        period_start=date(2027, 10, 1),
+        period_end=date(2028, 1, 1),
+        volume_gal=20000,
+        source_file="reads/2027-q4-corrected.csv",
+    )
+    publish(rt, corrected)
+    publish(rt, corrected)
+    assert sorted(
+        (e["fund"], e["amount"], e["bill_id"])
+        for e in ledger(rt, "grafton-sewer", "GR-1")
+        if e["kind"] == "adjustment"
+    ) == [("om", "-17.16", "GR-1-2027-10-01"), ("replacement", "-2.34", "GR-1-2027-10-01")]
+    [q4] = staff_get(rt, "/staff/grafton-sewer/accounts/GR-1/bills", "grafton-sewer")["bills"]
+    assert q4["total"] == "194.50"
+
     # PP stormwater: the January bill (2.00 + 3.00 ERU x 6.00 = 20.00) issued 2028-02-01,
     # unpaid: delinquent on day 30, 2028-03-02 (across 2028-02-29), 1% then and on each
     # monthly anniversary: 2028-04-02, 2028-05-02. Day 95 is 2028-05-06: 3%.

@@ -187,6 +187,11 @@ def test_a_cycle_issues_one_bill_per_account_and_holds_those_missing_consumption
         }
     ]
     assert {b["schema_version"] for b in issued} == {2}
+    # the premise served, printed on the bill and named in later notices
+    assert {b["account_id"]: b["service_address"] for b in issued} == {
+        "GR-1": "1 Main St",
+        "GR-2": "2 Main St",
+    }
     # The cycle run again changes nothing (exactly once per account and period).
     before = flow.items("billing")
     run_cycle(flow)
@@ -362,3 +367,142 @@ def test_the_metering_fixture_is_kept_by_billings_consumer(flow: Stack) -> None:
     [usage] = of(flow, "USAGE#")
     assert usage["source_event_id"] == json.loads(body)["detail"]["event_id"]
     assert FIXTURES.exists()
+
+
+def _consumption(account: str, gallons: int, *, estimated: bool = False) -> ConsumptionDetermined:
+    return ConsumptionDetermined(
+        occurred_at=datetime(2026, 10, 5, tzinfo=UTC),
+        tenant="grafton-sewer",
+        account_id=account,
+        period_start=date(2026, 7, 1),
+        period_end=date(2026, 10, 1),
+        volume_gal=gallons,
+        quality="estimated" if estimated else "actual",
+        estimated=estimated,
+        source_file="reads/q.csv",
+    )
+
+
+def _deliver(event: ConsumptionDetermined) -> dict[str, Any]:
+    return on_consumption_determined.lambda_handler(sqs_event(eventbridge_body(event)), lambda_context())
+
+
+def test_a_read_corrected_after_billing_is_one_adjustment_on_the_bill_never_an_edit(flow: Stack) -> None:
+    from billing.domain.ledger import trial_balance
+
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    _deliver(_consumption("GR-1", 23000, estimated=True))
+    consume(flow, "GR-2", 0)
+    run_cycle(flow)
+    [bill_before] = [i for i in of(flow, "BILLS#grafton-sewer") if i["account_id"] == "GR-1"]
+    assert (bill_before["total"], bill_before["estimated"]) == ("194.50", True)  # 45.00 + 23 x 6.50
+
+    actual = _consumption("GR-1", 20000)
+    assert _deliver(actual) == {"batchItemFailures": []}
+    [adjustment] = of(flow, "ADJUSTMENT#grafton-sewer")
+    assert adjustment["sk"] == "RERATE-GR-1-2026-07-01-001"
+    assert (adjustment["from_volume_gal"], adjustment["to_volume_gal"]) == ("23000", "20000")
+    assert adjustment["source_event_id"] == actual.event_id
+    entries = [e for e in ledger(flow, "GR-1") if e.kind == "adjustment"]
+    # GR-VOL: 3 kgal x 6.50 = 19.50 credit; GR-FUNDS 12% per line: -2.34 replacement, -17.16 O&M.
+    assert sorted((e.fund, e.amount) for e in entries) == [
+        ("om", Decimal("-17.16")),
+        ("replacement", Decimal("-2.34")),
+    ]
+    assert {(e.bill_id, e.rule_id) for e in entries} == {("GR-1-2026-07-01", "X-IMMUTABLE")}
+    assert "from 23000 gal to 20000 gal" in entries[0].description
+    assert actual.event_id in entries[0].description
+    # The bill is never edited; the consumption kept is the new one; the ledger balances.
+    [bill_after] = [i for i in of(flow, "BILLS#grafton-sewer") if i["account_id"] == "GR-1"]
+    assert bill_after == bill_before
+    [usage] = [i for i in of(flow, "USAGE#grafton-sewer") if i["sk"] == "GR-1"]
+    assert (usage["volume_gal"], usage["estimated"]) == ("20000", False)
+    assert sum(e.amount for e in ledger(flow, "GR-1")) == Decimal("175.00")  # 194.50 - 19.50
+    assert sum(trial_balance(ledger(flow)).values()) == 0
+
+    # The same re-determination again (a redelivery, or metering publishing it twice) books nothing.
+    before = flow.items("billing")
+    _deliver(actual)
+    _deliver(_consumption("GR-1", 20000))
+    assert flow.items("billing") == before
+
+    # A third volume books only the further difference: 1 kgal x 6.50 = +6.50 (0.78 + 5.72).
+    _deliver(_consumption("GR-1", 21000))
+    assert [i["sk"] for i in of(flow, "ADJUSTMENT#grafton-sewer")] == [
+        "RERATE-GR-1-2026-07-01-001",
+        "RERATE-GR-1-2026-07-01-002",
+    ]
+    assert sorted((e.fund, e.amount) for e in ledger(flow, "GR-1") if e.reference.endswith("-002")) == [
+        ("om", Decimal("5.72")),
+        ("replacement", Decimal("0.78")),
+    ]
+    assert sum(e.amount for e in ledger(flow, "GR-1")) == Decimal("181.50")  # 45.00 + 21 x 6.50
+    # Back to the estimate the bill was issued on: the chain stands on 21,000 gal, so
+    # +2 kgal x 6.50 = +13.00, and bill plus adjustments is the bill again, 194.50.
+    _deliver(_consumption("GR-1", 23000))
+    assert sum(e.amount for e in ledger(flow, "GR-1")) == Decimal("194.50")
+    assert sum(trial_balance(ledger(flow)).values()) == 0
+
+
+def test_a_read_that_changes_nothing_billed_books_nothing(flow: Stack) -> None:
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    _deliver(_consumption("GR-1", 23000, estimated=True))
+    consume(flow, "GR-2", 0)
+    run_cycle(flow)
+    # The actual read equals the estimate: only the estimated flag changes; zero difference.
+    _deliver(_consumption("GR-1", 23000))
+    # GR-3 was held (no consumption): its first read is kept and billed by a later run.
+    _deliver(_consumption("GR-3", 5000))
+    _deliver(_consumption("GR-3", 6000))
+    assert of(flow, "ADJUSTMENT#") == []
+    usage = {i["sk"]: i for i in of(flow, "USAGE#grafton-sewer")}
+    assert (usage["GR-1"]["estimated"], usage["GR-3"]["volume_gal"]) == (False, "6000")
+
+
+def test_a_billed_period_that_cannot_be_rated_again_is_kept_for_staff_and_the_read_still_kept(
+    flow: Stack,
+) -> None:
+    from common.dynamo import to_item
+
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    _deliver(_consumption("GR-1", 23000, estimated=True))
+    run_cycle(flow)
+    # The bill as if issued on a tariff version the quarter no longer rates on.
+    [item] = [
+        i for i in flow.items("billing") if i["pk"] == "BILLS#grafton-sewer" and i["sk"].startswith("GR-1#")
+    ]
+    document = json.loads(item["bill"])
+    document["tariff_versions"] = ["grafton-sewer@1999-01-01"]
+    flow.ddb.put_item(TableName=TABLES["billing"], Item=to_item({**item, "bill": json.dumps(document)}))
+
+    assert _deliver(_consumption("GR-1", 20000)) == {"batchItemFailures": []}
+    assert of(flow, "ADJUSTMENT#") == []
+    [refused] = of(flow, "RERATE-REFUSED#grafton-sewer")
+    assert (refused["bill_id"], refused["from_volume_gal"], refused["to_volume_gal"]) == (
+        "GR-1-2026-07-01",
+        "23000",
+        "20000",
+    )
+    assert "rated on tariff grafton-sewer@1999-01-01" in refused["reason"]
+    [usage] = [i for i in of(flow, "USAGE#grafton-sewer") if i["sk"] == "GR-1"]
+    assert usage["volume_gal"] == "20000"
+
+
+def test_keeping_a_chunk_of_new_consumptions_stays_one_batch_get_and_batched_writes(flow: Stack) -> None:
+    from billing.adapters.projections import Projections
+
+    kept = Projections(flow.ddb, TABLES["billing"])
+    seen: list[Any] = []
+    events = [_consumption(f"GR-{n:03d}", 1000 + n) for n in range(30)]
+    assert kept.keep_consumptions(events, datetime(2026, 10, 5, tzinfo=UTC), redetermined=seen.append) == 30
+    # 30 items: one BatchGetItem, two BatchWriteItem (25 + 5); nothing re-determined.
+    assert kept.requests == {"BatchGetItem": 1, "BatchWriteItem": 2}
+    assert seen == []
+    # Two of them re-determined: handed over together, once, with the item kept before.
+    again = [_consumption("GR-000", 5000), _consumption("GR-001", 1001), _consumption("GR-002", 7000)]
+    assert kept.keep_consumptions(again, datetime(2026, 10, 6, tzinfo=UTC), redetermined=seen.append) == 2
+    [handed] = seen
+    assert [(r.tenant, r.old["volume_gal"], r.new["volume_gal"]) for r in handed] == [
+        ("grafton-sewer", "1000", "5000"),
+        ("grafton-sewer", "1002", "7000"),
+    ]

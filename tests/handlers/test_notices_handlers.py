@@ -128,6 +128,18 @@ def test_the_disconnection_notice_is_mailed_with_every_required_item(notices: St
         assert phrase in text, phrase
 
 
+def test_the_disconnection_notice_names_the_premise_the_bill_was_for(notices: Stack) -> None:
+    # The bill recipient is mailed at a PO box; the premise served is another address.
+    bill = issued(opted_in=False).model_copy(update={"service_address": "1200 Wisconsin Ave, Grafton"})
+    assert delivered(eventbridge_body(bill)) == {"batchItemFailures": []}
+    assert delivered(eventbridge_body(overdue("GR-1", Decimal("45.00")))) == {"batchItemFailures": []}
+    [letter] = [i for i in log(notices) if i["rule"] == "GR-OVERDUE"]
+    pdf = notices.s3.get_object(Bucket=MAIL, Key=letter["reference"])["Body"].read()
+    text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages).replace("\n", " ")
+    assert "1200 Wisconsin Ave, Grafton" in text  # the service address PSC 185.37 asks for
+    assert "12 Oak St" in text  # still mailed to the recipient
+
+
 def test_a_notice_with_no_address_on_file_is_rejected_not_retried(notices: Stack) -> None:
     assert delivered(eventbridge_body(overdue("GR-404", Decimal("1.00")))) == {"batchItemFailures": []}
     [rejected] = rejections(notices)

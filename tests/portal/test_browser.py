@@ -92,6 +92,7 @@ def test_staff_and_owner_views_render(portal_rt: LocalRuntime) -> None:
             for who, label, expect in (
                 ("olive", "Olive Owner, owner of rental parcel PP-P-0001", "Parcel PP-P-0001"),
                 ("sam", "Sam Staff, staff of Pleasant Prairie sewer", "Held accounts"),
+                ("sam", "Sam Staff, staff of Pleasant Prairie sewer", r"Pending decisions \(\d+\)"),
             ):
                 context = browser.new_context(viewport={"width": 375, "height": 812})
                 page = context.new_page()
@@ -103,3 +104,56 @@ def test_staff_and_owner_views_render(portal_rt: LocalRuntime) -> None:
                 context.close()
         finally:
             browser.close()
+
+
+def test_hosted_ui_sign_in_uses_the_code_flow_with_a_pkce_s256_challenge(portal_rt: LocalRuntime) -> None:
+    """In AWS the pages sign in through Cognito's hosted UI (authorization code + PKCE). Here
+    the hosted UI is played by Playwright routes: the page must send only the verifier's
+    SHA-256 challenge to /oauth2/authorize, check the state it gets back, and redeem the
+    code with the verifier at /oauth2/token; the ID token it gets then signs it in."""
+    import base64
+    import hashlib
+    from urllib.parse import parse_qs, urlsplit
+
+    from sewerbill.local.portal_site import mint
+
+    hosted = "https://sewerbill-portal-test.auth.us-east-1.amazoncognito.com"
+    portal = portal_rt.gateway_url + "/portal/"
+    seen: dict[str, dict[str, list[str]]] = {}
+    id_token = mint(portal_rt, "ben")
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            config = {"api_url": "", "sign_in_url": hosted, "client_id": "client-1", "redirect_uri": portal}
+            context.route("**/portal/config.json", lambda route: route.fulfill(json=config))
+
+            def authorize(route: sync_api.Route) -> None:
+                query = parse_qs(urlsplit(route.request.url).query)
+                seen["authorize"] = query
+                back = f"{portal}?code=the-code&state={query['state'][0]}"
+                route.fulfill(status=302, headers={"location": back})
+
+            def token(route: sync_api.Route) -> None:
+                seen["token"] = parse_qs(route.request.post_data or "")
+                route.fulfill(json={"id_token": id_token}, headers={"access-control-allow-origin": "*"})
+
+            context.route(hosted + "/oauth2/authorize*", authorize)
+            context.route(hosted + "/oauth2/token", token)
+            page = context.new_page()
+            page.goto(portal)
+            page.get_by_role("link", name="Sign in with your utility account").click()
+            page.locator("article.account").first.wait_for(timeout=30000)
+            assert "code=" not in page.url  # the code is not left in the address bar
+            context.close()
+        finally:
+            browser.close()
+    asked, redeemed = seen["authorize"], seen["token"]
+    assert asked["response_type"] == ["code"] and asked["code_challenge_method"] == ["S256"]
+    assert (asked["client_id"], asked["redirect_uri"]) == (["client-1"], [portal])
+    verifier = redeemed["code_verifier"][0]
+    assert 43 <= len(verifier) <= 128 and "code_verifier" not in asked
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    assert asked["code_challenge"] == [challenge]
+    assert redeemed["grant_type"] == ["authorization_code"] and redeemed["code"] == ["the-code"]
+    assert redeemed["redirect_uri"] == [portal]

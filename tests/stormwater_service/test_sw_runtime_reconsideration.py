@@ -6,6 +6,7 @@ BillIssued / PaymentApplied until billing publishes them) and bound the filing w
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
@@ -179,4 +180,93 @@ def test_late_requests_and_late_appeals_are_refused_with_their_dates(
         "filed_on: filed 2026-11-02: the decision of 2026-10-01 could be appealed until 2026-10-31 "
         "(within 30 days; PP-CWU-APPEAL)"
     )
+    assert rt.dead_letters == []
+
+
+def test_staff_see_what_waits_for_a_decision_until_it_is_decided(
+    rt: LocalRuntime, captured: Captured
+) -> None:
+    """The staff view's pending decisions (issue 14): a filed reconsideration and a credit
+    application are listed, oldest first, a page at a time; a decided one leaves the list."""
+    parcel = "RC-P1"
+    extract = EXTRACT.replace(PARCEL, parcel)
+    rt.upload("UploadsBucket", "gis/rc-pending.csv", extract)
+    rt.put_event(
+        "sewerbill.billing",
+        "BillIssued",
+        {
+            "schema_version": 1,
+            "occurred_at": "2026-10-01T12:00:00Z",
+            "tenant": TENANT,
+            "bill_id": "B-P1",
+            "account_id": "PPS-000499",
+            "parcel_id": parcel,
+            "bill_date": "2026-10-01",
+            "due_date": "2027-06-30",  # in time whatever the module's clock
+            "period_start": "2026-09-01",
+            "period_end": "2026-10-01",
+            "total": "41.24",
+        },
+        bus="EventBus",
+    )
+    rt.drain()
+    pending_path = f"/staff/{TENANT}/parcels/pending-decisions"
+
+    def mine(page: dict[str, Any]) -> list[tuple[str, str]]:
+        return [(d["kind"], d["status"]) for d in page["decisions"] if d["parcel_id"] == parcel]
+
+    status, recon = call(
+        rt, "POST", f"/parcels/{TENANT}/{parcel}/reconsiderations", owner(parcel), _request("B-P1")
+    )
+    assert status == 200
+    status, credit = call(
+        rt,
+        "POST",
+        f"/parcels/{TENANT}/{parcel}/credits",
+        owner(parcel),
+        {
+            "engineer_name": "R. Lin",
+            "engineer_license": "PE-1",
+            "document_ref": "plan-7",
+            "practice": "wet pond",
+        },
+    )
+    assert status == 200, credit
+    status, page = call(rt, "GET", pending_path, STAFF)
+    # Oldest filed first; filed the same day, by kind.
+    assert status == 200 and mine(page) == [("credit", "submitted"), ("reconsideration", "filed")]
+    assert page["next_cursor"] is None
+    (listed,) = [d for d in page["decisions"] if d["id"] == recon["reconsideration_id"]]
+    assert (listed["owner_name"], listed["filed_on"]) == ("Lakeview Commerce LLC", recon["filed_on"])
+
+    # One at a time: the pages, joined, are the whole list, in the same order.
+    walked, cursor = [], None
+    while True:
+        query = f"?limit=1&cursor={cursor}" if cursor else "?limit=1"
+        status, one = call(rt, "GET", pending_path + query, STAFF)
+        assert status == 200 and len(one["decisions"]) <= 1
+        walked += one["decisions"]
+        cursor = one["next_cursor"]
+        if cursor is None:
+            break
+    assert walked == page["decisions"]
+
+    # Decided: it no longer waits; the credit still does.
+    status, _ = call(
+        rt,
+        "POST",
+        f"/staff/{TENANT}/parcels/{parcel}/reconsiderations/{recon['reconsideration_id']}/decision",
+        STAFF,
+        {"outcome": "deny", "reason": "the measurements stand"},
+    )
+    assert status == 200
+    status, page = call(rt, "GET", pending_path, STAFF)
+    assert mine(page) == [("credit", "submitted")]
+
+    # Staff only, and only their tenant's; an owner is refused in the error shape.
+    status, refused = call(rt, "GET", pending_path, owner(parcel))
+    assert status == 403 and refused["error"]["code"] == "forbidden"
+    other = {"sub": "grafton-clerk", "role": "staff", "tenants": ["grafton-sewer"]}
+    assert call(rt, "GET", pending_path, other)[0] == 403
+    captured.take()
     assert rt.dead_letters == []

@@ -237,6 +237,7 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
     from notices import config as notices_config
     from sampling import config as sampling_config
     from stormwater import config as stormwater_config
+    from webportal.config import PortalConfig
 
     return {
         "metering.handlers.on_read_file_uploaded.lambda_handler": metering_config.MeteringConfig,
@@ -265,6 +266,8 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "notices.handlers.run_print_batch.lambda_handler": notices_config.NoticesConfig,
         "notices.handlers.publish_outbox.lambda_handler": notices_config.PublishOutboxConfig,
         "notices.handlers.api.lambda_handler": notices_config.ApiConfig,
+        "webportal.handlers.pre_token_generation.lambda_handler": PortalConfig,
+        "webportal.handlers.write_site_config.lambda_handler": PortalConfig,
     }
 
 
@@ -322,17 +325,50 @@ def test_the_portal_in_aws_is_a_private_bucket_behind_cloudfront_with_cognito_si
         "AWS::Cognito::UserPoolClient",
         "AWS::Cognito::UserPoolDomain",
         "AWS::Cognito::UserPoolGroup",
+        "AWS::Lambda::Permission",
+        "AWS::Logs::LogGroup",
         "AWS::S3::Bucket",
         "AWS::S3::BucketPolicy",
+        "AWS::Serverless::Function",
+        "Custom::PortalSiteConfig",
     ]
     bucket = resources["PortalSiteBucket"]["Properties"]["PublicAccessBlockConfiguration"]
     assert all(bucket.values())
     origin = resources["PortalDistribution"]["Properties"]["DistributionConfig"]["Origins"][0]
     assert origin["OriginAccessControlId"] == {"Fn::GetAtt": ["PortalOriginAccessControl", "Id"]}
-    groups = sorted(v["Properties"]["GroupName"] for v in portal.values() if v["Type"].endswith("Group"))
+    groups = sorted(
+        v["Properties"]["GroupName"] for v in portal.values() if v["Type"] == "AWS::Cognito::UserPoolGroup"
+    )
     assert groups == ["customer", "owner", "staff"]
     attributes = [a["Name"] for a in resources["PortalUserPool"]["Properties"]["Schema"]]
     assert attributes == ["tenants", "accounts", "parcels"]
+
+
+def test_cognito_tokens_get_the_contract_claims_from_the_pre_token_trigger() -> None:
+    resources = sam()["Resources"]
+    trigger = resources["PortalUserPool"]["Properties"]["LambdaConfig"]["PreTokenGeneration"]
+    assert trigger == {"Fn::GetAtt": ["PortalPreTokenFunction", "Arn"]}
+    handler = resources["PortalPreTokenFunction"]["Properties"]["Handler"]
+    assert handler == "webportal.handlers.pre_token_generation.lambda_handler"
+    permission = resources["PortalPreTokenPermission"]["Properties"]
+    assert permission["Principal"] == "cognito-idp.amazonaws.com"
+    assert permission["SourceArn"] == {"Fn::GetAtt": ["PortalUserPool", "Arn"]}
+
+
+def test_the_app_client_uses_the_code_flow_and_no_secret() -> None:
+    # A public client (static pages) must not hold a secret; PKCE protects its code instead.
+    client = sam()["Resources"]["PortalUserPoolClient"]["Properties"]
+    assert client["AllowedOAuthFlows"] == ["code"]
+    assert client["GenerateSecret"] is False
+
+
+def test_the_portal_config_is_written_to_its_bucket_at_deploy_from_the_stacks_values() -> None:
+    resources = sam()["Resources"]
+    config = resources["PortalSiteConfig"]["Properties"]
+    assert config["ServiceToken"] == {"Fn::GetAtt": ["PortalSiteConfigFunction", "Arn"]}
+    assert refs(config) >= {"PortalSiteBucket", "PortalApi", "PortalUserPoolDomain", "PortalUserPoolClient"}
+    policies = resources["PortalSiteConfigFunction"]["Properties"]["Policies"]
+    assert policies == [{"S3WritePolicy": {"BucketName": {"Ref": "PortalSiteBucket"}}}]
 
 
 def test_http_routes_in_the_template_are_the_routes_in_the_openapi_document() -> None:

@@ -12,6 +12,10 @@ order, is one range query):
 - ``ERU#<tenant>`` / ``<parcel_id>``; ``STRENGTH#<tenant>`` / ``<account_id>``: projections.
 - ``HELD#<tenant>`` / ``<account_id>#<period_start>``: a period held for missing data.
 - ``PAYMENT#<tenant>`` / ``<reference>``: a payment's business key (idempotency).
+- ``ADJUSTMENT#<tenant>`` / ``<reference>``: an adjustment's business key (its entries are
+  ``LEDGER#`` items); a re-rating's is ``RERATE-<bill_id>-<nnn>``, keeping the volume it
+  brought the bill to (X-IMMUTABLE). ``RERATE-REFUSED#<tenant>`` / ``<bill_id>#<event>``:
+  a re-determined period that could not be rated again, with the reason.
 - ``TAXROLL#<tenant>#<year>`` / ``<account_id>``: the October notice and the certification.
 - ``CYCLE#<tenant>`` / ``PERIOD#<start>#<end>[#CHUNK#<first account>]``: cycle runs.
 """

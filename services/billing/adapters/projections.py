@@ -3,16 +3,17 @@ key with the events kept in a map by their business key, so a redelivery changes
 
 ``ERU#<tenant>`` / ``<parcel_id>``: ``determinations`` (by sequence) and ``credits`` (by
 credit id and status). ``STRENGTH#<tenant>`` / ``<account_id>``: ``classified`` (by
-trigger). ``USAGE#<tenant>#<start>#<end>`` / ``<account_id>``: one consumption.
+trigger). ``USAGE#<tenant>#<start>#<end>`` / ``<account_id>``: one consumption (a
+re-determination of a billed period is handed to the re-rating first, X-IMMUTABLE).
 ``CHARGES#<tenant>`` / ``<account_id>#<charge_id>``: a one-time charge for the next bill.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 from billing.adapters.items import entry_item
 from billing.adapters.store import Store
@@ -30,6 +31,14 @@ def e_winter(e: ConsumptionDetermined) -> Any:
 
 def _plain(model: Any) -> dict[str, Any]:
     return json.loads(model.model_dump_json())
+
+
+class Redetermined(NamedTuple):
+    """A kept consumption re-determined: the item kept until now and the one replacing it."""
+
+    tenant: str
+    old: dict[str, Any]
+    new: dict[str, Any]
 
 
 class Projections(Store):
@@ -57,13 +66,24 @@ class Projections(Store):
         """Kept once per (tenant, account, period); see `keep_consumptions`."""
         return self.keep_consumptions((e,), now) == 1
 
-    def keep_consumptions(self, events: Iterable[ConsumptionDetermined], now: datetime) -> int:
+    def keep_consumptions(
+        self,
+        events: Iterable[ConsumptionDetermined],
+        now: datetime,
+        redetermined: Callable[[list[Redetermined]], object] | None = None,
+    ) -> int:
         """Kept once per (tenant, account, period): a redelivery or duplicate publish changes
-        nothing, a re-determination with another volume replaces it (bills already issued
-        stay as they are, X-IMMUTABLE). One BatchGetItem per 100 and one BatchWriteItem per 25
-        (a chunk of metering's consumptions is one message); within the chunk the last
-        determination of a period wins. Returns how many changed."""
+        nothing, a re-determination with another volume or estimated flag replaces it. One
+        BatchGetItem per 100 and one BatchWriteItem per 25 (a chunk of metering's
+        consumptions is one message); within the chunk the last determination of a period
+        wins. Returns how many changed.
+
+        Re-determinations (a kept item replaced) go to ``redetermined`` first, which books the
+        re-rating of a bill already issued for the period (X-IMMUTABLE: the bill stays as it
+        is); only then is the new item written, so a crash in between is finished by the
+        redelivery (the booking is idempotent by its business key)."""
         items: dict[tuple[str, str], dict[str, Any]] = {}
+        tenants: dict[tuple[str, str], str] = {}
         for e in events:
             values = _plain(e)
             item = {
@@ -83,14 +103,18 @@ class Projections(Store):
                 "meters": json.dumps(values["meters"]) if values.get("meters") else None,
             }
             items[(str(item["pk"]), str(item["sk"]))] = item
+            tenants[(str(item["pk"]), str(item["sk"]))] = e.tenant
         old = self.get_many(list(items))
         changed = [
-            item
+            k
             for k, item in items.items()
             if k not in old
             or (old[k].get("volume_gal"), old[k].get("estimated")) != (item["volume_gal"], item["estimated"])
         ]
-        self.write(changed)
+        replaced = [Redetermined(tenants[k], old[k], items[k]) for k in changed if k in old]
+        if replaced and redetermined is not None:
+            redetermined(replaced)
+        self.write([items[k] for k in changed])
         return len(changed)
 
     def keep_eru(self, e: ERUDetermined, now: datetime) -> None:

@@ -114,17 +114,7 @@ class BillingRepo(Store):
     # --- projections ---------------------------------------------------------------------
     def usage_between(self, tenant: str, start: date, end: date, first: str, last: str) -> dict[str, Usage]:
         pk = f"USAGE#{tenant}#{start.isoformat()}#{end.isoformat()}"
-        return {
-            i["sk"]: Usage(
-                Decimal(str(i["volume_gal"])),
-                bool(i.get("estimated", False)),
-                i.get("source_event_id", ""),
-                Decimal(str(i["winter_average_gal"])) if i.get("winter_average_gal") is not None else None,
-                str(i.get("quality") or "actual"),
-                _kept_reads(i),
-            )
-            for i in self.query(pk, between=(first, last))
-        }
+        return {i["sk"]: usage_of(i) for i in self.query(pk, between=(first, last))}
 
     def erus(self, tenant: str, parcels: Iterable[str], end: date) -> dict[str, Eru]:
         found = self.get_many([(f"ERU#{tenant}", p) for p in dict.fromkeys(parcels)])
@@ -194,6 +184,18 @@ class BillingRepo(Store):
             "reason": h.reason,
             "recorded_at": now.isoformat(),
         }
+
+
+def usage_of(i: dict[str, Any]) -> Usage:
+    """A kept consumption item (``USAGE#...``) as the domain's ``Usage``."""
+    return Usage(
+        Decimal(str(i["volume_gal"])),
+        bool(i.get("estimated", False)),
+        i.get("source_event_id", ""),
+        Decimal(str(i["winter_average_gal"])) if i.get("winter_average_gal") is not None else None,
+        str(i.get("quality") or "actual"),
+        _kept_reads(i),
+    )
 
 
 def _kept_reads(item: dict[str, Any]) -> tuple[BilledRead, ...]:

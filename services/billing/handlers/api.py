@@ -54,7 +54,7 @@ def health() -> Health:
     "/tariffs/<tenant>",
     summary="The tariff version in force for a tenant on a date",
     tags=["tariffs"],
-    responses={200: {"description": "The tariff version in force"}, **error_responses(400, 401, 404)},
+    responses={**error_responses(400, 401, 404), 200: {"description": "The tariff version in force"}},
 )
 def get_tariff(
     tenant: Annotated[str, Path(description="Tenant id, e.g. grafton-sewer")],
@@ -272,11 +272,30 @@ def staff_dry_run(tenant: TenantPath, period_start: Annotated[date, Path()]) -> 
     )
 
 
+REPORT_CONTENT: dict[str, Any] = {
+    "application/json": {
+        "schema": {
+            "type": "object",
+            "required": ["report", "tenant", "rows"],
+            "properties": {
+                "report": {"type": "string", "enum": ["aging", "revenue", "reconciliation"]},
+                "tenant": {"type": "string"},
+                "rows": {"type": "array", "items": {"type": "object"}},
+            },
+        }
+    },
+    "text/csv": {"schema": {"type": "string"}},
+}
+
+
 @app.get(
     "/staff/<tenant>/reports/<report>",
     summary="Reports: aging, revenue, reconciliation (SU-FUNDS), as JSON or CSV (format=csv)",
     tags=["staff"],
-    responses=error_responses(400, 401, 403, 404),
+    responses={
+        **error_responses(400, 401, 403, 404),
+        200: {"description": "The report's rows", "content": REPORT_CONTENT},
+    },
 )
 def staff_report(
     tenant: TenantPath,

@@ -65,6 +65,7 @@ class Recipient(BaseModel):
     zip: str = ""
     email: str | None = None
     email_opt_in: bool = False
+    service_address: str | None = None  # the premise served (a bill's), for notices about it
 
 
 class NoticeRequest(BaseModel):

@@ -69,7 +69,7 @@ def _entry(record: NoticeRecord) -> dict[str, Any]:
     "/staff/<tenant>/accounts/<account_id>/notices",
     summary="An account's notice log: what was sent, when, by which channel, with its content hash",
     tags=["notices"],
-    responses={200: {"description": "The notice log, oldest first"}, **error_responses(400, 401, 403, 404)},
+    responses={**error_responses(400, 401, 403, 404), 200: {"description": "The notice log, oldest first"}},
 )
 def get_notice_log(
     tenant: Annotated[str, Path(description="Tenant id")],
@@ -97,7 +97,7 @@ def get_notice_log(
     "/staff/<tenant>/notices/failed",
     summary="The failed-notices report: sends that failed and are being retried or dead-lettered",
     tags=["notices"],
-    responses={200: {"description": "Failed notices"}, **error_responses(401, 403, 404)},
+    responses={**error_responses(401, 403, 404), 200: {"description": "Failed notices"}},
 )
 def get_failed_notices(tenant: Annotated[str, Path(description="Tenant id")]) -> FailedNotices:
     require(app.current_event.raw_event, tenant)
@@ -110,8 +110,8 @@ def get_failed_notices(tenant: Annotated[str, Path(description="Tenant id")]) ->
     summary="A bill as the customer received it (PDF)",
     tags=["notices"],
     responses={
-        200: {"description": "The bill PDF", "content": {"application/pdf": {}}},
         **error_responses(401, 403, 404),
+        200: {"description": "The bill PDF", "content": {"application/pdf": {}}},
     },
 )
 def get_bill_pdf(

@@ -15,7 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, Field
 
-from common.http import ApiError, error_responses, install_error_handlers
+from common.http import ApiError, decimal_string, error_responses, install_error_handlers
 from common.observability import observed
 from sampling import composition
 from sampling.domain.errors import SamplingError, UnknownTenant
@@ -66,7 +66,12 @@ class SamplingPoint(BaseModel):
     satellite: bool = False
     nonresidential: bool = True
     sic_division: str | None = Field(default=None, pattern="^[A-Ka-k]$")
-    avg_daily_flow_gal: Decimal | None = Field(default=None, ge=0, le=Decimal("1000000000"))
+    avg_daily_flow_gal: (
+        Annotated[
+            Decimal, decimal_string(9, 4, "Average daily flow in gallons, e.g. 2400 (below 1,000,000,000)")
+        ]
+        | None
+    ) = Field(default=None, ge=0, le=Decimal("1000000000"))
     nongovernmental: bool = True
     discharges_toxic: bool = False
 
@@ -109,7 +114,9 @@ class ReportIn(BaseModel):
 class LabInvoiceIn(BaseModel):
     account_id: str = Field(pattern=_KEY)
     reference: str = Field(pattern=_KEY)
-    amount: Decimal = Field(ge=0, le=Decimal("1000000"), decimal_places=2)
+    amount: Annotated[
+        Decimal, decimal_string(6, 2, "The invoice in dollars, e.g. 185.00 (below 1,000,000)")
+    ] = Field(ge=0, le=Decimal("1000000"), decimal_places=2)
     invoiced_on: date
     sample_ids: list[str] = Field(default_factory=list, max_length=100)
 

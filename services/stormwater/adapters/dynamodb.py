@@ -317,6 +317,20 @@ class ConcurrentUpdate(TransientError):
     """Another writer changed the record first (re-read and retry; HTTP 409)."""
 
 
+def pending_pk(tenant: str) -> str:
+    return key("PENDING", tenant)
+
+
+def pending_item(
+    tenant: str, filed_on: str, kind: str, parcel_id: str, record_id: str, body: str
+) -> dict[str, Any]:
+    """One decision staff owe (a reconsideration, an appeal's hearing, a credit application),
+    listed under the tenant (``PENDING#<tenant>`` / ``<filed_on>#<kind>#<parcel>#<id>``)
+    while it waits and deleted when decided. Carries no event: the outbox ignores it."""
+    sk = f"{filed_on}#{kind}#{parcel_id}#{record_id}"
+    return {"pk": pending_pk(tenant), "sk": sk, "kind": "pending", "body": body}
+
+
 def fact_item(
     pk: str, sk: str, kind: str, body: str, event: Any | None = None, **attrs: Any
 ) -> dict[str, Any]:
@@ -362,12 +376,56 @@ class DynamoRecords:
     def get(self, pk: str, sk: str) -> dict[str, Any] | None:
         return get(self._client, self._table, pk, sk)
 
-    def commit(self, facts: Sequence[Mapping[str, Any]], state: ParcelState | None = None) -> None:
+    def pending(
+        self, tenant: str, *, limit: int | None, after: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """A page of the tenant's pending decisions, oldest filed first; the cursor is the
+        last entry's sort key."""
+        from common.dynamo import from_item
+
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk",
+            "ExpressionAttributeValues": {":pk": {"S": pending_pk(tenant)}},
+            "ConsistentRead": True,
+        }
+        if after:
+            kwargs["ExclusiveStartKey"] = {"pk": {"S": pending_pk(tenant)}, "sk": {"S": after}}
+        items: list[dict[str, Any]] = []
+        while True:
+            if limit:
+                kwargs["Limit"] = limit - len(items) + 1  # one more: is there a next page?
+            resp = self._client.query(**kwargs)
+            items.extend(from_item(i) for i in resp.get("Items", []))
+            if "LastEvaluatedKey" not in resp or (limit and len(items) > limit):
+                break
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+        if limit and len(items) > limit:
+            items = items[:limit]
+            return items, str(items[-1]["sk"])
+        return items, None
+
+    def commit(
+        self,
+        facts: Sequence[Mapping[str, Any]],
+        state: ParcelState | None = None,
+        *,
+        pending: Sequence[tuple[Mapping[str, Any], bool]] = (),
+    ) -> None:
         """Write ``facts`` (each only if absent) and the parcel's new state (only if nobody
-        changed it since it was read) together: they are one decision."""
+        changed it since it was read) together: they are one decision. ``pending`` puts
+        (True) or removes (False) entries of the tenant's list of decisions staff owe
+        (``pending_item``), in the same transaction, so the list never disagrees with the
+        records."""
         from common.dynamo import ConditionFailed, put_if_absent, transact
 
         actions = [put_if_absent(self._table, f) for f in facts]
+        for entry, waiting in pending:
+            if waiting:
+                actions.append({"Put": {"TableName": self._table, "Item": to_item(entry)}})
+            else:
+                keys = {"pk": entry["pk"], "sk": entry["sk"]}
+                actions.append({"Delete": {"TableName": self._table, "Key": to_item(keys)}})
         if state is not None:
             item = state_item(state, updated_at=self._clock.now().isoformat())
             condition = "attribute_not_exists(pk)" if state.version == 0 else "version = :v"

@@ -48,6 +48,10 @@ class ReconsiderationRefused(FieldError):
     """A request, decision or appeal the rules do not allow (names the field)."""
 
 
+class BillNotKnown(ReconsiderationRefused):
+    """The request names no stormwater bill of this parcel (HTTP 404: it may be another's)."""
+
+
 class ReconsiderationConflict(ReconsiderationRefused):
     """Not in a state that allows the action (HTTP 409)."""
 
@@ -140,9 +144,7 @@ def file_reconsideration(
     today: date,
 ) -> Reconsideration:
     if bill is None or bill.parcel_id != parcel_id or bill.tenant != tenant:
-        raise ReconsiderationRefused(
-            "bill_id", f"no stormwater bill {bill_id} of parcel {parcel_id} is known"
-        )
+        raise BillNotKnown("bill_id", f"no stormwater bill {bill_id} of parcel {parcel_id} is known")
     if not grounds.strip():
         raise ReconsiderationRefused("grounds", "a request states its grounds (PP-CWU-RECONSIDER)")
     if len(grounds) > MAX_TEXT:

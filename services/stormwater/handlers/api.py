@@ -12,7 +12,7 @@ from datetime import date
 from typing import Annotated, Any, Literal
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
-from aws_lambda_powertools.event_handler.openapi.params import Body, Path
+from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,7 +21,7 @@ from common.http import ApiError, error_response, error_responses, install_error
 from common.observability import observed
 from stormwater import composition
 from stormwater.domain.credits import CreditConflict, Documentation
-from stormwater.domain.reconsiderations import ReconsiderationConflict
+from stormwater.domain.reconsiderations import BillNotKnown, ReconsiderationConflict
 from stormwater.service import NotFound, as_document
 
 app = APIGatewayHttpResolver(enable_validation=True)
@@ -30,12 +30,14 @@ install_error_handlers(app)
 TenantPath = Annotated[str, Path(description="Tenant id, e.g. pleasant-prairie-stormwater", max_length=100)]
 ParcelPath = Annotated[str, Path(description="Parcel id", max_length=200)]
 IdPath = Annotated[str, Path(description="Record id", max_length=100)]
-ERRORS = error_responses(400, 401, 403, 404)
+# Writes may meet a conflict (a decision already taken, a concurrent change): 409.
+ERRORS = error_responses(400, 401, 403, 404, 409)
+READ_ERRORS = error_responses(400, 401, 403, 404)
 
 
 @app.exception_handler(FieldError)
 def _field_error(exc: FieldError) -> Response[str]:
-    if isinstance(exc, NotFound):
+    if isinstance(exc, NotFound | BillNotKnown):
         return error_response(404, "not_found", str(exc))
     if isinstance(exc, CreditConflict | ReconsiderationConflict):
         return error_response(409, "conflict", str(exc))
@@ -96,15 +98,17 @@ class CreditApplication(_Body):
 
 class ReconsiderationRequest(_Body):
     bill_id: str = Field(max_length=200)
-    grounds: str = Field(max_length=4000)
+    grounds: str = Field(max_length=4000, pattern=r"\S", description="Why (not blank)")
     asserted_amount: str = Field(
-        max_length=40, description="The amount the customer asserts (decimal string)"
+        max_length=40,
+        pattern=r"^[0-9]{1,7}(\.[0-9]{1,2})?$",
+        description="The amount the customer asserts, in dollars (decimal string, e.g. 25.00)",
     )
 
 
 class AppealRequest(_Body):
     reconsideration_id: str = Field(max_length=100)
-    grounds: str = Field(max_length=4000)
+    grounds: str = Field(max_length=4000, pattern=r"\S", description="Why (not blank)")
 
 
 class OverrideRequest(_Body):
@@ -116,7 +120,12 @@ class OverrideRequest(_Body):
 
 class CreditDecision(_Body):
     decision: Literal["approve", "deny"]
-    tss_removal_percent: str | None = Field(default=None, max_length=20)
+    tss_removal_percent: str | None = Field(
+        default=None,
+        max_length=20,
+        pattern=r"^(100(\.0{1,2})?|[0-9]{1,2}(\.[0-9]{1,2})?)$",
+        description="TSS removal the practice achieves, percent (0 to 100, decimal string)",
+    )
     reason: str = Field(default="", max_length=2000)
 
 
@@ -148,14 +157,54 @@ class HearingRecord(_Body):
 
 class ServiceApplication(_Body):
     kind: Literal["building_permit", "site_plan_review"]
-    reference: str = Field(max_length=200)
+    reference: str = Field(
+        max_length=200, pattern=r"^[^#]*[^#\s][^#]*$", description="Permit or plan reference (no '#')"
+    )
     use: str = Field(max_length=40)
-    area_sqft: str = Field(max_length=40)
-    impervious_sqft: str = Field(max_length=40)
+    area_sqft: str = Field(max_length=40, pattern=r"^[0-9]{1,9}(\.[0-9]{1,2})?$", description="Square feet")
+    impervious_sqft: str = Field(
+        max_length=40, pattern=r"^[0-9]{1,9}(\.[0-9]{1,2})?$", description="Square feet"
+    )
 
 
 def _service() -> Any:
     return composition.service()
+
+
+class PendingDecision(BaseModel):
+    kind: Literal["reconsideration", "appeal", "credit"]
+    id: str
+    parcel_id: str
+    owner_name: str
+    status: str
+    filed_on: date
+    summary: str
+
+
+class PendingDecisionsPage(BaseModel):
+    decisions: list[PendingDecision]
+    next_cursor: str | None
+
+
+# --- staff: what waits for a decision ----------------------------------------------------------------
+@app.get(
+    "/staff/<tenant>/parcels/pending-decisions",
+    summary="Reconsiderations, appeals and credit applications awaiting a decision, oldest first",
+    tags=["stormwater", "staff"],
+    responses=READ_ERRORS,
+)
+def get_pending_decisions(
+    tenant: TenantPath,
+    limit: Annotated[
+        int | None, Query(ge=1, le=1000, description="Page size; without it, everything")
+    ] = None,
+    cursor: Annotated[
+        str | None, Query(pattern=r"^[A-Za-z0-9_-]{1,600}$", description="next_cursor of the previous page")
+    ] = None,
+) -> PendingDecisionsPage:
+    _staff(tenant)
+    items, nxt = _service().pending_decisions(tenant, limit=limit, cursor=cursor)
+    return PendingDecisionsPage(decisions=[PendingDecision(**i) for i in items], next_cursor=nxt)
 
 
 # --- owner (or staff) routes ------------------------------------------------------------------------
@@ -163,7 +212,7 @@ def _service() -> Any:
     "/parcels/<tenant>/<parcel_id>/eru",
     summary="The parcel's ERU, its breakdown and history",
     tags=["stormwater"],
-    responses=ERRORS,
+    responses=READ_ERRORS,
 )
 def get_eru(tenant: TenantPath, parcel_id: ParcelPath) -> dict[str, Any]:
     _owner_or_staff(tenant, parcel_id)
