@@ -73,6 +73,13 @@ def test_a_late_actual_read_publishes_the_estimated_period_again_corrected(rt: L
     [march] = published(rt, "2026-03-01")
     assert Decimal(march["volume_gal"]) == Decimal("1050.847")  # 5,100 - 4,049.153: nothing lost
     assert rt.dead_letters == []
+    # billing keeps the corrected February (its latest determination) and March
+    kept = {
+        i["period_start"]: Decimal(str(i["volume_gal"]))
+        for i in scan(rt, "BillingTable")
+        if i["pk"].startswith("USAGE#") and i.get("account_id") == "PP-E"
+    }
+    assert (kept["2026-02-01"], kept["2026-03-01"]) == (Decimal("949.153"), Decimal("1050.847"))
 
     # the same file again (same content digest) changes nothing; the same read in another file
     # is a duplicate: no third determination of February
