@@ -153,37 +153,32 @@ def records(
 
 
 def _records(reader: Any, width: int) -> Iterator[Record | LineRejection]:
+    # One `for` over the reader per stretch of good CSV (no try and next() per row, the hot
+    # path of interval files); a csv.Error ends the stretch and the loop goes on after it.
     while True:
         try:
-            cells = next(reader)
-        except StopIteration:
+            for cells in reader:
+                if len(cells) == width and not cells[-1].endswith(TOO_LONG):
+                    yield reader.line_num, cells
+                elif rejection := _bad_row(cells, width, reader.line_num):
+                    yield rejection
             return
         except csv.Error as exc:
             yield LineRejection(line=reader.line_num, column="(row)", reason=f"not CSV: {str(exc)[:200]}")
-            continue
         except FileRejected as exc:  # bad bytes part-way: the lines before it stand, the rest cannot be read
             yield exc.rejection
             return
-        if len(cells) != width:
-            if not cells or all(not c.strip() for c in cells):
-                continue
-            if cells[-1].endswith(TOO_LONG):
-                yield LineRejection(
-                    line=reader.line_num,
-                    column="(row)",
-                    reason=f"line longer than {LINE_MAX_CHARS} characters",
-                )
-                continue
-            yield LineRejection(
-                line=reader.line_num, column="(row)", reason=f"expected {width} fields, got {len(cells)}"
-            )
-            continue
-        if cells[-1].endswith(TOO_LONG):
-            yield LineRejection(
-                line=reader.line_num, column="(row)", reason=f"line longer than {LINE_MAX_CHARS} characters"
-            )
-            continue
-        yield reader.line_num, cells
+
+
+def _bad_row(cells: list[str], width: int, line: int) -> LineRejection | None:
+    """Why a row of the wrong width or an over-long line is rejected (None: a blank line)."""
+    if cells[-1:] and cells[-1].endswith(TOO_LONG):
+        return LineRejection(
+            line=line, column="(row)", reason=f"line longer than {LINE_MAX_CHARS} characters"
+        )
+    if not cells or all(not c.strip() for c in cells):
+        return None
+    return LineRejection(line=line, column="(row)", reason=f"expected {width} fields, got {len(cells)}")
 
 
 def rows(chunks: Iterable[bytes], header: Header) -> Iterator[Row | LineRejection]:

@@ -156,23 +156,30 @@ class _Batcher:
         # calling utcoffset (several times faster than across offsets on this hot path).
         self.latest = (now + INTERVAL).astimezone(UTILITY_TZ)
         self.cache: dict[tuple[str, str], IntervalMeter | None] = {}
+        self.named: dict[tuple[str, str], tuple[tuple[str, str], IntervalMeter | None]] = {}
         self.sums: dict[tuple[str, str, date], list[Any]] = {}  # [gallons, intervals, peak]
         self.window = _Window()
 
     def run(self, pending: list[tuple[int, list[str]]], out: Aggregation) -> None:
         ti, mi, si, vi = self.cols
         cache, sums, reject, latest, window = self.cache, self.sums, self.reject, self.latest, self.window
-        missing = {(c[ti].strip(), c[mi].strip()) for _, c in pending} - cache.keys()
-        if missing:
-            found = self.meters(k for k in missing if k[0] in self.tenants and _plain_id(k[1]))
-            for k in missing:
-                cache[k] = found.get(k)
+        # Cells as written -> (stripped ident, meter): one dict lookup a row, no strip.
+        named = self.named
+        unseen = {(c[ti], c[mi]) for _, c in pending} - named.keys()
+        if unseen:
+            idents = {written: (written[0].strip(), written[1].strip()) for written in unseen}
+            missing = set(idents.values()) - cache.keys()
+            if missing:
+                found = self.meters(k for k in missing if k[0] in self.tenants and _plain_id(k[1]))
+                for k in missing:
+                    cache[k] = found.get(k)
+            for written, ident in idents.items():
+                named[written] = (ident, cache[ident])
         tz, fromiso, dec, rows, accepted = UTILITY_TZ, datetime.fromisoformat, Decimal, 0, 0
         ident_now, values, total, last = window.meter, window.values, window.total, window.last_start
         for line, cells in pending:
             rows += 1
-            ident = (cells[ti].strip(), cells[mi].strip())
-            meter = cache.get(ident)
+            ident, meter = named[(cells[ti], cells[mi])]
             if meter is None:
                 reject(_unknown(line, ident, self.tenants))
                 continue
