@@ -636,7 +636,7 @@ def run_cycle(
 def keep_producer_event(event: Any, *, projections: Any, clock: Any) -> None:
     """Keep a sampling or stormwater event in billing's projections (by business key)."""
     from sampling.events import SamplingCostCharged, SamplingCostsCharged, StrengthClassified
-    from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGranted
+    from stormwater.events import CreditChanged, ERUDetermined, ERUsDetermined, FeeCharged, RefundGranted
 
     now = clock.now()
     if isinstance(event, StrengthClassified):
@@ -648,6 +648,9 @@ def keep_producer_event(event: Any, *, projections: Any, clock: Any) -> None:
             projections.keep_charge(charge, charge.account_id, now)
     elif isinstance(event, ERUDetermined):
         projections.keep_eru(event, now)
+    elif isinstance(event, ERUsDetermined):  # a chunk of a GIS extract's: each kept as if alone
+        for determined in event.determinations:
+            projections.keep_eru(determined, now)
     elif isinstance(event, CreditChanged):
         projections.keep_credit(event, now)
     elif isinstance(event, FeeCharged):

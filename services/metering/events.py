@@ -60,8 +60,12 @@ MeterKind = Literal["water", "waste", "flow-monitor"]
 ReadType = Literal["actual", "customer", "estimated", "initial", "final", "prorated"]
 # zero_use: no use on an occupied account; high_use/low_use: outside the tenant's factor
 # of the account's own history; rollover: a register wrapped in the period;
-# exchange: a meter was exchanged in the period; waste_meter: PP-SEW-FLOW volume.
-Flag = Literal["zero_use", "high_use", "low_use", "rollover", "exchange", "waste_meter"]
+# exchange: a meter was exchanged in the period; waste_meter: PP-SEW-FLOW volume;
+# estimate_replaced: a corrected determination: the period had been estimated (X-PERIOD) and
+# a later actual read replaced the estimate by proration; it supersedes the earlier
+# determination of the same business key (X-IMMUTABLE: billing books the difference).
+# At most five flags at once (zero/high/low use exclude each other).
+Flag = Literal["zero_use", "high_use", "low_use", "rollover", "exchange", "waste_meter", "estimate_replaced"]
 
 
 class ReadUsed(BaseModel):
@@ -92,6 +96,9 @@ class ConsumptionDetermined(Event):
     schema_version 2 (issue 9): ``volume_gal`` is an exact decimal sent as a string (it was
     a whole number); ``quality``, ``estimated``, ``meters``, ``reads_used``, ``flags`` and
     ``winter_average_gal`` are new. A version 1 detail still parses (its volume as a whole number, quality actual).
+
+    The same business key may come again, flagged ``estimate_replaced``: the later
+    determination (by ``occurred_at``) is the period's consumption.
     """
 
     SOURCE = SOURCE

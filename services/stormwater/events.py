@@ -64,7 +64,7 @@ class EruBreakdown(BaseModel):
     eru_places: int
     tariff_version: str
     rule_ids: tuple[str, ...]
-    data_source: Literal["gis", "override", "application", "reconsideration"] = "gis"
+    data_source: Literal["gis", "override", "application", "reconsideration", "appeal"] = "gis"
 
     @field_serializer(
         "area_sqft",
@@ -117,6 +117,27 @@ class ERUDetermined(Event):
     @field_serializer("previous_eru")
     def _previous(self, value: Decimal | None) -> str | None:
         return None if value is None else _decimal_string(value)
+
+
+DETERMINATIONS_PER_EVENT = 50
+"""At most this many determinations in one ``ERUsDetermined`` (each is at most about 3 KB,
+so an event stays well under EventBridge's 256 KB)."""
+
+
+class ERUsDetermined(Event):
+    """A chunk of a GIS extract's new determinations (at most ``DETERMINATIONS_PER_EVENT``):
+    one event per chunk, not per parcel (issue 11). Each determination is an
+    ``ERUDetermined`` as above, kept by the consumer by its own business key (tenant,
+    parcel, sequence), exactly as if it had come alone. The business key of the chunk is
+    the extract (content digest) and the chunk's index in it.
+    """
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("file_id", "chunk")
+
+    file_id: str = Field(max_length=64)
+    chunk: int = Field(ge=0)
+    determinations: tuple[ERUDetermined, ...] = Field(min_length=1, max_length=DETERMINATIONS_PER_EVENT)
 
 
 CreditStatus = Literal["submitted", "under_review", "approved", "denied", "revoked"]
@@ -258,7 +279,11 @@ class ReconsiderationDecided(Event):
 
 class AppealDecided(Event):
     """The Village Board's outcome on an appeal of a reconsideration decision (PP-CWU-APPEAL):
-    ``reversed`` needs a majority of the members voting."""
+    ``reversed`` needs a majority of the members voting. A reversal carries the ERU the Board
+    set (``eru_set``, determined from the parcel data it found) and the day it applies from
+    (``effective_from``, the hearing date); the parcel's new ``ERUDetermined`` (cause
+    ``appeal``, ``cause_ref`` the appeal id) follows when that ERU differs from the current
+    one. Both are null when the decision is upheld."""
 
     SOURCE = SOURCE
     BUSINESS_KEY = ("tenant", "appeal_id")
@@ -272,7 +297,13 @@ class AppealDecided(Event):
     votes_to_reverse: int = Field(ge=0)
     votes_to_uphold: int = Field(ge=0)
     outcome: Literal["reversed", "upheld"]
+    eru_set: Decimal | None = None
+    effective_from: date | None = None
     rule_id: str = "PP-CWU-APPEAL"
+
+    @field_serializer("eru_set")
+    def _eru_set(self, value: Decimal | None) -> str | None:
+        return None if value is None else _decimal_string(value)
 
 
 class LineRejection(BaseModel):

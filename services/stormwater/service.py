@@ -175,11 +175,14 @@ class StormwaterService:
         cause_ref: str,
         facts: list[dict[str, Any]],
         pending: list[tuple[dict[str, Any], bool]] | None = None,
+        effective_from: date | None = None,
     ) -> dict[str, Any]:
+        """Determine from ``effective_from`` (today unless given) under the tariff then in force."""
         now = self._clock.now()
-        tariff = self._tariff_for(state.tenant, now.date())
+        effective = effective_from or now.date()
+        tariff = self._tariff_for(state.tenant, effective)
         done = redetermine(
-            state, tariff=tariff, effective_from=now.date(), cause=cause, cause_ref=cause_ref, now=now
+            state, tariff=tariff, effective_from=effective, cause=cause, cause_ref=cause_ref, now=now
         )
         if done.event is not None:
             facts = [determination_item(done.event), *facts]
@@ -595,23 +598,46 @@ class StormwaterService:
         appeal = next((a for a in self.appeals(tenant, parcel_id) if a.appeal_id == appeal_id), None)
         if appeal is None:
             raise NotFound("appeal_id", f"no appeal {appeal_id} on parcel {parcel_id}")
-        heard, event = rc.record_hearing(
+        found = body.get("found")
+        if found is not None and not isinstance(found, dict):
+            raise BadRequest("found", "must be an object of parcel fields")
+        state = self.parcel(tenant, parcel_id)
+        hearing_date = _date(body, "hearing_date")
+        hearing = rc.record_hearing(
             appeal,
-            hearing_date=_date(body, "hearing_date"),
+            hearing_date=hearing_date,
             members_present=_int(body, "members_present"),
             votes_to_reverse=_int(body, "votes_to_reverse"),
             votes_to_uphold=_int(body, "votes_to_uphold"),
             minutes_ref=str(body.get("minutes_ref") or "")[:500],
+            found={k: str(v) for k, v in found.items()} if found else None,
+            current=state.data,
+            tariff=self._tariff_for(tenant, hearing_date),
             now=self._clock.now(),
         )
+        heard = hearing.appeal
         pk = parcel_pk(tenant, parcel_id)
-        self._records.commit(
-            [
-                fact_item(
-                    pk, f"APPEAL#{appeal_id}#V#{heard.version:04d}", "appeal", _dump(_APPEAL, heard), event
-                )
-            ],
+        facts = [
+            fact_item(
+                pk,
+                f"APPEAL#{appeal_id}#V#{heard.version:04d}",
+                "appeal",
+                _dump(_APPEAL, heard),
+                hearing.decided,
+            )
+        ]
+        if hearing.found_data is None:
+            self._records.commit(facts, pending=[_pending(heard)])
+            return heard
+        # PP-CWU-APPEAL: the Board's data replaces the parcel's from the hearing date on.
+        found_fields = {name: getattr(hearing.found_data, name) for name in OVERRIDABLE}
+        self._redetermine_and_commit(
+            replace(state, override=found_fields, override_id=appeal_id, override_source="appeal"),
+            cause="appeal",
+            cause_ref=appeal_id,
+            facts=facts,
             pending=[_pending(heard)],
+            effective_from=hearing_date,
         )
         return heard
 

@@ -506,3 +506,19 @@ def test_keeping_a_chunk_of_new_consumptions_stays_one_batch_get_and_batched_wri
         ("grafton-sewer", "1000", "5000"),
         ("grafton-sewer", "1002", "7000"),
     ]
+
+
+def test_a_chunk_of_stormwater_determinations_is_kept_parcel_by_parcel_once(flow: Stack) -> None:
+    body = fixture_text("ERUsDetermined.json")
+    determinations = json.loads(body)["detail"]["determinations"]
+    assert on_producer_event.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+    assert rejections(flow) == []
+    kept = {i["sk"]: i for i in of(flow, "ERU#")}
+    assert sorted(kept) == sorted(d["parcel_id"] for d in determinations)
+    for d in determinations:  # each kept under its own sequence, with its own source event
+        (value,) = kept[d["parcel_id"]]["determinations"].values()
+        assert (value["eru"], value["source_event_id"]) == (d["eru"], d["event_id"])
+    on_producer_event.lambda_handler(sqs_event(body), lambda_context())
+    assert {i["sk"]: i["determinations"] for i in of(flow, "ERU#")} == {
+        k: v["determinations"] for k, v in kept.items()
+    }

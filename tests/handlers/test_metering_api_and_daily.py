@@ -102,3 +102,45 @@ def test_the_daily_run_estimates_after_the_read_window(
         for i in metering.state("metering")
         if i.get("detail_type") == "ConsumptionsDetermined"
     )
+
+
+def test_a_read_after_the_daily_estimate_publishes_a_corrected_determination(
+    metering: Stack, simulated_time: clock.FixedClock
+) -> None:
+    register(metering)
+    post_read({"read_on": "2026-02-01", "reading": "3100"})
+    simulated_time.set(datetime(2026, 3, 7, 11, tzinfo=UTC))
+    event = sqs_event(json.dumps({"scheduled_time": "2026-03-07T11:00:00Z"}))
+    assert run_daily.lambda_handler(event, lambda_context()) == {
+        "batchItemFailures": []
+    }  # February: 2,800 gal
+
+    simulated_time.set(datetime(2026, 4, 2, 15, tzinfo=UTC))
+    # 5,100 is below the estimated register (3,100 + 2,800 = 5,900): 2,000 gal since 2026-02-01
+    assert post_read({"read_on": "2026-04-01", "reading": "5100"}) == (
+        201,
+        {"status": "accepted", "consumptions": 2},
+    )
+    assert post_read({"read_on": "2026-04-01", "reading": "5100"}) == (
+        201,
+        {"status": "duplicate", "consumptions": 0},
+    )
+    published = [
+        c
+        for i in metering.items("metering")
+        if i.get("detail_type") == "ConsumptionsDetermined"
+        for c in json.loads(i["detail"])["consumptions"]
+    ]
+    february = [c for c in published if c["period_start"] == "2026-02-01"]
+    estimate, corrected = sorted(february, key=lambda c: "estimate_replaced" in c["flags"])
+    assert (estimate["quality"], Decimal(estimate["volume_gal"])) == ("estimated", 2800)
+    # the same period again: 2,000 x 28/59 = 949.1525... -> 949.153, prorated, flagged
+    assert (corrected["period_end"], corrected["quality"], corrected["estimated"]) == (
+        "2026-03-01",
+        "prorated",
+        False,
+    )
+    assert Decimal(corrected["volume_gal"]) == Decimal("949.153")
+    assert corrected["flags"] == ["estimate_replaced"]
+    [march] = [c for c in published if c["period_start"] == "2026-03-01"]
+    assert Decimal(march["volume_gal"]) == Decimal("1050.847")  # 5,100 - 4,049.153: nothing lost

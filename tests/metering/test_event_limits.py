@@ -99,3 +99,13 @@ def test_a_volume_beyond_38_digits_cannot_be_published() -> None:
             volume_gal=Decimal("1" * 39),
             source_file="k",
         )
+
+
+def test_a_corrected_determination_carries_every_flag_that_can_come_together() -> None:
+    # zero, high and low use exclude each other: at most five flags with estimate_replaced
+    together = ("estimate_replaced", "exchange", "high_use", "rollover", "waste_meter")
+    assert len(together) <= FLAGS_MAX
+    corrected = largest_consumption().model_copy(update={"quality": "prorated", "estimated": False})
+    corrected = ConsumptionDetermined.model_validate({**corrected.model_dump(), "flags": together})
+    again = ConsumptionDetermined.model_validate_json(corrected.model_dump_json())
+    assert again.flags == together and again.business_key() == largest_consumption().business_key()

@@ -50,6 +50,18 @@ class Captured:
         return [e for e in found if detail_type is None or e["detail-type"] == detail_type]
 
 
+def determinations(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The ERUDetermined details among ``events``: alone (overrides, reconsiderations, a known
+    parcel's new GIS values) or in ``ERUsDetermined`` chunks (an extract's new parcels)."""
+    found: list[dict[str, Any]] = []
+    for e in events:
+        if e["detail-type"] == "ERUDetermined":
+            found.append(e["detail"])
+        elif e["detail-type"] == "ERUsDetermined":
+            found.extend(e["detail"]["determinations"])
+    return found
+
+
 def stage_for(request: pytest.FixtureRequest) -> str:
     """A stage of its own per test module: moto's servers in one process share their state,
     so each module's stack gets its own tables, queues, bus and buckets."""

@@ -9,7 +9,7 @@ from decimal import Decimal
 
 import pytest
 
-from stormwater.domain.gis import ExtractRejected, ParcelRecord, Rejection, reduce_extract
+from stormwater.domain.gis import ExtractRejected, ParcelRecord, Rejection, accepted_records, plan_extract
 from stormwater.domain.gis_files import read_extract
 
 T = "pleasant-prairie-stormwater"
@@ -85,18 +85,20 @@ def test_an_unknown_column_refuses_the_whole_file() -> None:
 def test_a_parcel_given_twice_with_different_values_is_rejected_on_every_line_an_exact_repeat_is_kept() -> (
     None
 ):
-    extract = reduce_extract(
-        _csv(
-            HEADER
-            + f"{T},P-1,Ann,residential,15100,2000,,,,\n"
-            + f"{T},P-2,Bo,residential,15100,2000,,,,\n"
-            + f"{T},P-1,Ann,residential,15100,2500,,,,\n"
-            + f"{T},P-2,Bo,residential,15100,2000,,,,\n"
-        )
+    text = (
+        HEADER
+        + f"{T},P-1,Ann,residential,15100,2000,,,,\n"
+        + f"{T},P-2,Bo,residential,15100,2000,,,,\n"
+        + f"{T},P-1,Ann,residential,15100,2500,,,,\n"
+        + f"{T},P-2,Bo,residential,15100,2000,,,,\n"
     )
-    assert list(extract.records) == [(T, "P-2")] and extract.repeats == 1
-    assert [(r.line, r.field) for r in extract.rejections] == [(2, "parcel_id"), (4, "parcel_id")]
-    assert "lines/features 2, 4" in extract.rejections[0].reason
+    plan = plan_extract(_csv(text))  # first pass: digests only
+    assert plan.accepted == 1 and plan.repeats == 1
+    assert [(r.line, r.field) for r in plan.rejections] == [(2, "parcel_id"), (4, "parcel_id")]
+    assert "lines/features 2, 4" in plan.rejections[0].reason
+    # Second pass: P-2 once (its first row, line 3); P-1 is in conflict and never taken.
+    taken = list(accepted_records(_csv(text), plan))
+    assert [(r.parcel_id, r.line) for r in taken] == [("P-2", 3)]
 
 
 def test_geojson_features_stream_with_exact_decimals_and_keep_their_geometry() -> None:

@@ -182,9 +182,38 @@ def test_above_ten_percent_the_overbilled_months_are_refunded_less_the_credit() 
     assert decision.refund is not None and decision.refund.amount == Decimal("14.31")
 
 
-def test_a_change_upward_is_applied_but_not_charged_back() -> None:
+def test_a_change_upward_applies_from_the_decision_date_and_is_not_charged_back() -> None:
+    # PP-CWU-RECONSIDER speaks only of refunds ("a refund is a credit on the account"); it
+    # gives no charge for an underbilling, and the change "recomputes the ERUs from the
+    # decision date" (issue 11). Billed 3.83, found 6.54 (30,000 sq ft): 71% up, changed.
     decision = _decide(_filed("3.83"), "30000")
-    assert decision.reconsideration.status == "changed" and decision.refund is None
+    assert decision.reconsideration.status == "changed"
+    assert decision.reconsideration.eru_found == Decimal("6.54")
+    assert decision.refund is None and decision.reconsideration.refund_amount == 0
+    assert decision.found_data is not None and decision.found_data.impervious_sqft == Decimal(30000)
+    assert decision.decided.decided_on == NOW.date()
+
+
+def _hearing(
+    appeal: rc.Appeal,
+    reverse: int,
+    uphold: int,
+    found: dict[str, str] | None,
+    *,
+    on: date = date(2026, 11, 5),
+) -> rc.Hearing:
+    return rc.record_hearing(
+        appeal,
+        hearing_date=on,
+        members_present=7,
+        votes_to_reverse=reverse,
+        votes_to_uphold=uphold,
+        minutes_ref="minutes 2026-11-05 item 4",
+        found=found,
+        current=COMMERCIAL,
+        tariff=TARIFF,
+        now=NOW + timedelta(days=40),  # 2026-11-10: the record is made after the hearing
+    )
 
 
 def test_appeal_within_thirty_days_of_the_decision_and_majority_to_reverse() -> None:
@@ -193,26 +222,49 @@ def test_appeal_within_thirty_days_of_the_decision_and_majority_to_reverse() -> 
     assert fee.amount == Decimal("50.00")
     with pytest.raises(rc.ReconsiderationRefused):
         rc.file_appeal(decided, grounds="g", tariff=TARIFF, now=NOW + timedelta(days=31))
-    tie, _ = rc.record_hearing(
-        appeal,
-        hearing_date=date(2026, 11, 5),
-        members_present=4,
-        votes_to_reverse=2,
-        votes_to_uphold=2,
-        minutes_ref="",
-        now=NOW,
+    tie = _hearing(appeal, 2, 2, None)
+    assert tie.appeal.status == "upheld" and tie.found_data is None and tie.decided.eru_set is None
+    majority = _hearing(appeal, 4, 3, {"impervious_sqft": "20000"})
+    assert majority.appeal.status == "reversed" and majority.decided.outcome == "reversed"
+
+
+def test_a_reversal_sets_the_eru_from_the_data_the_board_finds_from_the_hearing_date() -> None:
+    # The Engineer found 15,000 sq ft (3.83); the Board, reversing 4-3, finds 20,000 sq ft.
+    # 43,560 sq ft lot: CN = (20,000 x 98 + 23,560 x 74) / 43,560 = 85.0193; S = 1.7620,
+    # Ia = 0.3524, Q = 1.6476^2 / 3.4096 = 0.7962 in; volume = 0.7962 / 12 x 43,560 = 2890.0
+    # cu ft; / 627.0084 (the standard ERU) = 4.61 ERU.
+    decided = _decide(_filed(), "15000").reconsideration
+    appeal, _ = rc.file_appeal(decided, grounds="the lawn is gravel", tariff=TARIFF, now=NOW)
+    hearing = _hearing(appeal, 4, 3, {"impervious_sqft": "20000"})
+    assert hearing.appeal.eru_set == Decimal("4.61") and hearing.decided.eru_set == Decimal("4.61")
+    assert hearing.appeal.effective_from == hearing.decided.effective_from == date(2026, 11, 5)
+    assert hearing.appeal.found == {"impervious_sqft": "20000"}
+    data = hearing.found_data
+    assert data is not None
+    assert (data.impervious_sqft, data.area_sqft, data.data_source) == (
+        Decimal(20000),
+        Decimal(43560),
+        "appeal",
     )
-    assert tie.status == "upheld"
-    majority, event = rc.record_hearing(
-        appeal,
-        hearing_date=date(2026, 11, 5),
-        members_present=7,
-        votes_to_reverse=4,
-        votes_to_uphold=3,
-        minutes_ref="",
-        now=NOW,
-    )
-    assert majority.status == "reversed" and event.outcome == "reversed"
+
+
+@pytest.mark.parametrize(
+    ("reverse", "uphold", "found", "on", "field"),
+    [
+        (4, 3, None, date(2026, 11, 5), "found"),  # a reversal must say what the Board found
+        (3, 4, {"impervious_sqft": "20000"}, date(2026, 11, 5), "found"),  # upheld: no new data
+        (4, 3, {"impervious_sqft": "50000"}, date(2026, 11, 5), "found.area_sqft"),  # above the lot
+        (4, 3, {"impervious_sqft": "20000"}, date(2026, 11, 11), "hearing_date"),  # not held yet
+    ],
+)
+def test_a_hearing_record_the_rules_do_not_allow_is_refused_naming_the_field(
+    reverse: int, uphold: int, found: dict[str, str] | None, on: date, field: str
+) -> None:
+    decided = _decide(_filed(), "15000").reconsideration
+    appeal, _ = rc.file_appeal(decided, grounds="g", tariff=TARIFF, now=NOW)
+    with pytest.raises(rc.ReconsiderationRefused) as refused:
+        _hearing(appeal, reverse, uphold, found, on=on)
+    assert refused.value.field == field
 
 
 # --- determinations, overrides, PEF --------------------------------------------------------------

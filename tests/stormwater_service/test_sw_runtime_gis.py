@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import STAFF, TENANT, Captured, call, owner
+from conftest import STAFF, TENANT, Captured, call, determinations, owner
 from sewerbill.local import LocalRuntime
 
 pytestmark = pytest.mark.integration
@@ -25,7 +25,7 @@ EXTRACT = HEADER + (
 
 
 def _determined(captured: Captured) -> dict[str, dict]:
-    return {e["detail"]["parcel_id"]: e["detail"] for e in captured.take("ERUDetermined")}
+    return {d["parcel_id"]: d for d in determinations(captured.take())}
 
 
 def test_an_extract_determines_and_publishes_erus_and_reports_bad_rows(
@@ -36,7 +36,9 @@ def test_an_extract_determines_and_publishes_erus_and_reports_bad_rows(
 
     assert rt.dead_letters == []
     events = captured.take()
-    published = {e["detail"]["parcel_id"]: e["detail"] for e in events if e["detail-type"] == "ERUDetermined"}
+    # New parcels' determinations come 50 to an ERUsDetermined (one event per chunk).
+    assert [len(e["detail"]["determinations"]) for e in events if e["detail-type"] == "ERUsDetermined"] == [4]
+    published = {d["parcel_id"]: d for d in determinations(events)}
     (summary,) = [e["detail"] for e in events if e["detail-type"] == "GisExtractTakenIn"]
     assert (summary["accepted"], summary["changed"], summary["rejected"]) == (4, 4, 3)
     assert set(published) == {"R-1", "C-1", "A-1", "F-1"}
@@ -159,7 +161,7 @@ def test_an_engineers_override_is_kept_beside_the_gis_values_and_can_be_withdraw
         "gis/2026-10-02.csv",
         HEADER + f"{TENANT},R-1,Ann Home,residential,15100,1999.71,,,\n",
     )
-    assert captured.take("ERUDetermined") == []
+    assert determinations(captured.take()) == []
     status, view = call(rt, "GET", f"/parcels/{TENANT}/R-1/eru", owner("R-1"))
     assert status == 200 and view["override"] == {"impervious_sqft": "4000"}
     assert view["gis_history"][0]["values"]["impervious_sqft"] == "1999.71"

@@ -128,16 +128,59 @@ def test_reconsiderations_change_nothing_within_10_percent_and_refund_above(
     assert status == 200 and appeal["fee"] == "50.00"
     (fee,) = [e["detail"] for e in captured.take("FeeCharged")]
     assert (fee["kind"], fee["amount"], fee["rule_id"]) == ("appeal", "50.00", "PP-CWU-APPEAL")
+    hearing = {
+        "hearing_date": "2026-10-01",
+        "members_present": 5,
+        "votes_to_reverse": 3,
+        "votes_to_uphold": 2,
+    }
+    status, body = call(rt, "POST", f"{STAFF_BASE}/appeals/{appeal['appeal_id']}/hearing", STAFF, hearing)
+    assert status == 400 and body["error"]["message"].startswith("found: a reversal states the parcel data")
+    # The Board reverses and finds 20,000 sq ft impervious: CN = (20000x98 + 23560x74)/43560
+    # = 85.0193, Q = 0.7962 in, 2,890.0 cu ft / 627.0084 = 4.61 ERU, from the hearing date.
     status, heard = call(
         rt,
         "POST",
         f"{STAFF_BASE}/appeals/{appeal['appeal_id']}/hearing",
         STAFF,
-        {"hearing_date": "2026-10-01", "members_present": 5, "votes_to_reverse": 3, "votes_to_uphold": 2},
+        hearing | {"found": {"impervious_sqft": "20000"}},
     )
-    assert status == 200 and heard["status"] == "reversed"
-    (outcome,) = [e["detail"] for e in captured.take("AppealDecided")]
-    assert (outcome["outcome"], outcome["votes_to_reverse"]) == ("reversed", 3)
+    assert status == 200 and (heard["status"], heard["eru_set"], heard["effective_from"]) == (
+        "reversed",
+        "4.61",
+        "2026-10-01",
+    )
+    events = captured.take()
+    (outcome,) = [e["detail"] for e in events if e["detail-type"] == "AppealDecided"]
+    assert (outcome["outcome"], outcome["votes_to_reverse"], outcome["eru_set"]) == ("reversed", 3, "4.61")
+    (board,) = [e["detail"] for e in events if e["detail-type"] == "ERUDetermined"]
+    assert (board["eru"], board["previous_eru"], board["cause"], board["cause_ref"]) == (
+        "4.61",
+        "3.83",
+        "appeal",
+        appeal["appeal_id"],
+    )
+    assert board["effective_from"] == "2026-10-01" and board["breakdown"]["data_source"] == "appeal"
+    assert board["sequence"] == determined["sequence"] + 1
+    # The same hearing again is refused (already heard) and publishes nothing.
+    status, _ = call(
+        rt,
+        "POST",
+        f"{STAFF_BASE}/appeals/{appeal['appeal_id']}/hearing",
+        STAFF,
+        hearing | {"found": {"impervious_sqft": "20000"}},
+    )
+    assert status == 409 and captured.take() == []
+    # Billing keeps the Board's ERU beside the earlier ones (its projection by sequence).
+    kept = rt.client("dynamodb").get_item(
+        TableName=rt.resource("BillingTable"),
+        Key={"pk": {"S": f"ERU#{TENANT}"}, "sk": {"S": PARCEL}},
+        ConsistentRead=True,
+    )["Item"]
+    by_sequence = {k: v["M"]["eru"]["S"] for k, v in kept["determinations"]["M"].items()}
+    assert by_sequence[f"{board['sequence']:06d}"] == "4.61"
+    status, view = call(rt, "GET", f"{BASE}/eru", owner(PARCEL))
+    assert status == 200 and (view["eru"], view["data_source"]) == ("4.61", "appeal")
     assert rt.dead_letters == []
 
 

@@ -23,7 +23,7 @@ from sampling.events import (
     StrengthCategoryChanged,
     StrengthClassified,
 )
-from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGranted
+from stormwater.events import CreditChanged, ERUDetermined, ERUsDetermined, FeeCharged, RefundGranted
 
 logger = Logger()
 
@@ -35,6 +35,7 @@ KEPT = {
         SamplingCostCharged,
         SamplingCostsCharged,
         ERUDetermined,
+        ERUsDetermined,
         CreditChanged,
         FeeCharged,
         RefundGranted,

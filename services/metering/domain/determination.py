@@ -21,13 +21,15 @@ X-PERIOD: a period with no usable read ``read_window_days`` after its end is est
 the average daily use of the same period last year, else of the last three periods,
 times the period's days; the estimate becomes an ``estimated`` point at the period's end
 and the consumption is marked estimated. Without any history nothing can be estimated and
-the period stays open (reported by the caller).
+the period stays open (reported by the caller). When a real reading later arrives after
+the estimate, the estimate is replaced by proration between the real readings around it
+(``readings``) and ``redetermine`` publishes the estimated periods again, corrected.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -143,7 +145,7 @@ def _open_periods(account: AccountMetering, settings: TenantSettings) -> Iterato
 def _estimate(account: AccountMetering, uncovered: list[MeterSeries], start: date, end: date) -> bool:
     last_year = add_months(start, -12), add_months(end, -12)
     same = [h for h in account.history if (h.start, h.end) == last_year]
-    daily = same[0].volume_gal / same[0].days if same and same[0].days else daily_average(account)
+    daily = same[0].volume_gal / same[0].days if same and same[0].days else daily_average(account.history)
     if daily is None:
         return False
     for series in uncovered:
@@ -162,9 +164,50 @@ def _estimate(account: AccountMetering, uncovered: list[MeterSeries], start: dat
     return True
 
 
+def redetermine(
+    account: AccountMetering, settings: TenantSettings, replaced: Iterable[tuple[str, date, date]]
+) -> list[Determined]:
+    """X-PERIOD, X-IMMUTABLE: the determined periods whose estimates a real reading replaced.
+
+    ``replaced`` holds (meter id, last real reading before the estimates, the new reading's
+    day), from ``readings.Accepted.replaced_after``. Each period of the account's history
+    that the meter counts in and that overlaps that span is measured again from the
+    re-derived (prorated) points and returned flagged ``estimate_replaced``: the same
+    business key as the estimated determination, which it supersedes (billing books the
+    difference on the issued bill as an adjustment). The history keeps the corrected
+    volume, so later estimates and high/low checks use it.
+    """
+    spans = list(replaced)
+    found: list[Determined] = []
+    for i, period in enumerate(account.history):
+        counting = _counting(account, period.start, period.end)
+        ids = {s.meter.meter_id for s in counting}
+        if not any(m in ids and period.end > since and period.start < until for m, since, until in spans):
+            continue
+        again = _measure(account, counting, period.start, period.end, settings, account.history[:i])
+        found.append(replace(again, flags=tuple(sorted({*again.flags, "estimate_replaced"}))))
+        account.history[i] = PeriodUse(period.start, period.end, again.volume_gal)
+    return found
+
+
 def _determine_period(
     account: AccountMetering, counting: list[MeterSeries], start: date, end: date, settings: TenantSettings
 ) -> Determined:
+    found = _measure(account, counting, start, end, settings, account.history)
+    account.history.append(PeriodUse(start, end, found.volume_gal))
+    account.last_period_end = end
+    return found
+
+
+def _measure(
+    account: AccountMetering,
+    counting: list[MeterSeries],
+    start: date,
+    end: date,
+    settings: TenantSettings,
+    history: list[PeriodUse],
+) -> Determined:
+    """The period's consumption from the series' points (inserting interpolated boundaries)."""
     shares: list[MeterShare] = []
     flags: set[str] = set()
     for series in counting:
@@ -190,7 +233,7 @@ def _determine_period(
             else "actual"
         )
         volume = p_hi.cum_gal - p_lo.cum_gal
-        if volume < 0:  # a read below an earlier estimate: the difference is trued up, never negative
+        if volume < 0:  # not reachable since a real read replaces the estimates before it; never negative
             volume = Decimal(0)
         shares.append(MeterShare(meter.meter_id, meter.kind, volume, quality, p_lo, p_hi))
     volume = sum((s.volume_gal for s in shares), Decimal(0))
@@ -200,7 +243,7 @@ def _determine_period(
     if any(s.kind == "waste" for s in shares):
         flags.add("waste_meter")
     days = (end - start).days
-    average = daily_average(account)
+    average = daily_average(history)
     if volume == 0:
         flags.add("zero_use")
     elif average is not None and average > 0:
@@ -210,8 +253,6 @@ def _determine_period(
         elif daily < average / settings.high_low_factor:
             flags.add("low_use")
     winter = winter_average(account, start) if settings.winter_average else None
-    account.history.append(PeriodUse(start, end, volume))
-    account.last_period_end = end
     return Determined(
         tenant=account.tenant,
         account_id=account.account_id,

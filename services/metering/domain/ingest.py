@@ -33,7 +33,7 @@ from common.errors import PermanentError
 from common.events import Event
 from common.tariffs import METER_SIZES
 from metering.domain import csvinput as cin
-from metering.domain.determination import Determined, TenantSettings, determine
+from metering.domain.determination import Determined, TenantSettings, determine, redetermine
 from metering.domain.interval import (
     UTILITY_TZ,
     DaySum,
@@ -43,7 +43,7 @@ from metering.domain.interval import (
     previous_month,
 )
 from metering.domain.model import AccountMetering, Meter, MeterSeries, Point
-from metering.domain.readings import Duplicate, Reading, Refused, apply_reading
+from metering.domain.readings import Accepted, Duplicate, Reading, Refused, apply_reading
 from metering.events import (
     CHUNK_MAX,
     REJECTIONS_IN_EVENT_MAX,
@@ -474,6 +474,7 @@ def _meters_batch(
     accounts = repo.accounts({(m.tenant, m.account_id) for _, m in parsed})
     out = BatchOutput()
     touched: dict[AccountKey, AccountMetering] = {}
+    replaced: dict[AccountKey, list[tuple[str, date, date]]] = {}
     for line, meter in parsed:
         before = known.get((meter.tenant, meter.meter_id))
         if before == meter:
@@ -511,7 +512,9 @@ def _meters_batch(
         account_key = (meter.tenant, meter.account_id)
         account = accounts.get(account_key) or AccountMetering(meter.tenant, meter.account_id)
         accounts[account_key] = account
-        refused = _register(account, meter, today, settings(meter.tenant))
+        refused = _register(
+            account, meter, today, settings(meter.tenant), replaced.setdefault(account_key, [])
+        )
         if refused is not None:
             run.reject(LineRejection(line=line, column=refused.column, reason=refused.reason[:300]))
             continue
@@ -520,13 +523,21 @@ def _meters_batch(
         touched[account_key] = account
         run.accepted += 1
     # The registry alone determines nothing: periods wait for reads (or the daily run), so a
-    # removal registered before the reads that precede it does not close a period early.
+    # removal registered before the reads that precede it does not close a period early. A
+    # final reading that replaced estimates corrects the periods they bounded, though.
+    for key, account in touched.items():
+        for found in redetermine(account, settings(account.tenant), replaced.get(key, ())):
+            out.consumptions.append(_event(found, run.file.key, run.file.file_id, now))
     out.accounts.extend(touched.values())
     return out
 
 
 def _register(
-    account: AccountMetering, meter: Meter, today: date, settings: TenantSettings
+    account: AccountMetering,
+    meter: Meter,
+    today: date,
+    settings: TenantSettings,
+    replaced: list[tuple[str, date, date]],
 ) -> Refused | None:
     series = account.series.get(meter.meter_id)
     if series is None:
@@ -555,6 +566,8 @@ def _register(
         )
         if isinstance(outcome, Refused):
             return Refused("final_reading", outcome.reason)
+        if isinstance(outcome, Accepted) and outcome.replaced_after is not None:
+            replaced.append((meter.meter_id, outcome.replaced_after, meter.removed_on))
     series.meter = meter
     return None
 
@@ -589,6 +602,7 @@ def _reads_batch(
     meters = repo.meters({(r.tenant, r.meter_id) for r in reads})
     accounts = repo.accounts({(m.tenant, m.account_id) for m in meters.values()})
     touched: dict[AccountKey, AccountMetering] = {}
+    replaced: dict[AccountKey, list[tuple[str, date, date]]] = {}
     for read in sorted(reads, key=lambda r: (r.tenant, r.meter_id, r.read_on, r.line)):
         meter = meters.get((read.tenant, read.meter_id))
         if meter is None:
@@ -625,7 +639,11 @@ def _reads_batch(
             run.accepted += 1
             out.reads.append((read, account.account_id))
             touched[(account.tenant, account.account_id)] = account
-    _determine(touched.values(), out, run, settings, now, today)
+            if isinstance(outcome, Accepted) and outcome.replaced_after is not None:
+                replaced.setdefault((account.tenant, account.account_id), []).append(
+                    (meter.meter_id, outcome.replaced_after, read.read_on)
+                )
+    _determine(touched, out, run, settings, now, today, replaced)
     return out
 
 
@@ -633,15 +651,19 @@ def _reads_batch(
 
 
 def _determine(
-    accounts: Iterable[AccountMetering],
+    accounts: dict[AccountKey, AccountMetering],
     out: BatchOutput,
     run: _Run,
     settings: Settings,
     now: datetime,
     today: date,
+    replaced: dict[AccountKey, list[tuple[str, date, date]]],
 ) -> None:
-    for account in accounts:
-        for found in determine(account, settings(account.tenant), today=today):
+    """Corrected determinations of replaced estimates first, then the periods now complete."""
+    for key, account in accounts.items():
+        tenant_settings = settings(account.tenant)
+        corrected = redetermine(account, tenant_settings, replaced.get(key, ()))
+        for found in [*corrected, *determine(account, tenant_settings, today=today)]:
             out.consumptions.append(_event(found, run.file.key, run.file.file_id, now))
         out.accounts.append(account)
 

@@ -32,7 +32,14 @@ from common.ids import key
 from stormwater.adapters.outbox import event_attributes
 from stormwater.domain.determinations import ParcelData
 from stormwater.domain.parcels import Current, ExtractChange, ParcelState
-from stormwater.events import EruBreakdown, ERUDetermined, GisExtractTakenIn
+from stormwater.events import (
+    DETERMINATIONS_PER_EVENT,
+    EruBreakdown,
+    ERUDetermined,
+    ERUsDetermined,
+    FeeCharged,
+    GisExtractTakenIn,
+)
 
 BATCH_WRITE_MAX = 25
 STATE_SK = "STATE"
@@ -196,8 +203,10 @@ def gis_history_item(previous: ParcelState) -> dict[str, Any]:
     }
 
 
-def determination_item(event: ERUDetermined) -> dict[str, Any]:
-    return {
+def determination_item(event: ERUDetermined, *, publish: bool = True) -> dict[str, Any]:
+    """The determination ``ERU#<sequence>``; with ``publish`` it is also its event's outbox
+    entry (an extract's new parcels are published in chunks instead: ``chunk_item``)."""
+    item = {
         "pk": parcel_pk(event.tenant, event.parcel_id),
         "sk": f"ERU#{event.sequence:08d}",
         "kind": "determination",
@@ -207,7 +216,28 @@ def determination_item(event: ERUDetermined) -> dict[str, Any]:
         "effective_from": event.effective_from.isoformat(),
         "cause": event.cause,
         "cause_ref": event.cause_ref,
-        **event_attributes(event),
+    }
+    if publish:
+        item.update(event_attributes(event))
+    return item
+
+
+def chunk_item(event: ERUsDetermined) -> dict[str, Any]:
+    """``GISFILE#<file_id>`` / ``ERUS#<chunk>``: the outbox entry of a chunk of an extract's
+    determinations (its key is the same on a retry, so a rewrite is not published again)."""
+    pk, _sk = file_key(event.file_id)
+    return {"pk": pk, "sk": f"ERUS#{event.chunk:06d}", "kind": "determinations", **event_attributes(event)}
+
+
+def fee_item(fee: FeeCharged) -> dict[str, Any]:
+    return {
+        "pk": parcel_pk(fee.tenant, fee.parcel_id),
+        "sk": key("FEE", fee.fee_id),
+        "kind": "fee",
+        "fee_id": fee.fee_id,
+        "amount": format(fee.amount, "f"),
+        "rule_id": fee.rule_id,
+        **event_attributes(fee),
     }
 
 
@@ -231,44 +261,90 @@ class DynamoParcelRepository:
         return None if item is None else state_from(item)
 
     def record_extract_changes(
-        self, changes: Sequence[ExtractChange], *, file_key: str, file_id: str
-    ) -> None:
+        self, changes: Sequence[ExtractChange], *, file_key: str, file_id: str, chunk: int
+    ) -> list[tuple[str, str]]:
+        """Write what an extract changes; returns the (tenant, parcel id) of the parcels that
+        someone else changed since they were read (nothing of those is written: the caller
+        reads them again and decides again).
+
+        New parcels (none kept when read) go in bulk: their fees and one ``ERUsDetermined``
+        per 50 determinations first (chunk ``chunk`` x 100 + n of the file), then their
+        determinations and states, 25 per BatchWriteItem. Only extracts create parcels, and they run one
+        at a time (reserved concurrency 1), so nobody else can have written them meanwhile.
+        A parcel already kept is written as one transaction (its determination and fee if
+        absent, the GIS history, the state only if its ``version`` is still the one read), so
+        an Engineer's override or a reconsideration committed while the extract was being
+        taken in is never overwritten (issue 11). An extract rarely changes many known
+        parcels; the first extract of a tenant changes none.
+        """
         now = self._clock.now().isoformat()
-        facts: list[dict[str, Any]] = []
-        for change in changes:
-            if change.determined is not None:
-                facts.append(determination_item(change.determined))
-            if change.fee is not None:
-                fee = change.fee
-                facts.append(
-                    {
-                        "pk": parcel_pk(fee.tenant, fee.parcel_id),
-                        "sk": key("FEE", fee.fee_id),
-                        "kind": "fee",
-                        "fee_id": fee.fee_id,
-                        "amount": format(fee.amount, "f"),
-                        "rule_id": fee.rule_id,
-                        **event_attributes(fee),
-                    }
-                )
+        fresh = [c for c in changes if c.previous is None]
+        determined = [c.determined for c in fresh if c.determined is not None]
+        facts: list[dict[str, Any]] = [fee_item(c.fee) for c in fresh if c.fee is not None]
+        for n, start in enumerate(range(0, len(determined), DETERMINATIONS_PER_EVENT)):
+            part = tuple(determined[start : start + DETERMINATIONS_PER_EVENT])
+            event = ERUsDetermined(
+                occurred_at=part[0].occurred_at, file_id=file_id, chunk=chunk * 100 + n, determinations=part
+            )
+            facts.append(chunk_item(event))
         batch_write(self._client, self._table, facts)
-        # The current GIS values live on the state item; a change moves the values it
-        # replaces to a history item (so every version stays, at 2 items per new parcel).
-        items: list[dict[str, Any]] = []
-        for change in changes:
-            record = change.record
-            previous = change.previous
-            if previous is not None:
-                items.append(gis_history_item(previous))
-            source = {
-                "gis_file_key": file_key,
-                "gis_file_id": file_id,
-                "gis_line": record.line,
-                "gis_recorded_at": now,
-                "geometry": record.geometry,
-            }
-            items.append(state_item(replace(change.state, extra=source), updated_at=now))
+        items = [determination_item(e, publish=False) for e in determined]
+        items += [
+            self._new_state_item(change, file_key=file_key, file_id=file_id, now=now) for change in fresh
+        ]
         batch_write(self._client, self._table, items)
+        conflicts: list[tuple[str, str]] = []
+        for change in changes:
+            if change.previous is not None and not self._commit_known(
+                change, file_key=file_key, file_id=file_id, now=now
+            ):
+                conflicts.append((change.state.tenant, change.state.parcel_id))
+        return conflicts
+
+    def _new_state_item(
+        self, change: ExtractChange, *, file_key: str, file_id: str, now: str
+    ) -> dict[str, Any]:
+        record = change.record
+        source = {
+            "gis_file_key": file_key,
+            "gis_file_id": file_id,
+            "gis_line": record.line,
+            "gis_recorded_at": now,
+            "geometry": record.geometry,
+        }
+        return state_item(replace(change.state, extra=source), updated_at=now)
+
+    def _commit_known(self, change: ExtractChange, *, file_key: str, file_id: str, now: str) -> bool:
+        """One known parcel's change, only if its state is still the version read."""
+        from common.dynamo import ConditionFailed, put_if_absent, transact
+
+        assert change.previous is not None
+        state = self._new_state_item(change, file_key=file_key, file_id=file_id, now=now)
+        guarded: dict[str, Any] = {
+            "Put": {
+                "TableName": self._table,
+                "Item": to_item(state),
+                "ConditionExpression": "version = :v",
+                "ExpressionAttributeValues": {":v": {"N": str(change.previous.version)}},
+            }
+        }
+        history = {"Put": {"TableName": self._table, "Item": to_item(gis_history_item(change.previous))}}
+        fee = None if change.fee is None else put_if_absent(self._table, fee_item(change.fee))
+        event = (
+            None
+            if change.determined is None
+            else put_if_absent(self._table, determination_item(change.determined))
+        )
+        while True:
+            actions = [a for a in (guarded, event, fee, history) if a is not None]
+            try:
+                transact(self._client, actions)
+                return True
+            except ConditionFailed as exc:
+                if fee is not None and exc.indexes == [actions.index(fee)]:
+                    fee = None  # charged once already for this reason (PP-CWU-PEF): not again
+                    continue
+                return False
 
     def record_file(self, event: GisExtractTakenIn) -> None:
         pk, sk = file_key(event.file_id)

@@ -31,7 +31,7 @@ from stormwater.domain.eru import (
 )
 from stormwater.events import EruBreakdown
 
-DataSource = Literal["gis", "override", "application", "reconsideration"]
+DataSource = Literal["gis", "override", "application", "reconsideration", "appeal"]
 OVERRIDABLE = ("use", "area_sqft", "impervious_sqft", "woods_sqft", "excluded_sqft")
 
 CN_PLACES = 4

@@ -47,7 +47,7 @@ Decisions (documented here because the ordinance is silent):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from decimal import Decimal, localcontext
+from decimal import Decimal
 from functools import cached_property
 from typing import Any, Literal, get_args
 
@@ -56,9 +56,9 @@ from common.values import NotADecimal, to_decimal
 from stormwater.domain.errors import InvalidParcel, InvalidSettings, StormwaterError
 from stormwater.domain.tr55 import (
     HUNDRED,
+    HYDROLOGY,
     ZERO,
     composite_cn,
-    hydrology_context,
     runoff_depth_in,
     runoff_volume_cuft,
 )
@@ -174,8 +174,7 @@ class StormwaterSettings:
     @property
     def standard_impervious_sqft(self) -> Decimal:
         """Impervious area of the standard parcel (PP-CWU-ERU-STD): 15,100 x 0.1821 = 2,749.71."""
-        with localcontext(hydrology_context()):
-            return self.standard_area_sqft * self.standard_impervious_fraction
+        return HYDROLOGY.multiply(self.standard_area_sqft, self.standard_impervious_fraction)
 
     @cached_property
     def standard(self) -> Hydrology:
@@ -249,8 +248,7 @@ class Parcel:
             object.__setattr__(self, name, value)
         if self.area_sqft == 0:
             raise InvalidParcel("parcel.area_sqft", "must be above 0")
-        with localcontext(hydrology_context()):
-            occupied = self.impervious_sqft + self.woods_sqft + self.excluded_sqft
+        occupied = HYDROLOGY.add(HYDROLOGY.add(self.impervious_sqft, self.woods_sqft), self.excluded_sqft)
         if occupied > self.area_sqft:
             raise InvalidParcel(
                 "parcel.area_sqft",
@@ -266,8 +264,7 @@ class Parcel:
     @property
     def counted_area_sqft(self) -> Decimal:
         """Area used for CN and volume: the parcel less excluded area (PP-CWU-CN)."""
-        with localcontext(hydrology_context()):
-            return self.area_sqft - self.excluded_sqft
+        return HYDROLOGY.subtract(self.area_sqft, self.excluded_sqft)
 
 
 def counted_impervious_sqft(parcel: Parcel, settings: StormwaterSettings) -> Decimal:
@@ -278,11 +275,10 @@ def counted_impervious_sqft(parcel: Parcel, settings: StormwaterSettings) -> Dec
     """
     if parcel.use != "residential":
         return parcel.impervious_sqft
-    with localcontext(hydrology_context()):
-        return min(
-            parcel.impervious_sqft + settings.residential_allowance_sqft,
-            parcel.counted_area_sqft - parcel.woods_sqft,
-        )
+    return min(
+        HYDROLOGY.add(parcel.impervious_sqft, settings.residential_allowance_sqft),
+        HYDROLOGY.subtract(parcel.counted_area_sqft, parcel.woods_sqft),
+    )
 
 
 def format_fixed(value: Decimal, places: int) -> str:
@@ -412,8 +408,7 @@ def determine_eru(parcel: Parcel, settings: StormwaterSettings) -> EruDeterminat
     if hydrology.runoff_cuft == 0:
         ratio = ZERO
     else:
-        with localcontext(hydrology_context()):
-            ratio = hydrology.runoff_cuft / standard.runoff_cuft
+        ratio = HYDROLOGY.divide(hydrology.runoff_cuft, standard.runoff_cuft)
     return EruDetermination(
         parcel=parcel,
         settings=settings,

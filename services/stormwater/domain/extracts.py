@@ -4,8 +4,9 @@ Idempotent by content: the extract's SHA-256 (computed while it streams in) iden
 so the same bytes under any key change nothing the second time; and a row that repeats the
 GIS values already kept is not a change either, so even a new file repeating old rows
 publishes nothing. Each changed parcel gets its new state, a GIS history entry and, only
-when its ERU or exemption changed, an ``ERUDetermined`` (and, where due, the project
-evaluation fee). Rejected rows go to a report in S3 (claim check) named by the
+when its ERU or exemption changed, a determination (and, where due, the project evaluation
+fee): new parcels' determinations are published 50 to an ``ERUsDetermined``, a known
+parcel's as its own ``ERUDetermined``. Rejected rows go to a report in S3 (claim check) named by the
 ``GisExtractTakenIn`` event; the other rows are kept.
 
 Order of writes (so a crash is repaired by the retry): the event-bearing items first
@@ -17,15 +18,21 @@ not an insert and is not published again.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from typing import IO, Protocol
 
 from common.clock import Clock
-from common.errors import PermanentError
+from common.errors import PermanentError, TransientError
 from common.reports import Report
-from stormwater.domain.gis import ExtractRejected, Rejection, reduce_extract
+from stormwater.domain.gis import (
+    ExtractRejected,
+    ParcelRecord,
+    Rejection,
+    accepted_records,
+    plan_extract,
+)
 from stormwater.domain.gis_files import extract_format, read_extract
 from stormwater.domain.parcels import ExtractChange, ParcelState, TariffView, apply_record
 from stormwater.events import GisExtractTakenIn, LineRejection
@@ -83,8 +90,11 @@ class ParcelRepository(Protocol):
     def states(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], ParcelState]: ...
 
     def record_extract_changes(
-        self, changes: Sequence[ExtractChange], *, file_key: str, file_id: str
-    ) -> None: ...
+        self, changes: Sequence[ExtractChange], *, file_key: str, file_id: str, chunk: int
+    ) -> list[tuple[str, str]]:
+        """Write the changes; returns the parcels changed by someone else since they were
+        read (none of their change is written)."""
+        ...
 
     def record_file(self, event: GisExtractTakenIn) -> None: ...
 
@@ -103,6 +113,18 @@ class IngestResult:
 
 
 CHUNK = 1_000  # parcels read, decided and written per round (bounded memory for writes)
+CONFLICT_ROUNDS = 5  # re-reads of parcels changed by someone else before the message is retried
+
+
+def _chunks(records: Iterable[ParcelRecord], size: int) -> Iterator[list[ParcelRecord]]:
+    chunk: list[ParcelRecord] = []
+    for record in records:
+        chunk.append(record)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def ingest_extract(
@@ -117,48 +139,72 @@ def ingest_extract(
 ) -> IngestResult:
     now = clock.now()
     today = now.date()
+    # Two streamed passes, so neither the file nor its records are ever held whole: the
+    # first hashes the bytes (content identity) and plans (digests of each parcel's rows,
+    # for repeats and conflicts); the second takes the accepted records in chunks.
     reader = HashingReader(store.open(upload.bucket, upload.key))
     try:
         fmt = extract_format(upload.key)
-        extract = reduce_extract(read_extract(reader, upload.key, tenants=tenants))  # type: ignore[arg-type]
+        plan = plan_extract(read_extract(reader, upload.key, tenants=tenants))  # type: ignore[arg-type]
         refused: ExtractRejected | None = None
     except ExtractRejected as exc:
         fmt = "geojson" if upload.key.lower().endswith((".geojson", ".json")) else "csv"
-        extract = reduce_extract(())
+        plan = plan_extract(())
         refused = exc
     reader.drain()
     file_id = reader.digest
     if repo.file_seen(file_id):
         return IngestResult(file_id=file_id, duplicate_file=True)
 
-    rejections: list[Rejection] = list(extract.rejections)
+    rejections: list[Rejection] = list(plan.rejections)
     if refused is not None:
         rejections = [Rejection(line=0, field=refused.field, reason=refused.reason)]
 
-    keys = list(extract.records)
     changed = unchanged = determined = fees = 0
-    for start in range(0, len(keys), CHUNK):
-        chunk = keys[start : start + CHUNK]
-        states = repo.states(chunk)
-        changes: list[ExtractChange] = []
-        for parcel_key in chunk:
-            record = extract.records[parcel_key]
-            change = apply_record(
-                states.get(parcel_key),
-                record,
-                tariff=tariff_for(record.tenant, today),
-                today=today,
-                file_key=upload.key,
-                now=now,
+    again = HashingReader(store.open(upload.bucket, upload.key)) if refused is None else None
+    records: Iterable[ParcelRecord] = ()
+    if again is not None:
+        rows = read_extract(again, upload.key, tenants=tenants)  # type: ignore[arg-type]
+        records = accepted_records(rows, plan)
+    for index, chunk in enumerate(_chunks(records, CHUNK)):
+        by_key = {(r.tenant, r.parcel_id): r for r in chunk}
+        pending: list[tuple[str, str]] = list(by_key)
+        for _attempt in range(CONFLICT_ROUNDS):
+            states = repo.states(pending)
+            changes: list[ExtractChange] = []
+            for parcel_key in pending:
+                record = by_key[parcel_key]
+                change = apply_record(
+                    states.get(parcel_key),
+                    record,
+                    tariff=tariff_for(record.tenant, today),
+                    today=today,
+                    file_key=upload.key,
+                    now=now,
+                )
+                if change is None:
+                    unchanged += 1
+                    continue
+                changes.append(change)
+            # A parcel changed meanwhile (an override, a reconsideration) is decided again
+            # on top of what was written, never overwritten.
+            conflicts = set(
+                repo.record_extract_changes(changes, file_key=upload.key, file_id=file_id, chunk=index)
             )
-            if change is None:
-                unchanged += 1
-                continue
-            changes.append(change)
-            determined += change.determined is not None
-            fees += change.fee is not None
-        changed += len(changes)
-        repo.record_extract_changes(changes, file_key=upload.key, file_id=file_id)
+            for change in changes:
+                if (change.state.tenant, change.state.parcel_id) not in conflicts:
+                    changed += 1
+                    determined += change.determined is not None
+                    fees += change.fee is not None
+            pending = [k for k in pending if k in conflicts]
+            if not pending:
+                break
+        else:
+            raise TransientError(f"{len(pending)} parcel(s) kept changing while the extract was taken in")
+    if again is not None:
+        again.drain()
+        if again.digest != file_id:
+            raise TransientError(f"{upload.key} was replaced while it was taken in; it is read again")
 
     report = None
     if rejections:
@@ -181,7 +227,7 @@ def ingest_extract(
             file_key=upload.key,
             file_id=file_id,
             format=fmt,
-            accepted=len(keys),
+            accepted=plan.accepted,
             changed=changed,
             unchanged=unchanged,
             rejected=len(rejections),
@@ -196,7 +242,7 @@ def ingest_extract(
     )
     return IngestResult(
         file_id=file_id,
-        accepted=len(keys),
+        accepted=plan.accepted,
         changed=changed,
         unchanged=unchanged,
         determined=determined,

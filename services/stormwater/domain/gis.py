@@ -6,9 +6,10 @@ cell means "not given" (0 for the areas, false for farmstead). An unknown column
 the file; each bad row is reported with its line (CSV: the header is line 1) or feature
 index (GeoJSON: from 0), the field and the reason, and the other rows are kept.
 
-Rows are checked one at a time as they stream in (:func:`check_row`); the whole extract is
-then reduced by :func:`reduce_extract`, which drops exact repeats of a parcel and rejects
-every row of a parcel that appears with different values (it cannot know which is right).
+Rows are checked one at a time as they stream in (:func:`check_row`). A first pass
+(:func:`plan_extract`) keeps only each parcel's digest and first line, to drop exact repeats
+of a parcel and reject every row of a parcel that appears with different values (it cannot
+know which is right); a second pass (:func:`accepted_records`) streams the accepted records.
 The geometry of a GeoJSON feature is kept with the record (it is not needed for the charge).
 """
 
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -221,19 +222,27 @@ def check_row(
 
 
 @dataclass
-class Extract:
-    """What an extract holds once reduced: one record per parcel, and the rejections."""
+class ExtractPlan:
+    """What a first pass over an extract found, without keeping its records: each parcel's
+    digest and first line, the parcels given with different values, and the rejections.
+    Memory grows with the number of parcels (about 200 bytes each), never with the size of
+    their rows or geometry; the records themselves are read again by :func:`accepted_records`."""
 
-    records: dict[tuple[str, str], ParcelRecord]
+    first: dict[tuple[str, str], tuple[str, int]]
+    conflicts: dict[tuple[str, str], list[int]]
     rejections: list[Rejection]
     repeats: int = 0
 
+    @property
+    def accepted(self) -> int:
+        return len(self.first) - len(self.conflicts)
 
-def reduce_extract(rows: Iterable[ParcelRecord | Rejection]) -> Extract:
-    """Keep one record per (tenant, parcel id); an exact repeat is dropped, a parcel given
-    twice with different values is rejected on every line that gives it."""
-    records: dict[tuple[str, str], ParcelRecord] = {}
-    conflicts: dict[tuple[str, str], list[ParcelRecord]] = {}
+
+def plan_extract(rows: Iterable[ParcelRecord | Rejection]) -> ExtractPlan:
+    """First pass: an exact repeat of a parcel is dropped; a parcel given twice with
+    different values is rejected on every line giving it."""
+    first: dict[tuple[str, str], tuple[str, int]] = {}
+    conflicts: dict[tuple[str, str], list[int]] = {}
     rejections: list[Rejection] = []
     repeats = 0
     for row in rows:
@@ -241,28 +250,33 @@ def reduce_extract(rows: Iterable[ParcelRecord | Rejection]) -> Extract:
             rejections.append(row)
             continue
         key = (row.tenant, row.parcel_id)
-        if key in conflicts:
-            conflicts[key].append(row)
-            continue
-        first = records.get(key)
-        if first is None:
-            records[key] = row
-        elif first == row:
+        digest = row.digest
+        seen = first.get(key)
+        if seen is None:
+            first[key] = (digest, row.line)
+        elif key in conflicts:
+            conflicts[key].append(row.line)
+        elif seen[0] == digest:
             repeats += 1
         else:
-            conflicts[key] = [records.pop(key), row]
-    for (_tenant, parcel_id), rows_of in conflicts.items():
-        lines = ", ".join(str(r.line) for r in rows_of)
-        for r in rows_of:
-            rejections.append(
-                Rejection(
-                    line=r.line,
-                    field="parcel_id",
-                    reason=f"parcel {parcel_id} is given with different values at lines/features {lines}",
-                )
-            )
+            conflicts[key] = [seen[1], row.line]
+    for (_tenant, parcel_id), lines in conflicts.items():
+        shown = ", ".join(map(str, lines))
+        reason = f"parcel {parcel_id} is given with different values at lines/features {shown}"
+        rejections.extend(Rejection(line=line, field="parcel_id", reason=reason) for line in lines)
     rejections.sort(key=lambda r: (r.line, r.field))
-    return Extract(records=records, rejections=rejections, repeats=repeats)
+    return ExtractPlan(first=first, conflicts=conflicts, rejections=rejections, repeats=repeats)
+
+
+def accepted_records(rows: Iterable[ParcelRecord | Rejection], plan: ExtractPlan) -> Iterator[ParcelRecord]:
+    """Second pass: each accepted parcel once (its first row), as the rows stream by."""
+    for row in rows:
+        if isinstance(row, Rejection):
+            continue
+        key = (row.tenant, row.parcel_id)
+        seen = plan.first.get(key)
+        if seen is not None and seen[1] == row.line and key not in plan.conflicts:
+            yield row
 
 
 def geometry_text(geometry: Any) -> str | None:

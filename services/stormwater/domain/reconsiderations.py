@@ -19,6 +19,13 @@ period, date paid).
 - An appeal to the Village Board is filed within 30 days of the decision (on or before
   decided_on + 30 days), with the appeal fee. The hearing is recorded with the votes; a
   majority of the votes cast is needed to reverse (a tie upholds the decision).
+- A reversal changes the ERU. The ordinance gives the Board "all the powers of the officer
+  from whom the appeal is taken" and lets it "make such ... determination as ought to be
+  made", so a reversal states the parcel data the Board finds, as the Engineer's decision
+  does; the ERU determined from it by the same code is the ERU the Board set, recorded on
+  the appeal and on ``AppealDecided``. (Interpretation: RULES.md says nothing of when; the
+  Engineer's change applies from his decision date, so the Board's applies from its
+  decision, the hearing date.) An upheld appeal changes nothing and states no data.
 """
 
 from __future__ import annotations
@@ -227,10 +234,7 @@ def decide(
         if not found:
             raise ReconsiderationRefused("found", "a decision on the merits states the parcel data found")
         data = _found_data(current, found)
-        try:
-            eru_found = determine(data, tariff.settings, tariff.version_id).eru
-        except FieldError as exc:
-            raise ReconsiderationRefused(exc.field.replace("parcel.", "found."), exc.message) from None
+        eru_found = _eru_of(data, tariff)
         billed = recon.billed_eru
         delta = abs(eru_found - billed)
         difference = (delta / billed * 100) if billed else (Decimal(100) if delta else ZERO)
@@ -300,6 +304,13 @@ def decide(
 AppealStatus = Literal["filed", "reversed", "upheld"]
 
 
+def _eru_of(data: ParcelData, tariff: TariffView) -> Decimal:
+    try:
+        return determine(data, tariff.settings, tariff.version_id).eru
+    except FieldError as exc:
+        raise ReconsiderationRefused(exc.field.replace("parcel.", "found."), exc.message) from None
+
+
 @dataclass(frozen=True)
 class Appeal:
     tenant: str
@@ -317,6 +328,9 @@ class Appeal:
     votes_to_reverse: int | None = None
     votes_to_uphold: int | None = None
     minutes_ref: str = ""
+    found: dict[str, str] | None = None
+    eru_set: Decimal | None = None
+    effective_from: date | None = None
 
 
 def file_appeal(
@@ -363,6 +377,13 @@ def file_appeal(
     return appeal, fee
 
 
+@dataclass(frozen=True)
+class Hearing:
+    appeal: Appeal
+    decided: AppealDecided
+    found_data: ParcelData | None  # a reversal: the data to determine from the hearing date on
+
+
 def record_hearing(
     appeal: Appeal,
     *,
@@ -371,9 +392,13 @@ def record_hearing(
     votes_to_reverse: int,
     votes_to_uphold: int,
     minutes_ref: str,
+    found: dict[str, str] | None,
+    current: ParcelData,
+    tariff: TariffView,
     now: datetime,
-) -> tuple[Appeal, AppealDecided]:
-    """The Board's hearing and vote: reversed only by a majority of the votes cast."""
+) -> Hearing:
+    """The Board's hearing and vote: reversed only by a majority of the votes cast; a
+    reversal states the data the Board finds and sets the ERU from the hearing date."""
     if appeal.status != "filed":
         raise ReconsiderationConflict(
             "status", f"appeal {appeal.appeal_id} was already heard ({appeal.status})"
@@ -389,8 +414,26 @@ def record_hearing(
         raise ReconsiderationRefused("votes_to_reverse", "the hearing record needs the Board's vote")
     if hearing_date < appeal.filed_on:
         raise ReconsiderationRefused("hearing_date", "the hearing cannot precede the appeal")
+    if hearing_date > now.date():
+        raise ReconsiderationRefused(
+            "hearing_date", f"{hearing_date.isoformat()} is after today: a hearing is recorded once held"
+        )
     reversed_ = 2 * votes_to_reverse > votes_to_reverse + votes_to_uphold
     status: AppealStatus = "reversed" if reversed_ else "upheld"
+    found_data: ParcelData | None = None
+    eru_set: Decimal | None = None
+    if reversed_:
+        if not found:
+            raise ReconsiderationRefused(
+                "found",
+                "a reversal states the parcel data the Board finds; the ERU is determined from it "
+                "(PP-CWU-APPEAL: the Board makes the determination that ought to be made)",
+            )
+        found_data = replace(_found_data(current, found), data_source="appeal")
+        eru_set = _eru_of(found_data, tariff)
+    elif found:
+        raise ReconsiderationRefused("found", "an upheld decision changes no parcel data")
+    effective_from = hearing_date if reversed_ else None
     heard = replace(
         appeal,
         status=status,
@@ -400,6 +443,9 @@ def record_hearing(
         votes_to_reverse=votes_to_reverse,
         votes_to_uphold=votes_to_uphold,
         minutes_ref=minutes_ref,
+        found=found if reversed_ else None,
+        eru_set=eru_set,
+        effective_from=effective_from,
     )
     event = AppealDecided(
         occurred_at=now,
@@ -412,5 +458,7 @@ def record_hearing(
         votes_to_reverse=votes_to_reverse,
         votes_to_uphold=votes_to_uphold,
         outcome=status,
+        eru_set=eru_set,
+        effective_from=effective_from,
     )
-    return heard, event
+    return Hearing(appeal=heard, decided=event, found_data=found_data)

@@ -1,9 +1,11 @@
 """The TR-55 curve number method, as the Clean Water Utility ordinance uses it.
 
 Pure Decimal arithmetic (X-MONEY: never float). Every function here computes in
-``hydrology_context()``, a local context of ``HYDROLOGY_PRECISION`` significant digits, and
-rounds nothing along the way: curve numbers, depths and volumes keep full precision; only
-ERUs are rounded, and only once (PP-CWU-ERU, in ``eru.py``).
+``HYDROLOGY``, one context of ``HYDROLOGY_PRECISION`` significant digits built once at
+import, through its methods (``HYDROLOGY.divide(a, b)``): no context is built, copied or
+installed per parcel (issue 11: building one per call was most of a determination's cost).
+Nothing is rounded along the way: curve numbers, depths and volumes keep full precision;
+only ERUs are rounded, and only once (PP-CWU-ERU, in ``eru.py``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from decimal import (
     DivisionByZero,
     InvalidOperation,
     Overflow,
-    localcontext,
 )
 
 from stormwater.domain.errors import InvalidHydrology
@@ -24,7 +25,10 @@ HYDROLOGY_PRECISION = 40
 """Significant digits for hydrology arithmetic: far beyond any figure that is displayed."""
 
 ZERO = Decimal(0)
+TEN = Decimal(10)
 HUNDRED = Decimal(100)
+THOUSAND = Decimal(1000)
+INITIAL_ABSTRACTION_RATIO = Decimal("0.2")
 INCHES_PER_FOOT = Decimal(12)
 
 
@@ -37,11 +41,17 @@ def hydrology_context() -> Context:
     )
 
 
+HYDROLOGY = hydrology_context()
+"""The one context the hydrology arithmetic runs in, through its methods (never installed as
+the thread's context, so callers' contexts are untouched). Its status flags accumulate and
+are never read; its traps raise."""
+_add, _sub, _mul, _div = HYDROLOGY.add, HYDROLOGY.subtract, HYDROLOGY.multiply, HYDROLOGY.divide
+
+
 def potential_retention_in(cn: Decimal) -> Decimal:
     """Potential maximum retention S (in) = 1000 / CN - 10 (PP-CWU-TR55; TR-55 eq. 2-4)."""
     _check_cn(cn, "cn")
-    with localcontext(hydrology_context()):
-        return Decimal(1000) / cn - 10
+    return _sub(_div(THOUSAND, cn), TEN)
 
 
 def runoff_depth_in(cn: Decimal, p_in: Decimal) -> Decimal:
@@ -53,13 +63,12 @@ def runoff_depth_in(cn: Decimal, p_in: Decimal) -> Decimal:
     _check_cn(cn, "cn")
     if not p_in.is_finite() or p_in < 0:
         raise InvalidHydrology("p_in", f"rainfall must be a non-negative number of inches, got {p_in}")
-    with localcontext(hydrology_context()):
-        s = Decimal(1000) / cn - 10
-        ia = Decimal("0.2") * s
-        if p_in <= ia:
-            return ZERO
-        excess = p_in - ia
-        return excess * excess / (excess + s)
+    s = _sub(_div(THOUSAND, cn), TEN)
+    ia = _mul(INITIAL_ABSTRACTION_RATIO, s)
+    if p_in <= ia:
+        return ZERO
+    excess = _sub(p_in, ia)
+    return _div(_mul(excess, excess), _add(excess, s))
 
 
 def composite_cn(
@@ -89,22 +98,23 @@ def composite_cn(
         raise InvalidHydrology("counted_area_sqft", "a composite curve number needs a counted area above 0")
     for name, cn in (("impervious_cn", impervious_cn), ("pervious_cn", pervious_cn), ("woods_cn", woods_cn)):
         _check_cn(cn, name)
-    with localcontext(hydrology_context()):
-        other_pervious = counted_area_sqft - impervious_sqft - woods_sqft
-        if other_pervious < 0:
-            raise InvalidHydrology(
-                "counted_area_sqft",
-                f"impervious ({impervious_sqft}) + woods ({woods_sqft}) exceed the counted area "
-                f"({counted_area_sqft})",
-            )
-        weighted = impervious_sqft * impervious_cn + other_pervious * pervious_cn + woods_sqft * woods_cn
-        return weighted / counted_area_sqft
+    other_pervious = _sub(_sub(counted_area_sqft, impervious_sqft), woods_sqft)
+    if other_pervious < 0:
+        raise InvalidHydrology(
+            "counted_area_sqft",
+            f"impervious ({impervious_sqft}) + woods ({woods_sqft}) exceed the counted area "
+            f"({counted_area_sqft})",
+        )
+    weighted = _add(
+        _add(_mul(impervious_sqft, impervious_cn), _mul(other_pervious, pervious_cn)),
+        _mul(woods_sqft, woods_cn),
+    )
+    return _div(weighted, counted_area_sqft)
 
 
 def runoff_volume_cuft(runoff_in: Decimal, area_sqft: Decimal) -> Decimal:
     """Runoff volume (cu ft) = Q (in) / 12 x area (sq ft) (PP-CWU-TR55). Unrounded."""
-    with localcontext(hydrology_context()):
-        return runoff_in * area_sqft / INCHES_PER_FOOT
+    return _div(_mul(runoff_in, area_sqft), INCHES_PER_FOOT)
 
 
 def _check_cn(cn: Decimal, name: str) -> None:

@@ -153,6 +153,10 @@ class HearingRecord(_Body):
     votes_to_reverse: int = Field(ge=0, le=100)
     votes_to_uphold: int = Field(ge=0, le=100)
     minutes_ref: str = Field(default="", max_length=500)
+    found: dict[str, str] | None = Field(
+        default=None,
+        description="A reversal: the parcel data the Board finds (areas, use); the ERU it sets follows",
+    )
 
 
 class ServiceApplication(_Body):
