@@ -170,3 +170,18 @@ def test_preview_and_septage_routes_need_a_staff_token_of_grafton(
     assert call("GET", "/staff/grafton-sewer/septage/permits/SP-1", claims)[0] == 403
     assert call("POST", "/staff/grafton-sewer/septage/disposals", claims, body=DISPOSAL)[0] == 403
     assert call("GET", "/staff/grafton-sewer/septage/permits/SP-1")[0] == 404  # nothing was kept
+
+
+def test_out_of_tariff_dates_and_empty_disposals_are_refused_not_errors(billed: Stack) -> None:  # noqa: F811
+    old = {"period_start": "1990-01-01", "period_end": "1990-04-01", "water_gallons": "1000"}
+    status, body = call("POST", "/staff/grafton-sewer/accounts/GR-1/preview", body=old)
+    assert status == 400, body
+    call("POST", "/staff/grafton-sewer/septage/permits", body=PERMIT)
+    status, message = error(
+        call("POST", "/staff/grafton-sewer/septage/disposals", body={**DISPOSAL, "disposed_on": "1990-01-01"})
+    )
+    assert status == 400 and message.startswith("disposed_on:")
+    status, message = error(
+        call("POST", "/staff/grafton-sewer/septage/disposals", body={**DISPOSAL, "gallons": "0"})
+    )
+    assert status == 400 and message.startswith("gallons:")
