@@ -467,7 +467,13 @@ class PermitIn(BaseModel):
     account_id: str | None = Field(default=None, max_length=64, pattern=r"^[^#]+$")
 
 
-SeptageTenant = Annotated[str, Path(description="Septage permits are Grafton's", pattern=r"^grafton-sewer$")]
+def _septage_tenant(tenant: str) -> None:
+    """Septage haulers are Grafton's (GR-SEPTAGE-PERMIT); other tenants have none."""
+    _known_tenant(tenant)
+    if tenant != septage.TENANT:
+        raise ApiError(
+            404, "no_septage", f"tenant: {tenant} has no septage hauler permits (GR-SEPTAGE-PERMIT)"
+        )
 
 
 @app.post(
@@ -476,7 +482,8 @@ SeptageTenant = Annotated[str, Path(description="Septage permits are Grafton's",
     tags=["staff"],
     responses=error_responses(400, 401, 403, 404, 409),
 )
-def staff_register_permit(tenant: SeptageTenant, permit: PermitIn) -> dict[str, Any]:
+def staff_register_permit(tenant: TenantPath, permit: PermitIn) -> dict[str, Any]:
+    _septage_tenant(tenant)
     _require(tenant)
     record = septage.Permit(
         permit_id=permit.permit_id,
@@ -501,9 +508,10 @@ def staff_register_permit(tenant: SeptageTenant, permit: PermitIn) -> dict[str, 
     responses=error_responses(400, 401, 403, 404),
 )
 def staff_permit(
-    tenant: SeptageTenant,
+    tenant: TenantPath,
     permit_id: Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")],
 ) -> dict[str, Any]:
+    _septage_tenant(tenant)
     _require(tenant)
     found = usecases.septage_permit(permit_id, repo=composition.repo())
     if found is None:
@@ -527,7 +535,8 @@ class DisposalIn(BaseModel):
     tags=["staff"],
     responses=error_responses(400, 401, 403, 404, 409),
 )
-def staff_disposal(tenant: SeptageTenant, disposal: DisposalIn) -> dict[str, Any]:
+def staff_disposal(tenant: TenantPath, disposal: DisposalIn) -> dict[str, Any]:
+    _septage_tenant(tenant)
     _require(tenant)
     record = septage.Disposal(
         disposal.reference,
