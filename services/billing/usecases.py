@@ -649,8 +649,7 @@ def keep_producer_event(event: Any, *, projections: Any, clock: Any) -> None:
     elif isinstance(event, ERUDetermined):
         projections.keep_eru(event, now)
     elif isinstance(event, ERUsDetermined):  # a chunk of a GIS extract's: each kept as if alone
-        for determined in event.determinations:
-            projections.keep_eru(determined, now)
+        projections.keep_erus(event.determinations, now)
     elif isinstance(event, CreditChanged):
         projections.keep_credit(event, now)
     elif isinstance(event, FeeCharged):

@@ -335,6 +335,7 @@ PRODUCER_FIXTURES = [
     "SamplingCostCharged",
     "SamplingCostsCharged",
     "ERUDetermined",
+    "ERUsDetermined",
     "CreditChanged",
     "FeeCharged",
     "RefundGranted",
@@ -352,12 +353,50 @@ def test_every_producer_fixture_is_kept_by_billings_consumer_once(flow: Stack, n
         return
     assert rejected == []
     kept = flow.state("billing")
-    # Each kept record names its source event (a chunk's charges: each charge's own).
-    sources = [c["event_id"] for c in detail["charges"]] if "charges" in detail else [detail["event_id"]]
+    # Each kept record names its source event (a chunk's charges or determinations: each one's own).
+    parts = detail.get("charges") or detail.get("determinations")
+    sources = [c["event_id"] for c in parts] if parts else [detail["event_id"]]
     assert kept and all(json.dumps(kept, default=str).count(source) >= 1 for source in sources)
     on_producer_event.lambda_handler(sqs_event(body), lambda_context())
     assert flow.state("billing") == kept or all(
         a["pk"] == b["pk"] for a, b in zip(flow.state("billing"), kept, strict=True)
+    )
+
+
+def test_a_chunk_of_erus_is_kept_beside_a_credit_and_an_earlier_determination(flow: Stack) -> None:
+    from billing.composition import projections
+    from stormwater.events import CreditChanged, ERUDetermined, ERUsDetermined
+
+    chunk = ERUsDetermined.model_validate_json(
+        json.dumps(json.loads(fixture_text("ERUsDetermined.json"))["detail"])
+    )
+    first = chunk.determinations[0]
+    credit = CreditChanged.model_validate_json(
+        json.dumps(json.loads(fixture_text("CreditChanged.json"))["detail"])
+    )
+    credit = credit.model_copy(update={"tenant": first.tenant, "parcel_id": first.parcel_id})
+    earlier = ERUDetermined.model_validate_json(first.model_dump_json()).model_copy(
+        update={"sequence": first.sequence + 1}
+    )
+    kept = projections()
+    now = datetime(2026, 10, 1, tzinfo=UTC)
+    kept.keep_credit(credit, now)  # the parcel item exists with a credits map only
+    kept.keep_erus(chunk.determinations, now)  # the determinations map is created beside it
+    kept.keep_erus([earlier], now)  # and a later key is added to it, the others kept
+    kept.keep_erus(chunk.determinations, now)  # a redelivery rewrites the same values
+    [item] = [
+        i for i in flow.state("billing") if i["pk"] == f"ERU#{first.tenant}" and i["sk"] == first.parcel_id
+    ]
+    assert sorted(item["determinations"]) == [f"{first.sequence:06d}", f"{first.sequence + 1:06d}"]
+    assert list(item["credits"]) == [f"{credit.credit_id}:{credit.status}"]
+    # A map that changed under the writer is caught by the condition: the other form is used.
+    assert (
+        kept._update_map(f"ERU#{first.tenant}", "NEW-PARCEL", "determinations", "k", {}, now, exists=True)
+        is False
+    )
+    assert (
+        kept._update_map(f"ERU#{first.tenant}", "NEW-PARCEL", "determinations", "k", {}, now, exists=False)
+        is True
     )
 
 

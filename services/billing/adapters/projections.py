@@ -11,14 +11,17 @@ re-determination of a billed period is handed to the re-rating first, X-IMMUTABL
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
+
+from botocore.exceptions import ClientError
 
 from billing.adapters.items import entry_item
 from billing.adapters.store import Store
 from billing.domain.ledger import Entry
 from common.dynamo import to_item
+from common.errors import TransientError
 from metering.events import ConsumptionDetermined
 from sampling.events import SamplingCostCharged, StrengthClassified
 from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGranted
@@ -45,22 +48,60 @@ class Projections(Store):
     def _put_in_map(
         self, pk: str, sk: str, attribute: str, key: str, value: dict[str, Any], now: datetime
     ) -> None:
+        self._put_in_maps(attribute, [(pk, sk, key, value)], now)
+
+    def _put_in_maps(
+        self, attribute: str, entries: Sequence[tuple[str, str, str, dict[str, Any]]], now: datetime
+    ) -> None:
+        """Set ``attribute[key] = value`` on each item (pk, sk), creating the item or its map
+        where missing: one BatchGetItem per 100 items tells which maps exist, then one
+        conditional UpdateItem per entry (setting the key in an existing map, or creating the
+        map with it); a map created or removed meanwhile by another writer is caught by the
+        condition and the other form is used, so no concurrent key is lost."""
+        found = self.get_many(list(dict.fromkeys((pk, sk) for pk, sk, _, _ in entries)))
+        for pk, sk, key, value in entries:
+            has_map = attribute in (found.get((pk, sk)) or {})
+            for exists in (has_map, not has_map, has_map):
+                if self._update_map(pk, sk, attribute, key, value, now, exists=exists):
+                    break
+            else:
+                raise TransientError(f"{pk}/{sk}: {attribute} kept changing while {key} was set")
+
+    def _update_map(
+        self,
+        pk: str,
+        sk: str,
+        attribute: str,
+        key: str,
+        value: dict[str, Any],
+        now: datetime,
+        *,
+        exists: bool,
+    ) -> bool:
         self._count("UpdateItem")
-        self.client.update_item(
-            TableName=self.table,
-            Key={"pk": {"S": pk}, "sk": {"S": sk}},
-            UpdateExpression="SET #m = if_not_exists(#m, :empty), updated_at = :now",
-            ExpressionAttributeNames={"#m": attribute},
-            ExpressionAttributeValues={":empty": {"M": {}}, ":now": {"S": now.isoformat()}},
-        )
-        self._count("UpdateItem")
-        self.client.update_item(
-            TableName=self.table,
-            Key={"pk": {"S": pk}, "sk": {"S": sk}},
-            UpdateExpression="SET #m.#k = :v",
-            ExpressionAttributeNames={"#m": attribute, "#k": key},
-            ExpressionAttributeValues={":v": {"M": to_item(value)}},
-        )
+        names = {"#m": attribute}
+        values: dict[str, Any] = {":now": {"S": now.isoformat()}}
+        if exists:
+            names["#k"] = key
+            values[":v"] = {"M": to_item(value)}
+            expression, condition = "SET #m.#k = :v, updated_at = :now", "attribute_exists(#m)"
+        else:
+            values[":one"] = {"M": {key: {"M": to_item(value)}}}
+            expression, condition = "SET #m = :one, updated_at = :now", "attribute_not_exists(#m)"
+        try:
+            self.client.update_item(
+                TableName=self.table,
+                Key={"pk": {"S": pk}, "sk": {"S": sk}},
+                UpdateExpression=expression,
+                ConditionExpression=condition,
+                ExpressionAttributeNames=names,
+                ExpressionAttributeValues=values,
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise
+        return True
 
     def keep_consumption(self, e: ConsumptionDetermined, now: datetime) -> bool:
         """Kept once per (tenant, account, period); see `keep_consumptions`."""
@@ -118,17 +159,30 @@ class Projections(Store):
         return len(changed)
 
     def keep_eru(self, e: ERUDetermined, now: datetime) -> None:
-        value = {
-            "sequence": e.sequence,
-            "effective_from": e.effective_from.isoformat(),
-            "eru": str(e.eru),
-            "exempt": e.exempt,
-            "use": e.breakdown.use,
-            "owner_name": e.owner_name,
-            "breakdown": json.dumps(_plain(e.breakdown)),
-            "source_event_id": e.event_id,
-        }
-        self._put_in_map(f"ERU#{e.tenant}", e.parcel_id, "determinations", f"{e.sequence:06d}", value, now)
+        self.keep_erus((e,), now)
+
+    def keep_erus(self, events: Iterable[ERUDetermined], now: datetime) -> None:
+        """Each determination under its parcel, keyed by its sequence (a redelivery rewrites
+        the same value); a chunk costs one BatchGetItem and one UpdateItem per parcel."""
+        entries = [
+            (
+                f"ERU#{e.tenant}",
+                e.parcel_id,
+                f"{e.sequence:06d}",
+                {
+                    "sequence": e.sequence,
+                    "effective_from": e.effective_from.isoformat(),
+                    "eru": str(e.eru),
+                    "exempt": e.exempt,
+                    "use": e.breakdown.use,
+                    "owner_name": e.owner_name,
+                    "breakdown": json.dumps(_plain(e.breakdown)),
+                    "source_event_id": e.event_id,
+                },
+            )
+            for e in events
+        ]
+        self._put_in_maps("determinations", entries, now)
 
     def keep_credit(self, e: CreditChanged, now: datetime) -> None:
         value = {
