@@ -24,6 +24,7 @@ from billing.domain.issuing import ChunkInputs, ChunkResult, Held, chunks, rate_
 from billing.domain.ledger import Entry
 from billing.domain.payments import Payment, parse_lockbox_file
 from billing.domain.rating import RatingEngine
+from billing.domain.septage import Disposal, Permit
 from billing.domain.terms import Terms, terms_of
 from billing.events import (
     BillDelinquent,
@@ -777,6 +778,151 @@ def dry_run(
         "total": str(sum((Decimal(b["total"]) for b in bills), Decimal("0.00"))),
         "held": held,
     }
+
+
+# --- staff preview and septage (issue 14) -------------------------------------------------
+
+
+class PreviewRefused(PermanentError):
+    """A preview the account or tariff cannot give; the message starts with the field."""
+
+
+def preview_bill(
+    tenant: str,
+    account_id: str,
+    period_start: date,
+    period_end: date,
+    water_gallons: Decimal | None,
+    *,
+    repo: BillingRepo,
+    book: TariffBook,
+) -> dict[str, Any]:
+    """The bill ``account_id`` would get for the period, rated with the cycle's engine and
+    inputs (``rating_input``), nothing written. ``water_gallons`` stands in for the
+    period's determined consumption; without it, what billing holds is used."""
+    from billing.domain.issuing import Usage, rating_input
+    from billing.domain.rating import RatingError
+    from billing.domain.rating.output import bill_to_contract
+
+    account = repo.account(tenant, account_id)
+    if account is None:
+        raise PreviewRefused(f"account_id: no account {account_id!r} at {tenant}")
+    if period_end <= period_start:
+        raise PreviewRefused(f"period_end: {period_end} is not after period_start {period_start}")
+    recs = (
+        str(total_recs_of(repo.accounts(tenant), period_start, period_end, book))
+        if tenant == "sullivan-sewer"
+        else None
+    )
+    req = ChunkRequest(
+        tenant, period_start, period_end, period_end, account_id, account_id, recs, (account_id,)
+    )
+    inp = load_chunk(req, repo)
+    if water_gallons is not None:
+        inp = replace(inp, usage={account_id: Usage(volume_gal=water_gallons)})
+    rated_input = rating_input(inp, account)
+    if isinstance(rated_input, str):
+        raise PreviewRefused(f"water_gallons: {rated_input}")
+    try:
+        rated = RatingEngine(book).rate(rated_input)
+    except RatingError as exc:
+        raise PreviewRefused(str(exc)) from None
+    return {"account_id": account_id, "preview": True, **bill_to_contract(rated)}
+
+
+class SeptageConflict(PermanentError):
+    """A permit id or disposal reference already used for other values."""
+
+
+def register_permit(permit: Permit, *, repo: BillingRepo, now: datetime) -> dict[str, Any]:
+    """GR-SEPTAGE-PERMIT: keep a checked permit, idempotent by its permit id (the same
+    permit again is replayed; other values under the id are refused)."""
+    from billing.domain.septage import TENANT, check_permit
+
+    values = check_permit(permit).to_json()
+    request = json.dumps(values, sort_keys=True)
+    item = {
+        "pk": f"SEPTAGE_PERMIT#{TENANT}",
+        "sk": permit.permit_id,
+        "request": request,
+        "recorded_at": now.isoformat(),
+    }
+    if repo.put_new(item):
+        return {**values, "replayed": False}
+    stored = repo.get(f"SEPTAGE_PERMIT#{TENANT}", permit.permit_id) or {}
+    if stored.get("request") != request:
+        raise SeptageConflict(f"permit_id: {permit.permit_id!r} is registered with other values")
+    return {**values, "replayed": True}
+
+
+def septage_permit(permit_id: str, *, repo: BillingRepo) -> Permit | None:
+    from billing.domain.septage import TENANT, permit_of
+
+    stored = repo.get(f"SEPTAGE_PERMIT#{TENANT}", permit_id)
+    return None if stored is None else permit_of(json.loads(stored["request"]))
+
+
+def record_disposal(
+    disposal: Disposal, *, repo: BillingRepo, book: TariffBook, now: datetime
+) -> dict[str, Any]:
+    """GR-SEPTAGE-CHARGE: a disposal by a permitted unit is charged at the tariff's septage
+    rate in force on the disposal date; the disposal item keeps the line with its
+    derivation and, when the permit names the hauler's account, the charge is posted to
+    that account's ledger in the same transaction. Idempotent by ``reference``."""
+    from billing.adapters.items import entry_item
+    from billing.domain.septage import CHARGE_RULE, TENANT, charge_disposal
+    from common.dynamo import ConditionFailed, put_if_absent, transact
+
+    tariff = book.in_force(TENANT, disposal.disposed_on)
+    permit = septage_permit(disposal.permit_id, repo=repo)
+    line = charge_disposal(disposal, permit, tariff)  # type: ignore[arg-type]
+    account_id = permit.account_id if permit is not None else None
+    asked = {
+        "permit_id": disposal.permit_id,
+        "licence_number": disposal.licence_number,
+        "gallons": str(disposal.gallons),
+        "disposed_on": disposal.disposed_on.isoformat(),
+    }
+    request = json.dumps(asked, sort_keys=True)
+    result = {**asked, "reference": disposal.reference, "account_id": account_id, "line": line}
+    item = {
+        "pk": f"SEPTAGE_DISPOSAL#{TENANT}",
+        "sk": disposal.reference,
+        "request": request,
+        "line": json.dumps(line, sort_keys=True),
+        "account_id": account_id,
+        "recorded_at": now.isoformat(),
+    }
+    actions = [put_if_absent(repo.table, item)]
+    if account_id is not None:
+        entry = Entry(
+            entry_id=f"SEPTAGE-{disposal.reference}",
+            tenant=TENANT,
+            account_id=account_id,
+            posted_on=disposal.disposed_on,
+            kind="charge",
+            amount=Decimal(line["amount"]),
+            fund="om",
+            rule_id=CHARGE_RULE,
+            reference=disposal.reference,
+            description=(
+                f"Septage disposal {line['quantity']} kgal x {line['rate']} "
+                f"(unit {disposal.licence_number}, permit {disposal.permit_id})"
+            ),
+        )
+        actions.append(
+            {"Put": {"TableName": repo.table, "Item": to_item(entry_item(entry, now.isoformat()))}}
+        )
+    try:
+        transact(repo.client, actions)
+    except ConditionFailed:
+        stored = repo.get(f"SEPTAGE_DISPOSAL#{TENANT}", disposal.reference) or {}
+        if stored.get("request") != request:
+            raise SeptageConflict(
+                f"reference: {disposal.reference!r} was used for another disposal"
+            ) from None
+        return {**result, "replayed": True}
+    return {**result, "replayed": False}
 
 
 def post_adjustment(

@@ -91,6 +91,9 @@ NOT_EXPRESSIBLE = {
     "POST /parcels/{tenant}/{parcel_id}/credits": "credits are for nonresidential parcels only (PP-CWU-CREDIT)",
     "POST /staff/{tenant}/parcels/{parcel_id}/overrides": "field names and values of parcel data, impervious within area",
     "POST /staff/{tenant}/parcels/{parcel_id}/applications": "the use's rules; impervious area within the parcel's area",
+    "POST /staff/{tenant}/accounts/{account_id}/preview": "period_end after period_start; a metered account needs a volume",
+    "POST /staff/{tenant}/septage/permits": "GR-SEPTAGE-PERMIT: insurance of at least $100,000, distinct unit licences",
+    "POST /staff/{tenant}/septage/disposals": "GR-SEPTAGE-PERMIT: the permit and unit must be on file (stored state)",
 }
 
 

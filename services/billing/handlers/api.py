@@ -17,7 +17,7 @@ from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, ConfigDict, Field
 
 from billing import composition, readmodels, usecases
-from billing.domain import accounts
+from billing.domain import accounts, septage
 from billing.domain.csvfiles import BadCell
 from common.authz import require
 from common.clock import RuntimeClock
@@ -397,6 +397,164 @@ def staff_adjustment(tenant: TenantPath, account_id: AccountPath, adjustment: Ad
     except usecases.AdjustmentRefused as exc:
         status = 404 if str(exc).startswith("bill_id") else 409
         raise ApiError(status, "adjustment_refused", str(exc)) from None
+
+
+# --- bill preview and septage haulers (issue 14) ------------------------------------------
+
+# A non-negative decimal string of gallons: up to twelve digits, up to three places. The
+# pattern is in the OpenAPI document, so a schema-valid figure is never refused.
+GALLONS_PATTERN = r"^(0|[1-9][0-9]{0,11})(\.[0-9]{1,3})?$"
+Gallons = Field(pattern=GALLONS_PATTERN, max_length=16, examples=["23000"])
+Text = Field(min_length=1, max_length=200)
+IdText = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")
+
+
+class PreviewIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    period_start: date
+    period_end: date
+    water_gallons: str | None = Field(
+        default=None, pattern=GALLONS_PATTERN, max_length=16, examples=["23000"]
+    )
+
+
+@app.post(
+    "/staff/<tenant>/accounts/<account_id>/preview",
+    summary="The bill an account would get for a period and volume, writing nothing",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_preview(tenant: TenantPath, account_id: AccountPath, preview: PreviewIn) -> dict[str, Any]:
+    _known_tenant(tenant)
+    _require(tenant)
+    gallons = None if preview.water_gallons is None else Decimal(preview.water_gallons)
+    try:
+        return usecases.preview_bill(
+            tenant,
+            account_id,
+            preview.period_start,
+            preview.period_end,
+            gallons,
+            repo=composition.repo(),
+            book=composition.tariff_book(),
+        )
+    except usecases.PreviewRefused as exc:
+        status = 404 if str(exc).startswith("account_id") else 400
+        raise ApiError(status, "preview_refused", str(exc)) from None
+
+
+class UnitIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    make: str = Text
+    model: str = Text
+    licence_number: str = IdText
+
+
+class PermitIn(BaseModel):
+    """GR-SEPTAGE-PERMIT; the insurance amount is a decimal string of dollars and cents."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    permit_id: str = IdText
+    name: str = Text
+    address: str = Field(min_length=1, max_length=500)
+    units: list[UnitIn] = Field(min_length=1, max_length=100)
+    insurance_amount: str = Field(
+        pattern=r"^[0-9]{1,12}(\.[0-9]{1,2})?$", max_length=15, examples=["250000.00"]
+    )
+    account_id: str | None = Field(default=None, max_length=64, pattern=r"^[^#]+$")
+
+
+def _septage_tenant(tenant: str) -> None:
+    """Septage haulers are Grafton's (GR-SEPTAGE-PERMIT); other tenants have none."""
+    _known_tenant(tenant)
+    if tenant != septage.TENANT:
+        raise ApiError(
+            404, "no_septage", f"tenant: {tenant} has no septage hauler permits (GR-SEPTAGE-PERMIT)"
+        )
+
+
+@app.post(
+    "/staff/<tenant>/septage/permits",
+    summary="GR-SEPTAGE-PERMIT: register a septage hauler permit (idempotent by permit_id)",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404, 409),
+)
+def staff_register_permit(tenant: TenantPath, permit: PermitIn) -> dict[str, Any]:
+    _septage_tenant(tenant)
+    _require(tenant)
+    record = septage.Permit(
+        permit_id=permit.permit_id,
+        name=permit.name,
+        address=permit.address,
+        units=tuple(septage.Unit(u.make, u.model, u.licence_number) for u in permit.units),
+        insurance_amount=Decimal(permit.insurance_amount),
+        account_id=permit.account_id,
+    )
+    try:
+        return usecases.register_permit(record, repo=composition.repo(), now=RuntimeClock().now())
+    except septage.SeptageRefused as exc:
+        raise ApiError(400, "permit_refused", str(exc)) from None
+    except usecases.SeptageConflict as exc:
+        raise ApiError(409, "permit_id_reused", str(exc)) from None
+
+
+@app.get(
+    "/staff/<tenant>/septage/permits/<permit_id>",
+    summary="GR-SEPTAGE-PERMIT: a septage hauler permit",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_permit(
+    tenant: TenantPath,
+    permit_id: Annotated[str, Path(max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")],
+) -> dict[str, Any]:
+    _septage_tenant(tenant)
+    _require(tenant)
+    found = usecases.septage_permit(permit_id, repo=composition.repo())
+    if found is None:
+        raise ApiError(404, "unknown_permit", f"permit_id: no septage hauler permit {permit_id!r}")
+    return found.to_json()
+
+
+class DisposalIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    permit_id: str = IdText
+    licence_number: str = IdText
+    gallons: str = Gallons
+    disposed_on: date
+    reference: str = IdText
+
+
+@app.post(
+    "/staff/<tenant>/septage/disposals",
+    summary="GR-SEPTAGE-CHARGE: charge a permitted hauler's disposal (idempotent by reference)",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404, 409),
+)
+def staff_disposal(tenant: TenantPath, disposal: DisposalIn) -> dict[str, Any]:
+    _septage_tenant(tenant)
+    _require(tenant)
+    record = septage.Disposal(
+        disposal.reference,
+        disposal.permit_id,
+        disposal.licence_number,
+        Decimal(disposal.gallons),
+        disposal.disposed_on,
+    )
+    try:
+        return usecases.record_disposal(
+            record, repo=composition.repo(), book=composition.tariff_book(), now=RuntimeClock().now()
+        )
+    except septage.SeptageRefused as exc:
+        raise ApiError(400, "disposal_refused", str(exc)) from None
+    except TariffNotInForce as exc:
+        raise ApiError(400, "tariff_not_in_force", f"disposed_on: {exc}") from None
+    except usecases.SeptageConflict as exc:
+        raise ApiError(409, "reference_reused", str(exc)) from None
 
 
 class PaymentIn(BaseModel):
