@@ -433,6 +433,8 @@ class StormwaterService:
         return marked
 
     def bill(self, tenant: str, bill_id: str) -> rc.BillView | None:
+        if "#" in bill_id or not bill_id.strip():  # no such bill: ids never hold the key separator
+            return None
         item = self._records.get(key("BILL", tenant, bill_id), "BILL")
         return None if item is None else _BILL.validate_json(item["body"])
 

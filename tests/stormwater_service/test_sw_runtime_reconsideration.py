@@ -210,6 +210,10 @@ def test_late_requests_and_late_appeals_are_refused_with_their_dates(
     status, body = call(rt, "POST", f"{BASE}/reconsiderations", owner(PARCEL), _request("B-4"))
     assert status == 400 and "paid on 2026-10-02" in body["error"]["message"]
     assert "filed by 2026-11-01" in body["error"]["message"]
+    # A bill id holding the key separator names no bill: a client error, never a 500.
+    for bad in ("#", "B-4#x"):
+        status, body = call(rt, "POST", f"{BASE}/reconsiderations", owner(PARCEL), _request(bad))
+        assert status == 400 and "bill_id" in body["error"]["message"], (bad, status, body)
 
     status, body = call(
         rt,

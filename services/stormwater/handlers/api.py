@@ -97,7 +97,7 @@ class CreditApplication(_Body):
 
 
 class ReconsiderationRequest(_Body):
-    bill_id: str = Field(max_length=200)
+    bill_id: str = Field(max_length=200, pattern=r"^[^#]*[^#\s][^#]*$", description="The bill's id (no '#')")
     grounds: str = Field(max_length=4000, pattern=r"\S", description="Why (not blank)")
     asserted_amount: str = Field(
         max_length=40,
