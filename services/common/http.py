@@ -13,6 +13,8 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 from pydantic import BaseModel, WithJsonSchema
 
+from common.ids import KeyPartError
+
 SUCCESS_DESCRIPTION = "Successful response"
 
 
@@ -86,6 +88,11 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.not_found
     def _no_route(exc: Exception) -> Response[str]:
         return error_response(404, "not_found", "no such route")
+
+    @app.exception_handler(KeyPartError)
+    def _no_such_id(exc: KeyPartError) -> Response[str]:
+        # An id from a client holding the key separator names no record (never a 500).
+        return error_response(404, "not_found", "no such record: an id cannot contain '#'")
 
     @app.exception_handler(json.JSONDecodeError)
     def _bad_json(exc: json.JSONDecodeError) -> Response[str]:

@@ -15,9 +15,13 @@ def content_digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+class KeyPartError(ValueError):
+    """A key part holding the separator: no record can have that id (the HTTP APIs answer 404)."""
+
+
 def key(*parts: object) -> str:
     """Join business-key parts into one DynamoDB key component: ``key("A", 1) == "A#1"``."""
     text = [str(p) for p in parts]
     if any("#" in p for p in text[1:]):
-        raise ValueError(f"key parts must not contain '#': {text!r}")
+        raise KeyPartError(f"key parts must not contain '#': {text!r}")
     return "#".join(text)
