@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from billing import composition, readmodels, usecases
 from billing.domain import accounts, septage
 from billing.domain.csvfiles import BadCell
-from common.authz import require
+from common.authz import Caller, require
 from common.clock import RuntimeClock
 from common.dates import add_months
 from common.http import ApiError, error_responses, install_error_handlers
@@ -79,32 +79,9 @@ def get_tariff(
 # --- staff and payment routes (issue 12) -------------------------------------------------
 
 
-def _claims() -> dict[str, Any]:
-    raw = app.current_event.raw_event.get("requestContext", {}).get("authorizer") or {}
-    return dict((raw.get("jwt") or {}).get("claims") or {})
-
-
-def _listed(value: Any) -> list[str]:
-    """API Gateway hands list claims to the function as "[a b]" strings."""
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    text = str(value or "").strip()
-    if text.startswith("[") and text.endswith("]"):
-        text = text[1:-1]
-    return [p for p in text.replace(",", " ").split() if p]
-
-
-def _require(
-    tenant: str, *, roles: tuple[str, ...] = ("staff",), account_id: str | None = None
-) -> dict[str, Any]:
-    """CONTRACTS.md tokens: ``role`` and ``tenants``; a customer only its ``accounts``."""
-    claims = _claims()
-    role = str(claims.get("role", ""))
-    if role not in roles or tenant not in _listed(claims.get("tenants")):
-        raise ApiError(403, "forbidden", f"tenant: a {'/'.join(roles)} token of {tenant} is required")
-    if role == "customer" and account_id not in _listed(claims.get("accounts")):
-        raise ApiError(403, "forbidden", f"account_id: {account_id} is not an account of this token")
-    return claims
+def _require(tenant: str, *, roles: tuple[str, ...] = ("staff",), account_id: str | None = None) -> Caller:
+    """CONTRACTS.md tokens (``common.authz``): ``role`` and ``tenants``; a customer only its ``accounts``."""
+    return require(app.current_event.raw_event, tenant, roles=roles, account_id=account_id)
 
 
 def _known_tenant(tenant: str) -> None:
@@ -222,7 +199,7 @@ def staff_account(tenant: TenantPath, account_id: AccountPath) -> dict[str, Any]
 )
 def staff_put_account(tenant: TenantPath, account_id: AccountPath) -> dict[str, Any]:
     _known_tenant(tenant)
-    claims = _require(tenant)
+    who = _require(tenant)
     body = app.current_event.json_body
     if not isinstance(body, dict):
         raise ApiError(400, "invalid_request", "body: must be a JSON object")
@@ -235,9 +212,7 @@ def staff_put_account(tenant: TenantPath, account_id: AccountPath) -> dict[str, 
         record = accounts.parse_account_row(row, composition.tariff_book().tenants)
     except BadCell as exc:
         raise ApiError(400, "invalid_request", f"{exc.column}: {exc.reason}") from None
-    composition.repo().store_accounts(
-        [record], source=f"api:{claims.get('sub', '')}", now=RuntimeClock().now()
-    )
+    composition.repo().store_accounts([record], source=f"api:{who.sub}", now=RuntimeClock().now())
     return {"account_id": account_id, "stored": True}
 
 
