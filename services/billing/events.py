@@ -146,6 +146,36 @@ class BillOverdue(Event):
     rule_id: str = "GR-OVERDUE"
 
 
+class DisconnectionEligible(Event):
+    """GR-OVERDUE (PSC 185): from ``eligible_on`` the account's service may be disconnected
+    for ``bill_id``: unpaid 10 days after the overdue notice and not arranged.
+
+    Published once per stretch of eligibility, on the day it starts: the day after the 10
+    days of the overdue notice (``reason`` ``notice_period_ended``), or later when a
+    payment arrangement covering the bill breaks (an instalment missed by its date),
+    is cancelled or ends with the bill unpaid (``arrangement_broken`` /
+    ``arrangement_cancelled`` / ``arrangement_ended``, with ``arrangement_id``), or a
+    payment is reversed (``payment_reversed``). ``amount_unpaid`` is the bill's unpaid
+    charges the day before ``eligible_on``. A day the daily assessment missed is caught up:
+    the event then comes later than ``eligible_on``, which keeps the day it began.
+    """
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "account_id", "bill_id", "eligible_on")
+
+    tenant: str
+    account_id: str
+    bill_id: str
+    bill_date: date
+    due_date: date
+    overdue_on: date
+    eligible_on: date
+    amount_unpaid: Decimal
+    reason: str = Field(max_length=40)
+    arrangement_id: str | None = Field(default=None, max_length=64)
+    rule_id: str = "GR-OVERDUE"
+
+
 class BillDelinquent(Event):
     """PP-CWU-DELINQUENT: unpaid 30 days after the bill date; PP-CWU-PENALTY starts."""
 

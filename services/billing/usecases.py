@@ -13,11 +13,12 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
-from billing.adapters.items import bill_item, bill_key, event_id_for
+from billing.adapters.items import bill_item, bill_key, entry_of, event_id_for
 from billing.adapters.projections import Redetermined
 from billing.adapters.repository import BillingRepo
+from billing.arrangements import all_arrangements
 from billing.domain.accounts import AccountRecord, parse_account_file
-from billing.domain.assessment import TaxNotice, assess_account
+from billing.domain.assessment import TaxNotice, assess_account, late_charge_corrections
 from billing.domain.bills import Bill
 from billing.domain.csvfiles import LineError
 from billing.domain.issuing import ChunkInputs, ChunkResult, Held, chunks, rate_chunk
@@ -30,6 +31,7 @@ from billing.events import (
     BillDelinquent,
     BillIssued,
     BillOverdue,
+    DisconnectionEligible,
     IssuedLine,
     IssuedRead,
     Party,
@@ -327,10 +329,14 @@ class PaymentConflict(PermanentError):
 
 
 def post_payments(
-    payments: Sequence[Payment], *, repo: BillingRepo, now: datetime
+    payments: Sequence[Payment], *, repo: BillingRepo, now: datetime, book: TariffBook | None = None
 ) -> tuple[int, int, list[str]]:
     """Post new payments (oldest charge first is the ledger's allocation); returns (posted,
-    suspense, conflicts). Idempotent by reference: a repeat changes nothing."""
+    suspense, conflicts). Idempotent by reference: a repeat changes nothing.
+
+    With the ``book``, a payment dated before a late charge or penalty already assessed on
+    its account is applied as of its date: the charge's excess is reversed
+    (:func:`correct_for_backdated`)."""
     if not payments:
         return 0, 0, []
     tenant_refs = [(f"PAYMENT#{p.tenant}", p.reference) for p in payments]
@@ -395,15 +401,61 @@ def post_payments(
     # Entries and events first, the reference items last: a reference that exists always
     # has its entry, so a retry after a crash skips it (never posts it twice).
     repo.write_entries(entries, events=events, now=now)
+    if book is not None:
+        correct_for_backdated(
+            [e for e in entries if not e.account_id.startswith("SUSPENSE-")], repo=repo, book=book, now=now
+        )
     repo.write(refs)
     return len(fresh), suspense, conflicts
 
 
+def correct_for_backdated(
+    payments: Sequence[Entry], *, repo: BillingRepo, book: TariffBook, now: datetime
+) -> int:
+    """X-DUE, X-IMMUTABLE: payments just posted count from their ``paid_on`` date, so a late
+    charge or penalty assessed after that date is reassessed with them and its excess
+    reversed by an adjustment referring to it (``assessment.late_charge_corrections``).
+    Runs before the payments' reference items are written: a retry after a crash runs it
+    again, and a charge already reversed is not reversed twice. Returns the reversals."""
+    today = local_today(now)
+    reversals: list[Entry] = []
+    by_account: dict[tuple[str, str], list[Entry]] = {}
+    for p in payments:
+        if p.posted_on <= today:
+            by_account.setdefault((p.tenant, p.account_id), []).append(p)
+    for (tenant, account_id), paid in sorted(by_account.items()):
+        if not _in_force(book, tenant, today):
+            continue
+        # One query for the account's stored entries; its bills only when a late charge or
+        # penalty falls on or after the earliest payment's date (most payments are on time).
+        stored = [entry_of(i) for i in repo.query(f"LEDGER#{tenant}", prefix=f"{account_id}#")]
+        earliest = min(p.posted_on for p in paid)
+        if not any(e.kind in ("late_charge", "penalty") and e.posted_on >= earliest for e in stored):
+            continue
+        bills = repo.bills_of(tenant, account_id)
+        reversals += late_charge_corrections(
+            bills=bills,
+            entries=[e for b in bills for e in b.entries()] + stored,
+            terms=terms_of(book.in_force(tenant, today)),
+            payments=paid,
+            today=today,
+        )
+    repo.write_entries(reversals, now=now)
+    return len(reversals)
+
+
 def take_in_lockbox_file(
-    data: bytes, *, repo: BillingRepo, tenants: Collection[str], now: datetime
+    data: bytes,
+    *,
+    repo: BillingRepo,
+    tenants: Collection[str],
+    now: datetime,
+    book: TariffBook | None = None,
 ) -> FileResult:
+    """A lockbox file (CONTRACTS.md ``payments/``): each payment counts from its ``paid_on``
+    date, however late the file is posted (see :func:`post_payments`)."""
     accepted, errors = parse_lockbox_file(data, tenants)
-    posted, suspense, conflicts = post_payments([p for _, p in accepted], repo=repo, now=now)
+    posted, suspense, conflicts = post_payments([p for _, p in accepted], repo=repo, now=now, book=book)
     lines = {p.reference: line for line, p in accepted}
     for c in conflicts:
         ref = c.split("'")[1]
@@ -440,6 +492,7 @@ def run_assessment(today: date, *, repo: BillingRepo, book: TariffBook, now: dat
             ledger_by.setdefault(e.account_id, []).append(e)
         marks = repo.marks(tenant)
         accounts = {a.account_id: a for a in repo.accounts(tenant)}
+        arrangements = all_arrangements(repo, tenant)
         notices_by: dict[str, list[TaxNotice]] = {}
         years = list(range(min(b.bill_date.year for bs in bills_by.values() for b in bs), today.year + 1))
         for y in years:
@@ -466,6 +519,7 @@ def run_assessment(today: date, *, repo: BillingRepo, book: TariffBook, now: dat
                 notices=notices_by.get(account_id, []),
                 terms=terms,
                 today=today,
+                arrangements=arrangements.get(account_id, ()),
             )
             if not out:
                 continue
@@ -559,6 +613,25 @@ def _assessment_events(
                 overdue_on=o.overdue_on,
                 amount_unpaid=o.amount_unpaid,
                 disconnection_eligible_on=o.disconnection_eligible_on,
+            )
+        )
+    for el in out.eligible:
+        events.append(
+            DisconnectionEligible(
+                event_id=event_id_for(
+                    "DisconnectionEligible", tenant, el.bill.bill_id, el.eligible_on.isoformat()
+                ),
+                occurred_at=now,
+                tenant=tenant,
+                account_id=account_id,
+                bill_id=el.bill.bill_id,
+                bill_date=el.bill.bill_date,
+                due_date=el.bill.due_date,
+                overdue_on=el.overdue_on,
+                eligible_on=el.eligible_on,
+                amount_unpaid=el.amount_unpaid,
+                reason=el.reason,
+                arrangement_id=el.arrangement_id,
             )
         )
     for d in out.delinquent:
@@ -680,6 +753,7 @@ def post_api_payment(
     repo: BillingRepo,
     now: datetime,
     given_paid_on: bool = True,
+    book: TariffBook | None = None,
 ) -> dict[str, Any]:
     """A payment from the HTTP API, idempotent by the client's key: the first result is
     stored and replayed; the same key with another body is refused (PaymentConflict).
@@ -744,7 +818,11 @@ def post_api_payment(
         stored = repo.get(f"PAYMENT#{tenant}", reference) or {}
         if stored.get("request") != request:
             raise PaymentConflict(f"{key!r} was used for another payment ({stored.get('request')})") from None
+        if book is not None and known:  # a retry after a crash before the reversal: idempotent
+            correct_for_backdated([entry], repo=repo, book=book, now=now)
         return {**result, "suspense": bool(stored.get("suspense")), "replayed": True}
+    if book is not None and known:
+        correct_for_backdated([entry], repo=repo, book=book, now=now)
     return {**result, "replayed": False}
 
 

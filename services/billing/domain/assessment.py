@@ -10,7 +10,11 @@ payments count on their ``paid_on`` date).
 - GR-LATE: 3% (minimum 0.50) once, on the bill's own charges unpaid after 20 days
   (payments dated up to day 20 count), falling on day 21. SU-LATE per the tariff: 1% on
   day 21 and on each monthly anniversary of it while unpaid.
-- GR-OVERDUE: ``BillOverdue`` on day 21 if unpaid; disconnection eligible 10 days later.
+- GR-OVERDUE: ``BillOverdue`` on day 21 if unpaid; disconnection eligible 10 days later
+  (day 31: payments dated up to day 30 count) unless paid or an active payment arrangement
+  covers the bill (``billing.domain.arrangements``). Eligibility is published once per
+  stretch of days it holds (:class:`Eligible`), on the day it starts: day 31, or the day a
+  covering arrangement broke, was cancelled or ended with the bill still unpaid.
 - PP-CWU-DELINQUENT / PP-CWU-PENALTY: delinquent on day 30 (payments dated up to day 30
   count); 1% of the bill's unpaid charges that day and 1% more on each monthly
   anniversary of it (X-MONTHS, from the original day), simple: unpaid on day 95 -> 3%.
@@ -19,13 +23,14 @@ payments count on their ``paid_on`` date).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 
+from billing.domain.arrangements import Arrangement
 from billing.domain.bills import Bill
-from billing.domain.ledger import ZERO, Entry, allocate
+from billing.domain.ledger import REVERSAL_PREFIX, ZERO, Entry, allocate, reverses
 from billing.domain.terms import Terms
 from common.dates import add_months
 from common.money import round_line
@@ -40,6 +45,20 @@ class Overdue:
     overdue_on: date
     amount_unpaid: Decimal
     disconnection_eligible_on: date
+
+
+@dataclass(frozen=True, slots=True)
+class Eligible:
+    """GR-OVERDUE: from ``eligible_on`` service may be disconnected for ``bill``; ``reason``
+    says why it starts that day; ``amount_unpaid`` is the bill's unpaid charges the day
+    before."""
+
+    bill: Bill
+    overdue_on: date
+    eligible_on: date
+    amount_unpaid: Decimal
+    reason: str  # notice_period_ended | arrangement_broken | arrangement_cancelled | arrangement_ended | payment_reversed
+    arrangement_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +99,7 @@ class Outcome:
     entries: list[Entry] = field(default_factory=list)
     marks: list[str] = field(default_factory=list)
     overdue: list[Overdue] = field(default_factory=list)
+    eligible: list[Eligible] = field(default_factory=list)
     delinquent: list[Delinquent] = field(default_factory=list)
     notices: list[TaxNotice] = field(default_factory=list)
     certified: list[Certified] = field(default_factory=list)
@@ -100,6 +120,7 @@ def assess_account(
     notices: Sequence[TaxNotice],
     terms: Terms,
     today: date,
+    arrangements: Sequence[Arrangement] = (),
 ) -> Outcome:
     """Every point of this account that fell on or before ``today`` and is not done yet."""
     ledger = list(entries)
@@ -109,9 +130,15 @@ def assess_account(
         f"TAXROLL-{n.year}-PENALTY" for n in notices
     }
     notices = list(notices)
+    allocated: dict[tuple[date, int], dict[str, Decimal]] = {}
 
     def unpaid_of_bill(bill: Bill, paid_by: date) -> Decimal:
-        unpaid = allocate(ledger + out.entries, paid_by=paid_by, order=terms.payment_order, first=first)
+        key = (paid_by, len(out.entries))
+        if key not in allocated:
+            allocated[key] = allocate(
+                ledger + out.entries, paid_by=paid_by, order=terms.payment_order, first=first
+            )
+        unpaid = allocated[key]
         return sum(
             (
                 unpaid.get(e.entry_id, ZERO)
@@ -163,8 +190,145 @@ def assess_account(
                 if unpaid > 0:
                     out.marks.append(mark)
                     out.overdue.append(Overdue(bill, overdue_on, unpaid, overdue_on + timedelta(days=10)))
+            if mark in done or mark in out.marks:
+                eligible = _eligibility(
+                    bill, overdue_on, ledger + out.entries, arrangements, today, unpaid_of_bill
+                )
+                if eligible is not None:
+                    eligible_mark = f"DISCONNECT-{bill.bill_id}-{eligible.eligible_on.isoformat()}"
+                    if eligible_mark not in done:
+                        out.marks.append(eligible_mark)
+                        out.eligible.append(eligible)
     if terms.tax_roll is not None:
         _tax_roll(terms, bills, ledger, notices, done, today, out)
+    return out
+
+
+def _eligibility(
+    bill: Bill,
+    overdue_on: date,
+    ledger: list[Entry],
+    arrangements: Sequence[Arrangement],
+    today: date,
+    unpaid_of_bill: Callable[[Bill, date], Decimal],
+) -> Eligible | None:
+    """GR-OVERDUE: is ``bill`` eligible for disconnection ``today``, and since which day?
+
+    Eligible on day ``d`` (from the overdue day + 10): the bill's charges are unpaid with the
+    payments dated up to ``d - 1``, and no arrangement covering the bill is active on ``d``.
+    That can change only on the first day, the day after an entry's date, or a day an
+    arrangement starts, breaks, is cancelled or ends; so those days are walked back from
+    ``today`` to find where the current stretch began."""
+    first_day = overdue_on + timedelta(days=10)
+    if first_day > today:
+        return None
+    covering = [a for a in arrangements if a.covers(bill.bill_date)]
+
+    def holds(day: date) -> bool:
+        if unpaid_of_bill(bill, day - timedelta(days=1)) <= 0:
+            return False
+        return not any(a.active_on(day, ledger) for a in covering)
+
+    if not holds(today):
+        return None
+    turns = {first_day} | {e.posted_on + timedelta(days=1) for e in ledger}
+    for a in covering:
+        turns |= a.turning_days(ledger)
+    since = first_day
+    for day in sorted((d for d in turns if first_day < d <= today), reverse=True):
+        if not holds(day - timedelta(days=1)):
+            since = day
+            break
+    reason, arrangement_id = "notice_period_ended", None
+    if since != first_day:
+        reason = "payment_reversed"
+        for a in covering:
+            for why, on in (
+                ("arrangement_broken", a.broken_on(ledger)),
+                ("arrangement_cancelled", a.cancelled_on),
+                ("arrangement_ended", a.end_on + timedelta(days=1)),
+            ):
+                if on == since:
+                    reason, arrangement_id = why, a.arrangement_id
+                    break
+            if arrangement_id is not None:
+                break
+    return Eligible(
+        bill, overdue_on, since, unpaid_of_bill(bill, since - timedelta(days=1)), reason, arrangement_id
+    )
+
+
+def late_charge_corrections(
+    *,
+    bills: Sequence[Bill],
+    entries: Iterable[Entry],
+    terms: Terms,
+    payments: Sequence[Entry],
+    today: date,
+) -> list[Entry]:
+    """X-DUE, X-IMMUTABLE: ``payments`` (just posted) dated before a late charge or penalty
+    already assessed would have reduced or prevented it, so each such charge is reassessed
+    with every payment dated up to its cut-off (as the assessment would have on its day) and
+    the excess reversed by one adjustment referring to the charge (``reference`` = the
+    charge's entry id, ``REV-`` id: ``ledger.allocate`` nets it against that charge), with
+    a reason naming the payment. Never an increase; a charge reversed already is reversed
+    only by what is still in excess, so posting the same payment twice reverses once."""
+    late = terms.late
+    if late is None or not payments:
+        return []
+    ledger = list(entries)
+    by_bill = {b.bill_id: b for b in bills}
+    out: list[Entry] = []
+    charges = sorted(
+        (
+            e
+            for e in ledger
+            if e.kind == late.kind and e.rule_id == late.rule_id and e.bill_id in by_bill and e.amount > 0
+        ),
+        key=lambda e: (e.posted_on, e.entry_id),
+    )
+    for charge in charges:
+        paid_by = charge.posted_on if late.kind == "penalty" else charge.posted_on - timedelta(days=1)
+        backdated = sorted((p for p in payments if p.posted_on <= paid_by), key=lambda p: p.reference)
+        if not backdated:
+            continue
+        unpaid_by_entry = allocate(ledger + out, paid_by=paid_by, order=terms.payment_order)
+        unpaid = sum(
+            (
+                unpaid_by_entry.get(e.entry_id, ZERO)
+                for e in ledger
+                if e.bill_id == charge.bill_id and e.kind == "charge"
+            ),
+            ZERO,
+        )
+        due = percent_of(unpaid, late.percent, late.minimum) if unpaid > 0 else ZERO
+        standing = charge.amount + sum(
+            (r.amount for r in ledger + out if reverses(r) == charge.entry_id), ZERO
+        )
+        if due >= standing:
+            continue
+        named = ", ".join(f"{p.reference} dated {p.posted_on}" for p in backdated)
+        basis = (
+            f"{late.percent}% of {unpaid} unpaid by {paid_by}" if unpaid > 0 else f"bill paid by {paid_by}"
+        )
+        out.append(
+            Entry(
+                entry_id=f"{REVERSAL_PREFIX}{charge.entry_id}-{backdated[0].reference}",
+                tenant=charge.tenant,
+                account_id=charge.account_id,
+                posted_on=max(today, charge.posted_on),
+                kind="adjustment",
+                amount=due - standing,
+                fund=charge.fund,
+                rule_id=charge.rule_id,
+                bill_id=charge.bill_id,
+                reference=charge.entry_id,
+                description=(
+                    f"{late.rule_id} {charge.entry_id} of {standing} reduced to {due} ({basis}): "
+                    f"payment {named} was posted after it was assessed (X-DUE; X-IMMUTABLE)"
+                ),
+            )
+        )
     return out
 
 

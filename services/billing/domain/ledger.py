@@ -31,6 +31,9 @@ DEFAULT_ORDER: tuple[str, ...] = ("penalty", "late_charge", "charge", "adjustmen
 """Within one day, which kinds a payment pays first (tariff ``payment_order`` overrides)."""
 
 RECEIVABLE = "receivable"
+REVERSAL_PREFIX = "REV-"
+"""An adjustment whose id starts so and whose ``reference`` is a debit's entry id reverses
+(part of) that debit: ``allocate`` nets it against that debit, not the oldest one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,15 +113,40 @@ def allocate(
     """
     listed = list(entries)
     debits = sorted((e for e in listed if e.amount > 0), key=_debit_order(order, first))
+    debit_ids = {d.entry_id for d in debits}
+    reversed_ = _reversals(listed, debit_ids, paid_by)
     credit = -sum(
-        (e.amount for e in listed if e.amount < 0 and (paid_by is None or e.posted_on <= paid_by)), ZERO
+        (
+            e.amount
+            for e in listed
+            if e.amount < 0 and (paid_by is None or e.posted_on <= paid_by) and reverses(e) not in debit_ids
+        ),
+        ZERO,
     )
     unpaid: dict[str, Decimal] = {}
     for d in debits:
-        applied = min(credit, d.amount)
+        owed = max(d.amount - reversed_.get(d.entry_id, ZERO), ZERO)
+        applied = min(credit, owed)
         credit -= applied
-        unpaid[d.entry_id] = d.amount - applied
+        unpaid[d.entry_id] = owed - applied
     return unpaid
+
+
+def reverses(e: Entry) -> str:
+    """The entry id of the debit ``e`` reverses (part of), or "" (see REVERSAL_PREFIX)."""
+    if e.kind == "adjustment" and e.amount < 0 and e.entry_id.startswith(REVERSAL_PREFIX):
+        return e.reference
+    return ""
+
+
+def _reversals(listed: list[Entry], debit_ids: set[str], paid_by: date | None) -> dict[str, Decimal]:
+    """What reversals dated by ``paid_by`` took off each debit they name."""
+    out: dict[str, Decimal] = {}
+    for e in listed:
+        target = reverses(e)
+        if target in debit_ids and (paid_by is None or e.posted_on <= paid_by):
+            out[target] = out.get(target, ZERO) - e.amount
+    return out
 
 
 def unpaid_of(unpaid: dict[str, Decimal], entries: Iterable[Entry]) -> Decimal:

@@ -35,7 +35,9 @@ def record_handler(record: SQSRecord) -> None:
             data, source=upload.key, repo=composition.repo(), tenants=TENANTS, now=now
         )
     elif upload.key.startswith("payments/"):
-        result = take_in_lockbox_file(data, repo=composition.repo(), tenants=TENANTS, now=now)
+        result = take_in_lockbox_file(
+            data, repo=composition.repo(), tenants=TENANTS, now=now, book=composition.tariff_book()
+        )
     else:
         raise MalformedMessage(f"no billing import under {upload.key!r}")
     logger.info(

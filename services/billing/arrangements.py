@@ -1,0 +1,159 @@
+"""Payment arrangements: staff make, list and cancel them (GR-OVERDUE "unless paid or
+arranged"); the daily assessment reads them (``billing.domain.arrangements``).
+
+Stored as history, one fact one item, in billing's table under ``ARRANGEMENTS#<tenant>``:
+``<account_id>#<arrangement_id>`` is the arrangement as made (never rewritten) and
+``<account_id>#<arrangement_id>#CANCELLED`` its cancellation (written once). Making one is
+idempotent by its ``arrangement_id``: the same again is replayed, other values refused.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any
+
+from billing.adapters.repository import BillingRepo
+from billing.domain.arrangements import Arrangement, ArrangementRefused, arrangement_of, make_arrangement
+from common.errors import PermanentError
+
+CANCELLED = "CANCELLED"
+
+
+class ArrangementConflict(PermanentError):
+    """An arrangement id already used for other values, or a cancelled one cancelled again."""
+
+
+class UnknownArrangement(PermanentError):
+    """No such account or arrangement (the message names the field)."""
+
+
+def pk(tenant: str) -> str:
+    return f"ARRANGEMENTS#{tenant}"
+
+
+def arrangements_from(items: Iterable[dict[str, Any]]) -> dict[str, list[Arrangement]]:
+    """Arrangements by account id, with their cancellations applied, oldest first."""
+    made: dict[tuple[str, str], dict[str, Any]] = {}
+    cancelled: dict[tuple[str, str], dict[str, Any]] = {}
+    for item in items:
+        parts = item["sk"].split("#")
+        if len(parts) == 3 and parts[2] == CANCELLED:
+            cancelled[(parts[0], parts[1])] = item
+        elif len(parts) == 2:
+            made[(parts[0], parts[1])] = item
+    out: dict[str, list[Arrangement]] = {}
+    for key, item in sorted(made.items(), key=lambda kv: (kv[1]["made_on"], kv[0])):
+        values = json.loads(item["request"])
+        c = cancelled.get(key)
+        if c is not None:
+            values |= {
+                "cancelled_on": c["cancelled_on"],
+                "cancelled_by": c["by"],
+                "cancel_reason": c["reason"],
+            }
+        out.setdefault(key[0], []).append(arrangement_of(values))
+    return out
+
+
+def arrangements_of(repo: BillingRepo, tenant: str, account_id: str) -> list[Arrangement]:
+    return arrangements_from(repo.query(pk(tenant), prefix=f"{account_id}#")).get(account_id, [])
+
+
+def all_arrangements(repo: BillingRepo, tenant: str) -> dict[str, list[Arrangement]]:
+    return arrangements_from(repo.query(pk(tenant)))
+
+
+def make(
+    tenant: str,
+    account_id: str,
+    arrangement_id: str,
+    instalments: list[tuple[date, Decimal]],
+    end_on: date,
+    approver: str,
+    note: str,
+    *,
+    repo: BillingRepo,
+    today: date,
+    now: datetime,
+) -> dict[str, Any]:
+    """Keep a checked arrangement (ArrangementRefused names the field at fault)."""
+    if not repo.existing_accounts(tenant, [account_id]):
+        raise UnknownArrangement(f"account_id: no account {account_id!r}")
+    arrangement = make_arrangement(
+        tenant=tenant,
+        account_id=account_id,
+        arrangement_id=arrangement_id,
+        made_on=today,
+        instalments=instalments,
+        end_on=end_on,
+        approver=approver,
+        note=note,
+    )
+    values = {**arrangement.to_json(), "tenant": tenant}
+    # What the caller asked (without the day it was made), to tell a replay from a conflict.
+    asked = json.dumps({k: v for k, v in values.items() if k != "made_on"}, sort_keys=True)
+    item = {
+        "pk": pk(tenant),
+        "sk": f"{account_id}#{arrangement_id}",
+        "made_on": today.isoformat(),
+        "request": json.dumps(values, sort_keys=True),
+        "asked": asked,
+        "recorded_at": now.isoformat(),
+    }
+    if repo.put_new(item):
+        return {**arrangement.to_json(), "status": "active", "replayed": False}
+    stored = repo.get(pk(tenant), f"{account_id}#{arrangement_id}") or {}
+    if stored.get("asked") != asked:
+        raise ArrangementConflict(f"arrangement_id: {arrangement_id!r} was made with other values")
+    return {**arrangement_of(json.loads(stored["request"])).to_json(), "replayed": True}
+
+
+def listed(repo: BillingRepo, tenant: str, account_id: str, today: date) -> list[dict[str, Any]]:
+    """The account's arrangements, oldest first, with their status today (active, broken,
+    cancelled, ended) and the day a broken one broke."""
+    arrangements = arrangements_of(repo, tenant, account_id)
+    entries = repo.entries_of(tenant, account_id) if arrangements else []
+    return [a.to_json(today, entries) for a in arrangements]
+
+
+def cancel(
+    tenant: str,
+    account_id: str,
+    arrangement_id: str,
+    by: str,
+    reason: str,
+    *,
+    repo: BillingRepo,
+    today: date,
+    now: datetime,
+) -> dict[str, Any]:
+    """Cancel from ``today`` (kept: the arrangement item is not touched). Cancelling it
+    again with the same reason is replayed; a cancelled one is not cancelled otherwise."""
+    found = {a.arrangement_id: a for a in arrangements_of(repo, tenant, account_id)}
+    arrangement = found.get(arrangement_id)
+    if arrangement is None:
+        raise UnknownArrangement(f"arrangement_id: no arrangement {arrangement_id!r} on account {account_id}")
+    if arrangement.cancelled_on is not None:
+        if (arrangement.cancelled_by, arrangement.cancel_reason) == (by, reason):
+            return {**arrangement.to_json(), "replayed": True}
+        raise ArrangementConflict(
+            f"arrangement_id: {arrangement_id!r} was cancelled on {arrangement.cancelled_on} by {arrangement.cancelled_by}"
+        )
+    try:
+        done = arrangement.cancel(today, by, reason)
+    except ArrangementRefused as exc:
+        raise ArrangementConflict(str(exc)) from None
+    item = {
+        "pk": pk(tenant),
+        "sk": f"{account_id}#{arrangement_id}#{CANCELLED}",
+        "cancelled_on": today.isoformat(),
+        "by": by,
+        "reason": reason,
+        "recorded_at": now.isoformat(),
+    }
+    if not repo.put_new(item):
+        return cancel(tenant, account_id, arrangement_id, by, reason, repo=repo, today=today, now=now)
+    return {**done.to_json(), "replayed": False}

@@ -1,0 +1,233 @@
+"""Payment arrangements through billing's staff API, DisconnectionEligible from the daily
+assessment, and back-dated lockbox payments that reverse a late charge (moto, in-process)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from handler_support import Stack, authorized_http_event, lambda_context
+from test_billing_flow import ACCOUNTS, assess, consume, flow, of, run_cycle, upload  # noqa: F401
+
+from billing.handlers import api
+from common import clock
+
+STAFF = {"sub": "clerk", "role": "staff", "tenants": "[grafton-sewer]"}
+BASE = "/staff/grafton-sewer/accounts/GR-1/arrangements"
+
+
+@pytest.fixture
+def at() -> Iterator[clock.FixedClock]:
+    fixed = clock.FixedClock(datetime(2026, 10, 1, 17, tzinfo=UTC))
+    clock.install(fixed)
+    yield fixed
+    clock.install(None)
+
+
+def set_day(at: clock.FixedClock, day: str) -> None:
+    """Noon in Wisconsin (17:00 UTC in October, 18:00 after DST ends)."""
+    at.set(datetime.fromisoformat(f"{day}T18:00:00+00:00"))
+
+
+def call(method: str, path: str, body: Any = None, claims: dict[str, str] = STAFF) -> tuple[int, Any]:
+    event = authorized_http_event(method, path, claims, body=None if body is None else json.dumps(body))
+    response = api.lambda_handler(event, lambda_context())
+    return response["statusCode"], json.loads(response["body"])
+
+
+def lockbox(rows: str) -> str:
+    return "tenant,account_id,reference,paid_on,amount\n" + rows
+
+
+@pytest.fixture
+def billed(flow: Stack, at: clock.FixedClock) -> Stack:  # noqa: F811
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    consume(flow, "GR-1", 23000)  # 45.00 + 23 x 6.50 = 194.50, billed Thu 2026-10-01
+    run_cycle(flow)
+    return flow
+
+
+def eligible_events(stack: Stack) -> list[dict[str, Any]]:
+    return [
+        json.loads(o["detail"])
+        for o in stack.outbox("billing")
+        if o["detail_type"] == "DisconnectionEligible"
+    ]
+
+
+def arrangement_body(**over: Any) -> dict[str, Any]:
+    return {
+        "arrangement_id": "ARR-1",
+        "instalments": [
+            {"due_on": "2026-11-13", "amount": "100.00"},
+            {"due_on": "2026-12-15", "amount": "100.34"},
+        ],
+        "end_on": "2026-12-31",
+        "approver": "supervisor",
+        "note": "two payments",
+        **over,
+    }
+
+
+def test_staff_make_list_and_cancel_an_arrangement_kept_as_history(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    set_day(at, "2026-10-28")
+    status, made = call("POST", BASE, arrangement_body())
+    assert status == 200 and made["made_on"] == "2026-10-28" and made["total"] == "200.34"
+    assert made["replayed"] is False
+    assert call("POST", BASE, arrangement_body())[1]["replayed"] is True  # the same again
+    status, err = call("POST", BASE, arrangement_body(end_on="2026-12-30"))
+    assert status == 409 and err["error"]["message"].startswith("arrangement_id")
+    set_day(at, "2026-11-20")
+    status, cancelled = call("POST", f"{BASE}/ARR-1/cancel", {"by": "supervisor", "reason": "customer moved"})
+    assert status == 200 and cancelled["cancelled_on"] == "2026-11-20"
+    status, page = call("GET", BASE)
+    assert status == 200
+    [listed] = page["arrangements"]
+    # Kept: the schedule as made, with who cancelled it, when and why.
+    assert (listed["status"], listed["cancelled_by"], listed["cancel_reason"]) == (
+        "cancelled",
+        "supervisor",
+        "customer moved",
+    )
+    assert [i["amount"] for i in listed["instalments"]] == ["100.00", "100.34"]
+    assert call("POST", f"{BASE}/ARR-1/cancel", {"by": "other", "reason": "again"})[0] == 409
+    assert len([i for i in of(billed, "ARRANGEMENTS#grafton-sewer")]) == 2  # made + cancelled
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"instalments": [{"due_on": "2026-10-01", "amount": "10.00"}]}, "instalments[0].due_on"),
+        (
+            {
+                "instalments": [
+                    {"due_on": "2026-11-13", "amount": "10.00"},
+                    {"due_on": "2026-11-13", "amount": "10.00"},
+                ]
+            },
+            "instalments[1].due_on",
+        ),
+        ({"end_on": "2026-12-01"}, "end_on"),
+    ],
+)
+def test_an_arrangement_that_cannot_be_kept_is_a_400_naming_the_field(
+    billed: Stack, at: clock.FixedClock, change: dict[str, Any], field: str
+) -> None:
+    set_day(at, "2026-10-28")
+    status, err = call("POST", BASE, arrangement_body(**change))
+    assert status == 400 and err["error"]["message"].startswith(f"{field}:")
+
+
+def test_arrangement_routes_need_a_staff_token_and_a_known_account(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    customer = {"sub": "c", "role": "customer", "tenants": "[grafton-sewer]", "accounts": "[GR-1]"}
+    assert call("POST", BASE, arrangement_body(), customer)[0] == 403
+    assert call("GET", BASE, claims={"sub": "x", "role": "staff", "tenants": "[sullivan-sewer]"})[0] == 403
+    status, err = call("POST", "/staff/grafton-sewer/accounts/NOPE/arrangements", arrangement_body())
+    assert status == 404 and err["error"]["message"].startswith("account_id")
+    assert call("POST", f"{BASE}/NOPE/cancel", {"by": "s", "reason": "why not"})[0] == 404
+    assert call("POST", BASE, {**arrangement_body(), "instalments": []})[0] == 400  # schema
+
+
+@pytest.fixture
+def billed_q4(flow: Stack, at: clock.FixedClock) -> Stack:  # noqa: F811
+    # Q4 2026 billed Fri 2027-01-01: clear of the 2026 tax roll (service before October 1).
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    consume(flow, "GR-1", 23000, start=date(2026, 10, 1), end=date(2027, 1, 1))
+    run_cycle(flow, at="2027-01-01T11:00:00Z")
+    return flow
+
+
+def test_a_broken_arrangement_makes_the_account_disconnection_eligible_the_day_after_the_missed_instalment(
+    billed_q4: Stack, at: clock.FixedClock
+) -> None:
+    # 194.50 billed Fri 2027-01-01: GR-LATE and the overdue notice on day 21 (Fri 01-22),
+    # eligible from Mon 02-01 unless paid or arranged. Arranged on Thu 01-28: 100.00 by Fri
+    # 02-12 (paid), 100.34 by Mon 03-15 (missed): eligible from Tue 03-16.
+    set_day(at, "2027-01-28")
+    body = arrangement_body(
+        instalments=[
+            {"due_on": "2027-02-12", "amount": "100.00"},
+            {"due_on": "2027-03-15", "amount": "100.34"},
+        ],
+        end_on="2027-03-31",
+    )
+    assert call("POST", BASE, body)[0] == 200
+    set_day(at, "2027-02-12")
+    upload(billed_q4, "payments/feb.csv", lockbox("grafton-sewer,GR-1,CHK-9,2027-02-12,100.00\n"))
+    for day in ("2027-01-22", "2027-02-01", "2027-02-28", "2027-03-15"):
+        assess(f"{day}T18:00:00Z")
+    assert eligible_events(billed_q4) == []
+    assess("2027-03-16T18:00:00Z")
+    assess("2027-03-16T18:00:00Z")  # twice on one day: once
+    [event] = eligible_events(billed_q4)
+    # 194.50 - 100.00 paid (oldest debit first) = 94.50 of the bill unpaid on 03-15.
+    assert (event["eligible_on"], event["amount_unpaid"], event["reason"], event["arrangement_id"]) == (
+        "2027-03-16",
+        "94.50",
+        "arrangement_broken",
+        "ARR-1",
+    )
+    set_day(at, "2027-03-16")
+    assert call("GET", BASE)[1]["arrangements"][0]["status"] == "broken"
+
+
+def test_without_an_arrangement_the_account_is_eligible_on_the_tenth_day_after_the_notice(
+    billed: Stack,
+) -> None:
+    assess("2026-10-22T12:00:00Z")
+    assess("2026-11-05T12:00:00Z")  # 11-01 to 11-04 skipped: caught up with the day it began
+    [event] = eligible_events(billed)
+    assert (event["eligible_on"], event["amount_unpaid"], event["reason"]) == (
+        "2026-11-01",
+        "194.50",
+        "notice_period_ended",
+    )
+
+
+def test_a_backdated_lockbox_payment_reverses_the_late_charge_once_by_an_adjustment_naming_it(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    assess("2026-10-22T12:00:00Z")  # GR-LATE 3% of 194.50 = 5.835 -> 5.84 on day 21
+    [charge] = [e for e in of(billed, "LEDGER#") if e["kind"] == "late_charge"]
+    assert charge["amount"] == "5.84"
+    # The lockbox file arrives Mon 10-26 with 194.50 paid on day 19 (Tue 10-20).
+    set_day(at, "2026-10-26")
+    rows = lockbox("grafton-sewer,GR-1,LB-77,2026-10-20,194.50\n")
+    upload(billed, "payments/2026-10-26.csv", rows)
+    upload(billed, "payments/2026-10-26-again.csv", rows)
+    reversals = [e for e in of(billed, "LEDGER#") if e["kind"] == "adjustment"]
+    assert [(e["amount"], e["posted_on"], e["reference"], e["bill_id"]) for e in reversals] == [
+        ("-5.84", "2026-10-26", charge["entry_id"], charge["bill_id"])
+    ]
+    assert "LB-77 dated 2026-10-20" in reversals[0]["description"]
+    # The charge itself is untouched (X-IMMUTABLE); the balance is 0.
+    assert [e["amount"] for e in of(billed, "LEDGER#") if e["kind"] == "late_charge"] == ["5.84"]
+    status, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
+    assert status == 200 and ledger["balance"] == "0.00"
+
+
+def test_a_backdated_partial_api_payment_leaves_the_late_charge_of_the_unpaid_rest(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    assess("2026-10-22T12:00:00Z")
+    set_day(at, "2026-11-02")  # after the month end
+    body = {"tenant": "grafton-sewer", "account_id": "GR-1", "amount": "150.00", "paid_on": "2026-10-19"}
+    event = authorized_http_event(
+        "POST", "/payments", STAFF, body=json.dumps(body), headers={"idempotency-key": "counter-0001"}
+    )
+    assert api.lambda_handler(event, lambda_context())["statusCode"] == 200
+    api.lambda_handler(event, lambda_context())  # replayed: nothing more
+    # 194.50 - 150.00 = 44.50 unpaid by day 20; 3% = 1.335 -> 1.34; 5.84 - 1.34 = 4.50 reversed.
+    reversals = [e for e in of(billed, "LEDGER#") if e["kind"] == "adjustment"]
+    assert [(e["amount"], e["posted_on"]) for e in reversals] == [("-4.50", "2026-11-02")]
+    _, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
+    # 194.50 + 5.84 - 150.00 - 4.50 = 45.84
+    assert Decimal(ledger["balance"]) == Decimal("45.84")
