@@ -16,7 +16,14 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, Protocol
 
-from billing.events import BillDelinquent, BillIssued, BillOverdue, Party, TaxRollNoticed
+from billing.events import (
+    BillDelinquent,
+    BillIssued,
+    BillOverdue,
+    DisconnectionEligible,
+    Party,
+    TaxRollNoticed,
+)
 from metering.events import SatelliteFlowReady
 from notices.domain.documents import BillDocument, BillLine, MeterRead, UsagePoint
 from notices.domain.model import NoticeRequest, Recipient, Rule
@@ -170,6 +177,32 @@ def plan_overdue(event: BillOverdue, contacts: Contacts) -> Planned:
                 due_date=event.due_date,
                 amount_due=event.amount_unpaid,
                 notice_date=notice_date,
+            )
+        ]
+    )
+
+
+def plan_disconnection_eligible(event: DisconnectionEligible, contacts: Contacts) -> Planned:
+    """GR-OVERDUE again: eligibility that begins on the day of the overdue notice's 10 days
+    was announced by that notice (nothing more to send); eligibility that begins later (a
+    payment arrangement broken, cancelled or ended with the bill unpaid, a payment reversed)
+    gets a fresh disconnection notice dated that day, with its own 10 days (PSC 185.37)."""
+    if event.reason == "notice_period_ended":
+        return Planned([])
+    recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
+    return Planned(
+        [
+            disconnection_notice(
+                tenant=event.tenant,
+                account_id=event.account_id,
+                recipient=recipient,
+                trigger=trigger(event),
+                service_address=_service_address(recipient),
+                bill_id=event.bill_id,
+                bill_date=event.bill_date,
+                due_date=event.due_date,
+                amount_due=event.amount_unpaid,
+                notice_date=event.eligible_on,
             )
         ]
     )

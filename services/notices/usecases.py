@@ -8,7 +8,7 @@ from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from billing.events import BillDelinquent, BillIssued, BillOverdue, TaxRollNoticed
+from billing.events import BillDelinquent, BillIssued, BillOverdue, DisconnectionEligible, TaxRollNoticed
 from common.clock import Clock
 from common.errors import PermanentError, TransientError
 from common.events import Event
@@ -23,6 +23,7 @@ from notices.intake import (
     plan_bill,
     plan_credit_revocation,
     plan_delinquent,
+    plan_disconnection_eligible,
     plan_overdue,
     plan_reconsideration_letter,
     plan_report_reminder,
@@ -39,6 +40,7 @@ CONSUMED: dict[str, type[Event]] = {
     for cls in (
         BillIssued,
         BillOverdue,
+        DisconnectionEligible,
         BillDelinquent,
         TaxRollNoticed,
         CreditRevocationProposed,
@@ -112,6 +114,7 @@ def _plan(event: Event, contacts: Contacts, book: TariffBook) -> Planned:
     planners: dict[type[Event], Callable[[Any], Planned]] = {
         BillIssued: lambda e: plan_bill(e, contacts, annual_rate_notice(book, e)),
         BillOverdue: lambda e: plan_overdue(e, contacts),
+        DisconnectionEligible: lambda e: plan_disconnection_eligible(e, contacts),
         BillDelinquent: lambda e: plan_delinquent(e, contacts),
         TaxRollNoticed: plan_tax_roll,
         CreditRevocationProposed: lambda e: plan_credit_revocation(e, contacts),
