@@ -159,4 +159,17 @@ def test_arrangements_and_backdated_payments_on_the_local_runtime(rt: LocalRunti
     assert [(a["arrangement_id"], a["status"], a["broken_on"]) for a in page["arrangements"]] == [
         ("ARR-GR2", "broken", "2028-02-29")
     ]
+    # Notices: GR-2's overdue notice of day 21, then a fresh disconnection notice dated the
+    # leap day for the broken arrangement; GR-3's eligibility was announced by its notice.
+    rt.drain()
+    status, log2 = staff(rt, "GET", f"/staff/{TENANT}/accounts/GR-2/notices")
+    assert status == 200
+    assert sorted(n["trigger"].split("#")[0] for n in log2["notices"] if n["rule_id"] == "GR-OVERDUE") == [
+        "BillOverdue",
+        "DisconnectionEligible",
+    ]
+    _, log3 = staff(rt, "GET", f"/staff/{TENANT}/accounts/GR-3/notices")
+    assert [n["trigger"].split("#")[0] for n in log3["notices"] if n["rule_id"] == "GR-OVERDUE"] == [
+        "BillOverdue"
+    ]
     assert rt.dead_letters == []
