@@ -79,14 +79,17 @@ def make(
     today: date,
     now: datetime,
 ) -> dict[str, Any]:
-    """Keep a checked arrangement (ArrangementRefused names the field at fault)."""
+    """Keep a checked arrangement (ArrangementRefused names the field at fault). The same
+    request again, on any later day, is replayed with the day it was made."""
     if not repo.existing_accounts(tenant, [account_id]):
         raise UnknownArrangement(f"account_id: no account {account_id!r}")
+    stored = repo.get(pk(tenant), f"{account_id}#{arrangement_id}")
+    made_on = date.fromisoformat(stored["made_on"]) if stored else today
     arrangement = make_arrangement(
         tenant=tenant,
         account_id=account_id,
         arrangement_id=arrangement_id,
-        made_on=today,
+        made_on=made_on,
         instalments=instalments,
         end_on=end_on,
         approver=approver,
@@ -98,14 +101,14 @@ def make(
     item = {
         "pk": pk(tenant),
         "sk": f"{account_id}#{arrangement_id}",
-        "made_on": today.isoformat(),
+        "made_on": made_on.isoformat(),
         "request": json.dumps(values, sort_keys=True),
         "asked": asked,
         "recorded_at": now.isoformat(),
     }
-    if repo.put_new(item):
+    if stored is None and repo.put_new(item):
         return {**arrangement.to_json(), "status": "active", "replayed": False}
-    stored = repo.get(pk(tenant), f"{account_id}#{arrangement_id}") or {}
+    stored = stored or repo.get(pk(tenant), f"{account_id}#{arrangement_id}") or {}
     if stored.get("asked") != asked:
         raise ArrangementConflict(f"arrangement_id: {arrangement_id!r} was made with other values")
     return {**arrangement_of(json.loads(stored["request"])).to_json(), "replayed": True}

@@ -337,3 +337,33 @@ def test_a_payment_dated_on_the_leap_day_reverses_the_late_charge_of_march_1_202
     assert [(e.amount, e.posted_on) for e in fixes] == [(Decimal("-1.35"), date(2028, 3, 6))]
     ledger += fixes
     assert balance(ledger) == Decimal("0.00")
+
+
+def test_a_backdated_payment_reverses_only_the_pp_penalties_of_anniversaries_after_its_date(
+    stormwater_bill, terms
+) -> None:
+    # 2.00 + 3.00 ERU x 6.00 = 20.00 billed 2026-10-01; PP-CWU-PENALTY 1% = 0.20 on Sat 10-31
+    # (payments dated up to that day count), Mon 11-30 and Thu 12-31.
+    bill = stormwater_bill(date(2026, 9, 1), date(2026, 10, 1), bill_date=date(2026, 10, 1), eru="3.00")
+    pp = terms("pleasant-prairie-stormwater", date(2026, 9, 1))
+    ledger: list[Entry] = bill.entries()
+    daily([bill], ledger, pp, date(2026, 10, 1), date(2027, 1, 4), [])
+    penalties = [e for e in ledger if e.kind == "penalty"]
+    assert [(e.posted_on, e.amount) for e in penalties] == [
+        (date(2026, 10, 31), Decimal("0.20")),
+        (date(2026, 11, 30), Decimal("0.20")),
+        (date(2026, 12, 31), Decimal("0.20")),
+    ]
+    # 20.00 paid Sun 11-15, posted Tue 2027-01-05: the bill was paid before the 11-30 and
+    # 12-31 anniversaries (0.20 each reversed); the 10-31 penalty stands.
+    paid = payment("PPW-1", "LB-12", date(2026, 11, 15), "20.00", "pleasant-prairie-stormwater")
+    ledger.append(paid)
+    fixes = late_charge_corrections(
+        bills=[bill], entries=ledger, terms=pp, payments=[paid], today=date(2027, 1, 5)
+    )
+    assert [(e.reference, e.amount) for e in fixes] == [
+        (penalties[1].entry_id, Decimal("-0.20")),
+        (penalties[2].entry_id, Decimal("-0.20")),
+    ]
+    ledger += fixes
+    assert balance(ledger) == Decimal("0.20")  # 20.00 + 0.60 - 20.00 - 0.40

@@ -80,7 +80,9 @@ def test_staff_make_list_and_cancel_an_arrangement_kept_as_history(
     status, made = call("POST", BASE, arrangement_body())
     assert status == 200 and made["made_on"] == "2026-10-28" and made["total"] == "200.34"
     assert made["replayed"] is False
-    assert call("POST", BASE, arrangement_body())[1]["replayed"] is True  # the same again
+    set_day(at, "2026-11-20")  # the same again, after its first instalment's day: replayed
+    again = call("POST", BASE, arrangement_body())
+    assert again[0] == 200 and (again[1]["replayed"], again[1]["made_on"]) == (True, "2026-10-28")
     status, err = call("POST", BASE, arrangement_body(end_on="2026-12-30"))
     assert status == 409 and err["error"]["message"].startswith("arrangement_id")
     set_day(at, "2026-11-20")
