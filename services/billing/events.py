@@ -51,6 +51,10 @@ class IssuedLine(BaseModel):
     unit: str
     rate: str
     amount: Decimal
+    # The line's amount by fund (GR-FUNDS, SU-FUNDS, X-FUNDS), as the ledger posts it; empty
+    # in details from before it was carried (additive). The bill document prints it, and the
+    # combined Pleasant Prairie bill keeps each utility's funds apart with it.
+    funds: dict[str, Decimal] = Field(default_factory=dict, max_length=8)
 
 
 class IssuedRead(BaseModel):

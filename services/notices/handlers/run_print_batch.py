@@ -1,5 +1,6 @@
-"""The daily print-batch schedule fired: assemble yesterday's mailed notices into one PDF and
-a manifest sorted by ZIP for the print vendor (once per day).
+"""The daily print-batch schedule fired: release the Pleasant Prairie bills whose partner
+did not come by their release day (PP-CWU-BILLING), then assemble yesterday's mailed notices
+into one PDF and a manifest sorted by ZIP for the print vendor (once per day).
 
 Trigger: EventBridge Scheduler (daily) -> SQS -> here; body ``{"scheduled_time": ...}``.
 """
@@ -18,6 +19,7 @@ from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
 from common.observability import logger, observed
 from notices import composition
+from notices.usecases import release_held_bills
 
 
 class BatchScheduled(BaseModel):
@@ -31,8 +33,18 @@ def record_handler(record: SQSRecord) -> None:
         raise MalformedMessage(f"print batch input: {first_error(exc)}") from None
     # The batch at dawn collects the letters of the utility's previous local day.
     day = request.scheduled_time.astimezone(ZoneInfo("America/Chicago")).date() - timedelta(days=1)
+    released = release_held_bills(
+        day,
+        holds=composition.bill_holds(),
+        ports=composition.ports(),
+        clock=composition.clock(),
+        attempt=int(record.attributes.approximate_receive_count or 1),
+    )
     batch = composition.print_batch()(day)
-    logger.info("print batch", extra={"day": day.isoformat(), "letters": batch.letters if batch else 0})
+    logger.info(
+        "print batch",
+        extra={"day": day.isoformat(), "released": released.sent, "letters": batch.letters if batch else 0},
+    )
 
 
 @observed
