@@ -16,7 +16,7 @@ from common.tariffs import TariffBook
 from metering.events import SatelliteFlowReady
 from notices.domain import combined
 from notices.domain.combined import BillHolds, Claim, HeldBill
-from notices.domain.delivery import Delivery, SendFailed, deliver
+from notices.domain.delivery import Delivery, NoticeRecord, SendFailed, deliver
 from notices.domain.documents import BillDocument, CombinedBillDocument
 from notices.domain.model import NoticeRequest, channels, notice_id
 from notices.domain.requests import bill_notice, combined_bill_notice
@@ -66,6 +66,7 @@ class Outcome:
     sent: int
     already_sent: int
     held: int = 0  # Pleasant Prairie bills waiting for their combined document
+    failed: int = 0  # held bills the release run could not send yet (retried)
 
 
 def annual_rate_notice(book: TariffBook, event: BillIssued) -> str | None:
@@ -179,20 +180,26 @@ def _send_claimed(
     today: date,
     attempt: int,
 ) -> Delivery:
-    """Send the claimed document: the combined bill, or a lone bill as an ordinary one."""
+    """Send the claimed document: the combined bill when both utilities' bills are in it,
+    else each bill alone as an ordinary one (never a "combined" bill of one utility)."""
     bills = combined.claimed(held, claim)
-    if len(bills) == 1:
-        [only] = bills
-        request = bill_notice(only.document, only.recipient, only.trigger)
-        delivery = _deliver(request, only.document, ports, now=now, today=today, attempt=attempt)
+    sent: list[NoticeRecord] = []
+    skipped: list[str] = []
+    if {b.document.tenant for b in bills} != set(combined.PAIRED_TENANTS):
+        for only in bills:
+            request = bill_notice(only.document, only.recipient, only.trigger)
+            delivery = _deliver(request, only.document, ports, now=now, today=today, attempt=attempt)
+            sent += delivery.sent
+            skipped += delivery.already_sent
     else:
         document = combined.combined_document(bills)
         recipient = combined.combined_recipient(bills)
         request = combined_bill_notice(document, recipient, combined.combined_trigger(group, bills))
         delivery = _deliver(request, document, ports, now=now, today=today, attempt=attempt)
+        sent, skipped = delivery.sent, delivery.already_sent
         _log_for_each_account(request, document, ports["log"])
     holds.released(group, (h.release_on for h in held))
-    return delivery
+    return Delivery(sent=sent, already_sent=skipped)
 
 
 def _log_for_each_account(request: NoticeRequest, document: CombinedBillDocument, log: Any) -> None:
@@ -221,14 +228,17 @@ def release_held_bills(
     holds: BillHolds,
     ports: dict[str, Any],
     clock: Clock,
+    mail_day: date | None = None,
     attempt: int = 1,
 ) -> Outcome:
     """The release run (the print batch's morning): every group whose release day has come
     (on or before the morning after ``day``) goes out with the bills it has, combined when
-    both utilities' are in, else each alone. Its letters join ``day``'s print batch, so a
-    mailed bill is not later than an unheld one of the same bill date."""
+    both utilities' are in, else each alone. Its letters join ``mail_day``'s print batch
+    (``day``'s unless that batch is assembled already), so a mailed bill is not later than
+    an unheld one of the same bill date. A group that cannot be sent now (SES refused) is
+    counted in ``failed`` and the others still go; the caller retries the run."""
     now = clock.now()
-    sent = already = 0
+    sent = already = failed = 0
     for group in holds.due(day + timedelta(days=1)):
         held, claim = holds.group(group)
         if not held:
@@ -237,15 +247,19 @@ def release_held_bills(
         if isinstance(decision, combined.Propose):
             won = holds.claim(group, decision.claim)
             decision = combined.Send(won) if won == decision.claim else combined.on_release(held, won)
-        if isinstance(decision, combined.Send):
-            delivery = _send_claimed(
-                group, held, decision.claim, holds, ports, now=now, today=day, attempt=attempt
-            )
-            sent += len(delivery.sent)
-            already += len(delivery.already_sent)
-        else:  # another handler sends it: nothing left to release here
+        if not isinstance(decision, combined.Send):  # another handler sends it
             holds.released(group, (h.release_on for h in held))
-    return Outcome(event="ReleaseHeldBills", sent=sent, already_sent=already)
+            continue
+        try:
+            delivery = _send_claimed(
+                group, held, decision.claim, holds, ports, now=now, today=mail_day or day, attempt=attempt
+            )
+        except TransientError:
+            failed += 1
+            continue
+        sent += len(delivery.sent)
+        already += len(delivery.already_sent)
+    return Outcome(event="ReleaseHeldBills", sent=sent, already_sent=already, failed=failed)
 
 
 def _plan(event: Event, contacts: Contacts, book: TariffBook) -> Planned:

@@ -142,3 +142,46 @@ def test_a_partner_after_the_release_goes_alone_and_a_bill_without_a_parcel_is_n
         ("MAILDAY#2026-10-03", "S-5"),
         ("MAILDAY#2026-10-03", "W-1"),
     ]
+
+
+def test_an_email_refused_at_the_release_does_not_hold_up_the_print_batch_and_is_retried(
+    notices: Stack, at: clock.FixedClock
+) -> None:
+    # The sender is not a verified SES identity yet: emails are refused.
+    delivered(pp_bill(SEWER, "S-9", name="Grace Hopper", opted_in=True, email="grace@example.org"))
+    delivered(pp_bill(SEWER, "S-8", name="Alan Turing", address="8 Bletchley Rd; Pleasant Prairie, WI 53158"))
+    at.set(datetime(2026, 10, 2, 10, 0, tzinfo=UTC))
+    body = json.dumps({"scheduled_time": "2026-10-02T10:00:00Z"})
+    assert run_print_batch.lambda_handler(sqs_event(body), lambda_context()) == {
+        "batchItemFailures": [{"itemIdentifier": "m0"}]
+    }
+    # The letter went into the bill date's batch all the same; the email failed, recorded.
+    assert log(notices) == [("S-8", "mail", "sent"), ("S-9", "email", "failed")]
+    manifest = (
+        notices.s3.get_object(Bucket=MAIL, Key="batches/2026-10-01/manifest.csv")["Body"].read().decode()
+    )
+    assert len(manifest.splitlines()) == 2 and "Alan Turing" in manifest
+    boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress="billing@sewerbill.local")
+    retry = sqs_event(body)
+    retry["Records"][0]["attributes"]["ApproximateReceiveCount"] = "2"
+    assert run_print_batch.lambda_handler(retry, lambda_context()) == {"batchItemFailures": []}
+    assert log(notices) == [("S-8", "mail", "sent"), ("S-9", "email", "sent")]
+    [message] = emails()
+    assert message["To"] == "grace@example.org"
+
+
+def test_two_sewer_bills_of_one_customer_without_a_stormwater_bill_go_each_alone(
+    pp: Stack, at: clock.FixedClock
+) -> None:
+    # One customer billed for two sewer accounts on one parcel (a duplex), no stormwater bill
+    # by the release day: two ordinary bills, never a "combined" bill of one utility.
+    delivered(pp_bill(SEWER, "S-1", opted_in=True))
+    delivered(pp_bill(SEWER, "S-2", opted_in=True))
+    at.set(datetime(2026, 10, 2, 10, 0, tzinfo=UTC))
+    body = json.dumps({"scheduled_time": "2026-10-02T10:00:00Z"})
+    assert run_print_batch.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+    subjects = sorted(" ".join(m["Subject"].split()) for m in emails())
+    assert subjects == [
+        "Your bill PPS-202609-S-1: $32.06 due 2026-10-21",
+        "Your bill PPS-202609-S-2: $32.06 due 2026-10-21",
+    ]

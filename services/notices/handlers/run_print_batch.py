@@ -15,6 +15,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import AwareDatetime, BaseModel, ValidationError
 
+from common.errors import TransientError
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
 from common.observability import logger, observed
@@ -33,11 +34,13 @@ def record_handler(record: SQSRecord) -> None:
         raise MalformedMessage(f"print batch input: {first_error(exc)}") from None
     # The batch at dawn collects the letters of the utility's previous local day.
     day = request.scheduled_time.astimezone(ZoneInfo("America/Chicago")).date() - timedelta(days=1)
+    # Held bills released first, so their letters make this batch (a retried run's, the next).
     released = release_held_bills(
         day,
         holds=composition.bill_holds(),
         ports=composition.ports(),
         clock=composition.clock(),
+        mail_day=day + timedelta(days=1) if composition.mail_room().batch_exists(day) else day,
         attempt=int(record.attributes.approximate_receive_count or 1),
     )
     batch = composition.print_batch()(day)
@@ -45,6 +48,8 @@ def record_handler(record: SQSRecord) -> None:
         "print batch",
         extra={"day": day.isoformat(), "released": released.sent, "letters": batch.letters if batch else 0},
     )
+    if released.failed:
+        raise TransientError(f"{released.failed} held bill(s) could not be sent yet; the run is retried")
 
 
 @observed
