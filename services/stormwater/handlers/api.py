@@ -16,6 +16,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, ConfigDict, Field
 
+from common.authz import caller, require
 from common.errors import FieldError, TransientError
 from common.http import ApiError, error_response, error_responses, install_error_handlers
 from common.observability import observed
@@ -50,38 +51,21 @@ def _transient(exc: TransientError) -> Response[str]:
 
 
 # --- access -------------------------------------------------------------------------------------
-def _claims() -> dict[str, Any]:
-    ctx = app.current_event.raw_event.get("requestContext") or {}
-    return dict(((ctx.get("authorizer") or {}).get("jwt") or {}).get("claims") or {})
-
-
-def _list_claim(value: Any) -> list[str]:
-    """API Gateway hands list claims as "[a b]"; a direct invocation may pass a list."""
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    text = str(value or "").strip()
-    if text.startswith("[") and text.endswith("]"):
-        text = text[1:-1]
-    return [p for p in text.replace(",", " ").split() if p]
-
-
 def _staff(tenant: str) -> str:
-    claims = _claims()
-    if claims.get("role") != "staff" or tenant not in _list_claim(claims.get("tenants")):
-        raise ApiError(403, "forbidden", f"a staff token of {tenant} is needed")
-    return str(claims.get("sub") or "staff")
+    return require(app.current_event.raw_event, tenant).sub or "staff"
 
 
 def _owner_or_staff(tenant: str, parcel_id: str) -> str:
-    claims = _claims()
-    role = claims.get("role")
-    in_tenant = tenant in _list_claim(claims.get("tenants"))
-    if role == "staff" and in_tenant:
+    who = caller(app.current_event.raw_event)
+    in_tenant = tenant in who.tenants
+    if who.role == "staff" and in_tenant:
         return "staff"
     # A customer whose token names the parcel (an owner-occupant) may act on it as its owner.
-    if role in ("owner", "customer") and in_tenant and parcel_id in _list_claim(claims.get("parcels")):
+    if who.role in ("owner", "customer") and in_tenant and parcel_id in who.parcels:
         return "owner"
-    raise ApiError(403, "forbidden", f"only the owner of parcel {parcel_id} or {tenant} staff may do this")
+    raise ApiError(
+        403, "forbidden", f"parcel_id: only the owner of parcel {parcel_id} or {tenant} staff may do this"
+    )
 
 
 # --- request bodies -------------------------------------------------------------------------------
