@@ -88,6 +88,8 @@ class BillIssued(Event):
     schema_version 2 (issue 13): ``reads`` is new (additive; empty for a bill without
     metered consumption, and in version 1 details, which still parse); ``service_address``
     (the premise served, printed on the bill) is additive too: None in earlier details.
+    Each line's ``funds`` (issue 12, additive, same version: empty in earlier details) lets
+    notices print each utility's funds apart on the combined Pleasant Prairie bill.
     """
 
     SOURCE = SOURCE
