@@ -185,3 +185,31 @@ def test_two_sewer_bills_of_one_customer_without_a_stormwater_bill_go_each_alone
         "Your bill PPS-202609-S-1: $32.06 due 2026-10-21",
         "Your bill PPS-202609-S-2: $32.06 due 2026-10-21",
     ]
+
+
+def test_a_claim_lost_to_a_concurrent_handler_leaves_the_sending_to_the_winner(
+    pp: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from notices import composition
+    from notices.domain.combined import Claim
+    from notices.intake import trigger
+
+    sewer = pp_bill(SEWER, "S-1", opted_in=True)
+    storm = pp_bill(STORMWATER, "W-1", opted_in=True)
+    delivered(sewer)
+    holds = composition.bill_holds()
+    real_claim = holds.claim
+
+    def sewer_handler_wins_meanwhile(group: str, claim: Claim) -> Claim:
+        # Both handlers saw both bills; the sewer's (a redelivery) wrote its claim first.
+        real_claim(group, Claim(members=claim.members, by=trigger(sewer)))
+        return real_claim(group, claim)
+
+    monkeypatch.setattr(holds, "claim", sewer_handler_wins_meanwhile)
+    delivered(storm)  # lost the claim: sends nothing
+    assert emails() == []
+    monkeypatch.setattr(holds, "claim", real_claim)
+    delivered(sewer)  # the winner (its message retried) sends the combined bill, once
+    delivered(storm)
+    [message] = emails()
+    assert "Total amount due $40.06" in attached_text(message)
