@@ -16,24 +16,26 @@ from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, Field
 
 from common.authz import require
-from common.http import decimal_string, error_response, error_responses, install_error_handlers
+from common.http import decimal_string, error_responses, install_error_handlers
 from common.observability import observed
 from sampling import composition
 from sampling.domain.errors import SamplingError, UnknownTenant
 from sampling.service import Conflict, NotFound, Refused
 
 app = APIGatewayHttpResolver(enable_validation=True)
-install_error_handlers(app)
+# Domain errors as HTTP answers (the closest class along the exception's MRO wins).
+install_error_handlers(
+    app,
+    {
+        NotFound: (404, "not_found"),
+        UnknownTenant: (404, "not_found"),
+        Conflict: (409, "conflict"),
+        Refused: (422, "refused"),
+        SamplingError: (400, "invalid_request"),
+    },
+)
 
-_STATUS = {NotFound: 404, Conflict: 409, Refused: 422, UnknownTenant: 404}
 _KEY = r"^[A-Za-z0-9][A-Za-z0-9._/:-]{0,63}$"
-
-
-@app.exception_handler(SamplingError)
-def _sampling_error(exc: SamplingError) -> Response[str]:
-    status = next((s for cls, s in _STATUS.items() if isinstance(exc, cls)), 400)
-    code = {404: "not_found", 409: "conflict", 422: "refused"}.get(status, "invalid_request")
-    return error_response(status, code, str(exc))
 
 
 def staff(tenant: str) -> str:

@@ -11,14 +11,14 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, ConfigDict, Field
 
 from common.authz import caller, require
 from common.errors import FieldError, TransientError
-from common.http import ApiError, error_response, error_responses, install_error_handlers
+from common.http import ApiError, error_responses, install_error_handlers
 from common.observability import observed
 from stormwater import composition
 from stormwater.domain.credits import CreditConflict, Documentation
@@ -26,7 +26,19 @@ from stormwater.domain.reconsiderations import BillNotKnown, ReconsiderationConf
 from stormwater.service import NotFound, as_document
 
 app = APIGatewayHttpResolver(enable_validation=True)
-install_error_handlers(app)
+# Domain errors as HTTP answers (the closest class along the exception's MRO wins); a
+# transient error on a write is a concurrent change: the client may try again.
+install_error_handlers(
+    app,
+    {
+        NotFound: (404, "not_found"),
+        BillNotKnown: (404, "not_found"),
+        CreditConflict: (409, "conflict"),
+        ReconsiderationConflict: (409, "conflict"),
+        FieldError: (400, "refused"),
+        TransientError: (409, "conflict"),
+    },
+)
 
 TenantPath = Annotated[str, Path(description="Tenant id, e.g. pleasant-prairie-stormwater", max_length=100)]
 ParcelPath = Annotated[str, Path(description="Parcel id", max_length=200)]
@@ -34,20 +46,6 @@ IdPath = Annotated[str, Path(description="Record id", max_length=100)]
 # Writes may meet a conflict (a decision already taken, a concurrent change): 409.
 ERRORS = error_responses(400, 401, 403, 404, 409)
 READ_ERRORS = error_responses(400, 401, 403, 404)
-
-
-@app.exception_handler(FieldError)
-def _field_error(exc: FieldError) -> Response[str]:
-    if isinstance(exc, NotFound | BillNotKnown):
-        return error_response(404, "not_found", str(exc))
-    if isinstance(exc, CreditConflict | ReconsiderationConflict):
-        return error_response(409, "conflict", str(exc))
-    return error_response(400, "refused", str(exc))
-
-
-@app.exception_handler(TransientError)
-def _transient(exc: TransientError) -> Response[str]:
-    return error_response(409, "conflict", str(exc))
 
 
 # --- access -------------------------------------------------------------------------------------
