@@ -44,6 +44,7 @@ from common.errors import PermanentError, TransientError
 from common.tariffs import TariffBook
 
 CHUNK_ACCOUNTS = 250
+FEW_ACCOUNTS = 5  # a back-dated payment check reads these accounts one by one, more by partition
 WRITE_STEP = 100  # bills written per pair of batch writes (entries + events, then the bills)
 
 
@@ -420,27 +421,55 @@ def correct_for_backdated(
     again, and a charge already reversed is not reversed twice. Returns the reversals."""
     today = local_today(now)
     reversals: list[Entry] = []
-    by_account: dict[tuple[str, str], list[Entry]] = {}
+    by_tenant: dict[str, dict[str, list[Entry]]] = {}
     for p in payments:
         if p.posted_on <= today:
-            by_account.setdefault((p.tenant, p.account_id), []).append(p)
-    for (tenant, account_id), paid in sorted(by_account.items()):
+            by_tenant.setdefault(p.tenant, {}).setdefault(p.account_id, []).append(p)
+    for tenant, by_account in sorted(by_tenant.items()):
         if not _in_force(book, tenant, today):
             continue
-        # One query for the account's stored entries; its bills only when a late charge or
-        # penalty falls on or after the earliest payment's date (most payments are on time).
-        stored = [entry_of(i) for i in repo.query(f"LEDGER#{tenant}", prefix=f"{account_id}#")]
-        earliest = min(p.posted_on for p in paid)
-        if not any(e.kind in ("late_charge", "penalty") and e.posted_on >= earliest for e in stored):
+        terms = terms_of(book.in_force(tenant, today))
+        # The accounts' stored entries: one query each for a few accounts, else one query of
+        # the tenant's ledger (a file's worth of prefix queries costs more than one range).
+        stored: dict[str, list[Entry]] = {a: [] for a in by_account}
+        if len(by_account) <= FEW_ACCOUNTS:
+            for account_id in by_account:
+                stored[account_id] = [
+                    entry_of(i) for i in repo.query(f"LEDGER#{tenant}", prefix=f"{account_id}#")
+                ]
+        else:
+            for i in repo.query(f"LEDGER#{tenant}"):
+                if i["account_id"] in stored:
+                    stored[i["account_id"]].append(entry_of(i))
+        # Only accounts with a late charge or penalty on or after a payment's date (most
+        # payments are on time) need their bills.
+        late = [
+            a
+            for a, paid in by_account.items()
+            if any(
+                e.kind in ("late_charge", "penalty") and e.posted_on >= min(p.posted_on for p in paid)
+                for e in stored[a]
+            )
+        ]
+        if not late:
             continue
-        bills = repo.bills_of(tenant, account_id)
-        reversals += late_charge_corrections(
-            bills=bills,
-            entries=[e for b in bills for e in b.entries()] + stored,
-            terms=terms_of(book.in_force(tenant, today)),
-            payments=paid,
-            today=today,
-        )
+        bills_by: dict[str, list[Bill]] = {a: [] for a in late}
+        if len(late) <= FEW_ACCOUNTS:
+            for account_id in late:
+                bills_by[account_id] = repo.bills_of(tenant, account_id)
+        else:
+            for b in repo.all_bills(tenant):
+                if b.account_id in bills_by:
+                    bills_by[b.account_id].append(b)
+        for account_id in sorted(late):
+            bills = bills_by[account_id]
+            reversals += late_charge_corrections(
+                bills=bills,
+                entries=[e for b in bills for e in b.entries()] + stored[account_id],
+                terms=terms,
+                payments=by_account[account_id],
+                today=today,
+            )
     repo.write_entries(reversals, now=now)
     return len(reversals)
 
