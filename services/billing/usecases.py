@@ -1184,6 +1184,7 @@ def _refusal(r: Redetermined, bill_id: str, reason: str, now: datetime) -> dict[
         "account_id": r.new["account_id"],
         "from_volume_gal": r.old.get("volume_gal"),
         "to_volume_gal": r.new["volume_gal"],
+        "source_event_id": r.new["source_event_id"],
         "reason": reason[:1000],
         "rule_id": "X-IMMUTABLE",
         "recorded_at": now.isoformat(),

@@ -8,7 +8,7 @@ from datetime import date, datetime
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from billing.events import BillDelinquent, BillIssued, BillOverdue, TaxRollNoticed
+from billing.events import BillAdjusted, BillDelinquent, BillIssued, BillOverdue, TaxRollNoticed
 from common.clock import Clock
 from common.errors import PermanentError, TransientError
 from common.events import Event
@@ -19,6 +19,7 @@ from notices.intake import (
     Contacts,
     NoAddress,
     Planned,
+    plan_adjustment_memo,
     plan_appeal_letter,
     plan_bill,
     plan_credit_revocation,
@@ -40,6 +41,7 @@ CONSUMED: dict[str, type[Event]] = {
         BillIssued,
         BillOverdue,
         BillDelinquent,
+        BillAdjusted,
         TaxRollNoticed,
         CreditRevocationProposed,
         ReconsiderationDecided,
@@ -113,6 +115,7 @@ def _plan(event: Event, contacts: Contacts, book: TariffBook) -> Planned:
         BillIssued: lambda e: plan_bill(e, contacts, annual_rate_notice(book, e)),
         BillOverdue: lambda e: plan_overdue(e, contacts),
         BillDelinquent: lambda e: plan_delinquent(e, contacts),
+        BillAdjusted: lambda e: plan_adjustment_memo(e, contacts),
         TaxRollNoticed: plan_tax_roll,
         CreditRevocationProposed: lambda e: plan_credit_revocation(e, contacts),
         ReconsiderationDecided: lambda e: plan_reconsideration_letter(e, contacts),
