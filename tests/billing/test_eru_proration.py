@@ -16,6 +16,7 @@ from billing.domain.accounts import AccountRecord
 from billing.domain.issuing import ChunkInputs, rating_input
 from billing.domain.projections import eru_over
 from billing.domain.rating import RatedBill, RatingEngine
+from common.tariffs import TariffBook
 
 SW = "pleasant-prairie-stormwater"
 SEP, OCT = date(2026, 9, 1), date(2026, 10, 1)
@@ -180,3 +181,32 @@ def test_a_later_sequence_back_to_the_same_value_is_one_line(engine: RatingEngin
         [det(1, "2025-01-01", "1.00"), det(2, "2026-09-13", "2.00"), det(3, "2026-09-13", "1.00")],
     )
     assert lines(rated) == [("PP-CWU-BASE", D("2.00")), ("PP-CWU-ERU", D("6.00"))]
+
+
+def test_a_tariff_version_and_an_eru_change_in_one_period_are_cut_at_both(book: TariffBook) -> None:
+    # A (made-up) version at 7.00 per ERU from Sep 21 beside the ERU change of Sep 13:
+    # Sep 1-12 1.00 ERU at 6.00: 1.00 x 12/30 x 6.00 = 2.40;
+    # Sep 13-20 2.00 ERU at 6.00: 2.00 x 8/30 x 6.00 = 3.20;
+    # Sep 21-30 2.00 ERU at 7.00: 2.00 x 10/30 x 7.00 = 4.666.. -> 4.67;
+    # base 2.00 under both versions: one line (X-EFFECTIVE merges equal shares). Total 12.27.
+    [v1] = book.versions(SW)
+    v2 = v1.model_copy(
+        update={
+            "effective_from": date(2026, 9, 21),
+            "eru_rate": v1.eru_rate.model_copy(update={"value": D("7.00")}),
+        }
+    )
+    versions = {t: book.versions(t) for t in book.tenants}
+    versions[SW] = [v1.model_copy(update={"effective_until": date(2026, 9, 21)}), v2]
+    rated = bill(
+        RatingEngine(TariffBook(versions)), [det(1, "2025-01-01", "1.00"), det(2, "2026-09-13", "2.00")]
+    )
+    assert lines(rated) == [
+        ("PP-CWU-BASE", D("2.00")),
+        ("PP-CWU-ERU", D("2.40")),
+        ("PP-CWU-ERU", D("3.20")),
+        ("PP-CWU-ERU", D("4.67")),
+    ]
+    assert rated.lines[3].details["derivation"] == "2 ERU x 10/30 days x $7.00"
+    assert rated.lines[3].details["tariff_versions"] == (v2.version_id,)
+    assert rated.total == D("12.27")
