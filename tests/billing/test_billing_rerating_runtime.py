@@ -107,8 +107,8 @@ def test_a_mid_month_eru_is_prorated_and_a_rerating_memo_reaches_the_customer(rt
         ("PP-CWU-ERU", "7.35"),
     ]
     assert [ln["details"].get("derivation") for ln in december["lines"][1:]] == [
-        "3 ERU x 12/31 days x $6.00",
-        "2 ERU x 19/31 days x $6.00",
+        "3.00 ERU x 12/31 days x $6.00",
+        "2.00 ERU x 19/31 days x $6.00",
     ]
     assert december["total"] == "16.32"
 

@@ -89,8 +89,8 @@ def test_an_eru_redetermined_mid_period_bills_each_part_at_its_own_eru(engine: R
     assert lines(rated) == [("PP-CWU-BASE", D("2.00")), ("PP-CWU-ERU", D("2.40")), ("PP-CWU-ERU", D("7.20"))]
     assert rated.total == D("11.60")
     first, second = rated.lines[1], rated.lines[2]
-    assert first.details["derivation"] == "1 ERU x 12/30 days x $6.00"
-    assert second.details["derivation"] == "2 ERU x 18/30 days x $6.00"
+    assert first.details["derivation"] == "1.00 ERU x 12/30 days x $6.00"
+    assert second.details["derivation"] == "2.00 ERU x 18/30 days x $6.00"
     assert "prorated, 12 of 30 days" in first.description
     assert (first.details["factor"], second.details["factor"]) == ("12/30", "18/30")
     assert second.details["effective_from"] == "2026-09-13"
@@ -110,7 +110,7 @@ def test_a_credit_approved_mid_period_applies_only_from_its_approval(engine: Rat
         ("PP-CWU-ERU", D("60.00")),
         ("PP-CWU-CREDIT", D("-4.00")),
     ]
-    assert rated.lines[2].details["derivation"] == "10 ERU x 10/30 days x $-1.20"
+    assert rated.lines[2].details["derivation"] == "10.00 ERU x 10/30 days x -$1.20"
     assert rated.total == D("58.00")
 
 
@@ -207,6 +207,6 @@ def test_a_tariff_version_and_an_eru_change_in_one_period_are_cut_at_both(book: 
         ("PP-CWU-ERU", D("3.20")),
         ("PP-CWU-ERU", D("4.67")),
     ]
-    assert rated.lines[3].details["derivation"] == "2 ERU x 10/30 days x $7.00"
+    assert rated.lines[3].details["derivation"] == "2.00 ERU x 10/30 days x $7.00"
     assert rated.lines[3].details["tariff_versions"] == (v2.version_id,)
     assert rated.total == D("12.27")

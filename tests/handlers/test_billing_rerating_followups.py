@@ -214,7 +214,7 @@ def test_an_eru_redetermined_mid_month_is_billed_part_by_part(flow: Stack) -> No
     ]
     assert bill["total"] == "11.60"
     derivations = [ln["details"].get("derivation") for ln in bill["lines"][1:]]
-    assert derivations == ["1 ERU x 12/30 days x $6.00", "2 ERU x 18/30 days x $6.00"]
+    assert derivations == ["1.00 ERU x 12/30 days x $6.00", "2.00 ERU x 18/30 days x $6.00"]
     assert bill["lines"][2]["details"]["source_event_id"] == "ev-eru-2"
     # October is all 2.00 ERU: one line, not prorated: 2.00 + 12.00.
     _run_stormwater_cycle(flow, "2026-11-01T11:00:00Z")

@@ -212,9 +212,11 @@ def _part_line(
     details: dict[str, Any],
 ) -> BillLine | None:
     """One part's line: ``quantity x rate x days / period_days``, rounded once, its
-    derivation written out ("1.00 ERU x 12/30 days x $6.00") and the part's first day."""
+    derivation written out ("1.00 ERU x 12/30 days x $6.00", the quantity as determined)
+    and the part's first day."""
     factor = "" if share.days == period_days else f" x {share.days}/{period_days} days"
-    details["derivation"] = f"{plain(share.quantity)} {unit}{factor} x ${rate_text(share.rate)}"
+    sign = "-" if share.rate < 0 else ""
+    details["derivation"] = f"{share.quantity} {unit}{factor} x {sign}${rate_text(abs(share.rate))}"
     if part.effective_from is not None:
         details["effective_from"] = part.effective_from.isoformat()
     if part.source_event_id:
