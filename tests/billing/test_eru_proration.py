@@ -9,8 +9,12 @@ per ERU-month, credit capped at 30%. September 2026 has 30 days: [2026-09-01, 20
 from __future__ import annotations
 
 from datetime import date
+from decimal import ROUND_HALF_UP
 from decimal import Decimal as D
 from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from billing.domain.accounts import AccountRecord
 from billing.domain.issuing import ChunkInputs, rating_input
@@ -210,3 +214,30 @@ def test_a_tariff_version_and_an_eru_change_in_one_period_are_cut_at_both(book: 
     assert rated.lines[3].details["derivation"] == "2.00 ERU x 10/30 days x $7.00"
     assert rated.lines[3].details["tariff_versions"] == (v2.version_id,)
     assert rated.total == D("12.27")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    cuts=st.lists(st.integers(min_value=2, max_value=30), min_size=1, max_size=3, unique=True),
+    erus=st.lists(st.decimals(min_value=0, max_value=50, places=2), min_size=4, max_size=4),
+)
+def test_prorated_eru_lines_round_each_part_on_its_own_and_stay_within_a_half_cent_a_part(
+    engine: RatingEngine, cuts: list[int], erus: list[D]
+) -> None:
+    # Determinations taking effect on random days of September: each ERU line is its ERU x
+    # its days / 30 x 6.00 rounded half-up once (a share rounding to 0.00 is no line), the
+    # lines never cover more than the 30 days, and their total is within half a cent per
+    # part of the exact day-weighted charge.
+    days = sorted(cuts)
+    dets = [det(1, "2025-01-01", str(erus[0]))] + [
+        det(n + 2, date(2026, 9, day).isoformat(), str(erus[n + 1])) for n, day in enumerate(days)
+    ]
+    eru_lines = [ln for ln in bill(engine, dets).lines if ln.rule_id == "PP-CWU-ERU"]
+    for ln in eru_lines:
+        share = ln.quantity * ln.rate * ln.details.get("days", 30) / 30
+        assert ln.amount == share.quantize(D("0.01"), rounding=ROUND_HALF_UP) != 0
+    assert sum(ln.details.get("days", 30) for ln in eru_lines) <= 30
+    bounds = [1, *days, 31]
+    parts = len(bounds) - 1
+    exact = sum((erus[n] * 6 * D(bounds[n + 1] - bounds[n]) / 30 for n in range(parts)), D(0))
+    assert abs(sum((ln.amount for ln in eru_lines), D(0)) - exact) <= D("0.005") * parts

@@ -46,12 +46,9 @@ class Eru:
     credit_percent: Decimal = Decimal(0)
     details: Mapping[str, Any] = field(default_factory=dict)
     source_event_id: str = ""
-    parts: tuple[EruPart, ...] = ()
-    start: date | None = None  # the first day these values apply (within a part)
+    parts: tuple[Eru, ...] = ()  # each with its stretch ``[start, end)`` set (and no parts)
+    start: date | None = None
     end: date | None = None
-
-
-EruPart = Eru  # a part is an Eru with its stretch ``[start, end)`` set (and no parts)
 
 
 @dataclass(frozen=True, slots=True)
