@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -84,6 +85,9 @@ class _Window:
     threshold: Decimal = Decimal(0)
 
 
+MEMO_MAX = 20_000  # cells memoised per column: 69 days of 5-minute times; a few MiB at most
+
+
 @dataclass
 class Aggregation:
     """The result of one file: daily sums by (tenant, meter, local day), slugs, counts."""
@@ -105,30 +109,23 @@ def aggregate(
     now: datetime,
     reject: Callable[[LineRejection], None],
     batch: int = 5_000,
+    memo: int = MEMO_MAX,
 ) -> Aggregation:
     """Validate and aggregate an interval file (the hot path: a few microseconds a row).
 
     Rows are read into batches of ``batch`` so the meters they name are looked up together
     (one batched read per batch, cached for the file). Raises ``csvinput.FileRejected`` for
-    an empty file or a bad header.
+    an empty file or a bad header. ``memo`` bounds each per-cell memo (tests make it small).
     """
-    index, records = cin.records(chunks, INTERVAL_HEADER)
+    index, batches = cin.batches(chunks, INTERVAL_HEADER, batch)
     cols = (index["tenant"], index["meter_id"], index["interval_start"], index["volume"])
-    known_tenants = tuple(tenants)
     out = Aggregation()
-    state = _Batcher(cols, known_tenants, meters, reject, now)
-    pending: list[tuple[int, list[str]]] = []
-    append = pending.append
-    for record in records:
-        if record.__class__ is LineRejection:
-            out.rows += 1
-            reject(record)
-            continue
-        append(record)  # type: ignore[arg-type]
-        if len(pending) >= batch:
-            state.run(pending, out)
-            pending.clear()
-    state.run(pending, out)
+    state = _Batcher(cols, tuple(tenants), meters, reject, now, memo)
+    for good, bad in batches:
+        out.rows += len(bad)
+        for rejection in bad:
+            reject(rejection)
+        state.run(good, out)
     state.finish(out)
     return out
 
@@ -138,7 +135,15 @@ def _plain_id(value: str) -> bool:
 
 
 class _Batcher:
-    """The per-row work, with its state in locals while a batch runs (module doc)."""
+    """The per-row work, with its state in locals while a batch runs (module doc).
+
+    An interval file repeats few distinct cells: a day of 5-minute data has 288 times,
+    whatever the number of meters, and volumes repeat too. So a cell's verdict (its parsed
+    time, local day and zone conversion, or its decimal; else the reason it is refused) is
+    worked out once and memoised by the cell as written: a row costs dict lookups, not a
+    parse. Each memo is emptied when it holds ``memo`` cells, so a file of all-distinct
+    cells keeps memory flat (it is then parsed row by row, as without the memo).
+    """
 
     def __init__(
         self,
@@ -147,6 +152,7 @@ class _Batcher:
         meters: MeterLookup,
         reject: Callable[[LineRejection], None],
         now: datetime,
+        memo: int,
     ) -> None:
         self.cols = cols
         self.tenants = tenants
@@ -155,81 +161,77 @@ class _Batcher:
         # Compared in the utility's zone: datetimes with the SAME tzinfo compare without
         # calling utcoffset (several times faster than across offsets on this hot path).
         self.latest = (now + INTERVAL).astimezone(UTILITY_TZ)
+        self.memo = memo
         self.cache: dict[tuple[str, str], IntervalMeter | None] = {}
         self.named: dict[tuple[str, str], tuple[tuple[str, str], IntervalMeter | None]] = {}
+        self.times: dict[str, tuple[datetime, datetime, date]] = {}
+        self.refused_times: dict[str, str] = {}
+        self.local_days: dict[date, date] = {}  # one date object a day: compared by identity first
+        self.volumes: dict[str, Decimal] = {}
+        self.refused_volumes: dict[str, str] = {}
         self.sums: dict[tuple[str, str, date], list[Any]] = {}  # [gallons, intervals, peak]
         self.window = _Window()
 
     def run(self, pending: list[tuple[int, list[str]]], out: Aggregation) -> None:
         ti, mi, si, vi = self.cols
-        cache, sums, reject, latest, window = self.cache, self.sums, self.reject, self.latest, self.window
-        # Cells as written -> (stripped ident, meter): one dict lookup a row, no strip.
-        named = self.named
-        unseen = {(c[ti], c[mi]) for _, c in pending} - named.keys()
-        if unseen:
-            idents = {written: (written[0].strip(), written[1].strip()) for written in unseen}
-            missing = set(idents.values()) - cache.keys()
-            if missing:
-                found = self.meters(k for k in missing if k[0] in self.tenants and _plain_id(k[1]))
-                for k in missing:
-                    cache[k] = found.get(k)
-            for written, ident in idents.items():
-                named[written] = (ident, cache[ident])
-        tz, fromiso, dec, rows, accepted = UTILITY_TZ, datetime.fromisoformat, Decimal, 0, 0
+        named = self._named(pending)
+        sums, reject, window, tenants = self.sums, self.reject, self.window, self.tenants
+        times, volumes, time_of, volume_of = self.times, self.volumes, self._time, self._volume
+        rows = accepted = 0
         ident_now, values, total, last = window.meter, window.values, window.total, window.last_start
+        # The row before's meter cells, meter and daily sum: rows come grouped by meter and
+        # day, so most rows reuse them (identity checks) instead of building and hashing keys.
+        tenant_cell: str | None = None
+        meter_cell: str | None = None
+        ident: tuple[str, str] = ("", "")
+        meter: IntervalMeter | None = None
+        factor: Decimal | None = None
+        sum_ident: tuple[str, str] | None = None
+        sum_day: date | None = None
+        day: list[Any] = []
         for line, cells in pending:
             rows += 1
-            ident, meter = named[(cells[ti], cells[mi])]
+            if cells[mi] != meter_cell or cells[ti] != tenant_cell:
+                tenant_cell, meter_cell = cells[ti], cells[mi]
+                ident, meter = named[(tenant_cell, meter_cell)]
+                factor = None if meter is None or meter.units == "gal" else GALLONS_PER[meter.units]
             if meter is None:
-                reject(_unknown(line, ident, self.tenants))
+                reject(_unknown(line, ident, tenants))
                 continue
-            text = cells[si].strip()
-            try:
-                if len(text) > 40 or "T" not in text:
-                    raise ValueError
-                start = fromiso(text)
-            except ValueError:
-                reject(
-                    LineRejection(
-                        line=line, column="interval_start", reason=f"not an ISO 8601 time: {text[:40]!r}"
-                    )
-                )
-                continue
-            if start.tzinfo is None:
-                reject(
-                    LineRejection(line=line, column="interval_start", reason="needs an offset (e.g. -05:00)")
-                )
-                continue
-            if start.minute % 5 or start.second or start.microsecond:
-                reject(LineRejection(line=line, column="interval_start", reason="not on a 5-minute boundary"))
-                continue
-            local = start.astimezone(tz)
-            if local >= latest or local.year < EARLIEST_YEAR:
-                reject(
-                    LineRejection(
-                        line=line, column="interval_start", reason=f"{text} is in the future or before 1990"
-                    )
-                )
-                continue
-            raw = cells[vi].strip()
-            # ASCII digits with at most one point: no sign, exponent, underscore or full-width digit.
-            if len(raw) > cin.NUMBER_MAX_DIGITS or not raw.isascii() or not raw.replace(".", "", 1).isdigit():
-                reject(
-                    LineRejection(
-                        line=line, column="volume", reason=f"not a non-negative decimal: {raw[:30]!r}"
-                    )
-                )
-                continue
-            gallons = dec(raw) if meter.units == "gal" else dec(raw) * GALLONS_PER[meter.units]
-            key = (ident[0], ident[1], local.date())
-            day = sums.get(key)
-            if day is None:
-                sums[key] = [gallons, 1, gallons]
-            else:
+            stamp = times.get(cells[si])
+            if stamp is None:
+                verdict = time_of(cells[si])
+                if isinstance(verdict, str):
+                    reject(LineRejection(line=line, column="interval_start", reason=verdict))
+                    continue
+                stamp = verdict
+            start, local, local_day = stamp
+            gallons = volumes.get(cells[vi])
+            if gallons is None:
+                parsed = volume_of(cells[vi])
+                if isinstance(parsed, str):
+                    reject(LineRejection(line=line, column="volume", reason=parsed))
+                    continue
+                gallons = parsed
+            if factor is not None:
+                gallons = gallons * factor
+            if local_day is sum_day and ident is sum_ident:
                 day[0] += gallons
                 day[1] += 1
                 if gallons > day[2]:
                     day[2] = gallons
+            else:
+                sum_ident, sum_day = ident, local_day
+                key = (ident[0], ident[1], local_day)
+                found = sums.get(key)
+                if found is None:
+                    sums[key] = day = [gallons, 1, gallons]
+                else:
+                    day = found
+                    day[0] += gallons
+                    day[1] += 1
+                    if gallons > day[2]:
+                        day[2] = gallons
             accepted += 1
             # X-SLUG on the trailing 24 hours of this meter (module doc)
             if ident != ident_now or (last is not None and local <= last):
@@ -254,6 +256,75 @@ class _Batcher:
         window.total, window.last_start = total, last
         out.rows += rows
         out.accepted += accepted
+
+    def _named(
+        self, pending: list[tuple[int, list[str]]]
+    ) -> dict[tuple[str, str], tuple[tuple[str, str], IntervalMeter | None]]:
+        """Cells as written -> (stripped ident, meter), the batch's new meters looked up at once."""
+        ti, mi = self.cols[0], self.cols[1]
+        named, cache = self.named, self.cache
+        unseen = set(map(itemgetter(ti, mi), map(itemgetter(1), pending))) - named.keys()
+        if unseen:
+            idents = {written: (written[0].strip(), written[1].strip()) for written in unseen}
+            missing = set(idents.values()) - cache.keys()
+            if missing:
+                found = self.meters(k for k in missing if k[0] in self.tenants and _plain_id(k[1]))
+                for k in missing:
+                    cache[k] = found.get(k)
+            for written, ident in idents.items():
+                named[written] = (ident, cache[ident])
+        return named
+
+    def _time(self, cell: str) -> tuple[datetime, datetime, date] | str:
+        """An interval start as written: (start, local time, local day), or why it is refused.
+        Memoised (class doc); refusals too, so a file of one bad time is not parsed per row."""
+        verdict = self.refused_times.get(cell)
+        if verdict is not None:
+            return verdict
+        text = cell.strip()
+        try:
+            if len(text) > 40 or "T" not in text:
+                raise ValueError
+            start = datetime.fromisoformat(text)
+        except ValueError:
+            verdict = f"not an ISO 8601 time: {text[:40]!r}"
+        else:
+            if start.tzinfo is None:
+                verdict = "needs an offset (e.g. -05:00)"
+            elif start.minute % 5 or start.second or start.microsecond:
+                verdict = "not on a 5-minute boundary"
+            else:
+                local = start.astimezone(UTILITY_TZ)
+                if local >= self.latest or local.year < EARLIEST_YEAR:
+                    verdict = f"{text} is in the future or before 1990"
+                else:
+                    if len(self.times) >= self.memo:
+                        self.times.clear()
+                        self.local_days.clear()
+                    day = local.date()
+                    stamp = self.times[cell] = (start, local, self.local_days.setdefault(day, day))
+                    return stamp
+        if len(self.refused_times) >= self.memo:
+            self.refused_times.clear()
+        self.refused_times[cell] = verdict
+        return verdict
+
+    def _volume(self, cell: str) -> Decimal | str:
+        """A volume as written, as a Decimal (in the meter's units), or why it is refused."""
+        verdict = self.refused_volumes.get(cell)
+        if verdict is not None:
+            return verdict
+        raw = cell.strip()
+        # ASCII digits with at most one point: no sign, exponent, underscore or full-width digit.
+        if len(raw) > cin.NUMBER_MAX_DIGITS or not raw.isascii() or not raw.replace(".", "", 1).isdigit():
+            if len(self.refused_volumes) >= self.memo:
+                self.refused_volumes.clear()
+            verdict = self.refused_volumes[cell] = f"not a non-negative decimal: {raw[:30]!r}"
+            return verdict
+        if len(self.volumes) >= self.memo:
+            self.volumes.clear()
+        volume = self.volumes[cell] = Decimal(raw)
+        return volume
 
     def finish(self, out: Aggregation) -> None:
         _close_run(self.window, out)
