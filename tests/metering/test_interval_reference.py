@@ -109,7 +109,11 @@ def reference(data: bytes) -> tuple[Aggregation, list[LineRejection]]:
         if start.minute % 5 or start.second or start.microsecond:
             refuse(line, "interval_start", "not on a 5-minute boundary")
             continue
-        local = start.astimezone(UTILITY_TZ)
+        try:
+            local = start.astimezone(UTILITY_TZ)
+        except OverflowError:
+            refuse(line, "interval_start", f"{text} is in the future or before 1990")
+            continue
         if local >= latest or local.year < EARLIEST_YEAR:
             refuse(line, "interval_start", f"{text} is in the future or before 1990")
             continue
@@ -182,6 +186,8 @@ BAD_TIMES = (
     "1989-12-31T23:55:00-06:00",  # before 1990
     "2026-02-30T12:00:00-06:00",  # no such day
     "2026-04-01T12:00:00+24:00",
+    "0001-01-01T00:05:00+01:00",  # past the calendar's ends once in Chicago time
+    "9999-12-31T23:55:00-01:00",
     "x" * 60,
     "=NOW()",
     "",

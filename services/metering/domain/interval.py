@@ -294,7 +294,10 @@ class _Batcher:
             elif start.minute % 5 or start.second or start.microsecond:
                 verdict = "not on a 5-minute boundary"
             else:
-                local = start.astimezone(UTILITY_TZ)
+                try:
+                    local = start.astimezone(UTILITY_TZ)
+                except OverflowError:  # year 1 or 9999 with an offset that crosses the calendar's end
+                    local = datetime.min.replace(tzinfo=UTILITY_TZ)
                 if local >= self.latest or local.year < EARLIEST_YEAR:
                     verdict = f"{text} is in the future or before 1990"
                 else:
