@@ -177,7 +177,7 @@ class _Batcher:
         named = self._named(pending)
         sums, reject, window, tenants = self.sums, self.reject, self.window, self.tenants
         times, volumes, time_of, volume_of = self.times, self.volumes, self._time, self._volume
-        rows = accepted = 0
+        refused = 0  # counted, not the accepted rows: refusals are the rare case
         ident_now, values, total, last = window.meter, window.values, window.total, window.last_start
         # The row before's meter cells, meter and daily sum: rows come grouped by meter and
         # day, so most rows reuse them (identity checks) instead of building and hashing keys.
@@ -190,19 +190,20 @@ class _Batcher:
         sum_day: date | None = None
         day: list[Any] = []
         for line, cells in pending:
-            rows += 1
             if cells[mi] != meter_cell or cells[ti] != tenant_cell:
                 tenant_cell, meter_cell = cells[ti], cells[mi]
                 ident, meter = named[(tenant_cell, meter_cell)]
                 factor = None if meter is None or meter.units == "gal" else GALLONS_PER[meter.units]
             if meter is None:
                 reject(_unknown(line, ident, tenants))
+                refused += 1
                 continue
             stamp = times.get(cells[si])
             if stamp is None:
                 verdict = time_of(cells[si])
                 if isinstance(verdict, str):
                     reject(LineRejection(line=line, column="interval_start", reason=verdict))
+                    refused += 1
                     continue
                 stamp = verdict
             start, local, local_day = stamp
@@ -211,6 +212,7 @@ class _Batcher:
                 parsed = volume_of(cells[vi])
                 if isinstance(parsed, str):
                     reject(LineRejection(line=line, column="volume", reason=parsed))
+                    refused += 1
                     continue
                 gallons = parsed
             if factor is not None:
@@ -232,9 +234,8 @@ class _Batcher:
                     day[1] += 1
                     if gallons > day[2]:
                         day[2] = gallons
-            accepted += 1
             # X-SLUG on the trailing 24 hours of this meter (module doc)
-            if ident != ident_now or (last is not None and local <= last):
+            if (ident is not ident_now and ident != ident_now) or (last is not None and local <= last):
                 window.total = total
                 _close_run(window, out)
                 window.meter = ident_now = ident
@@ -254,8 +255,8 @@ class _Batcher:
                 total += gallons
             values.append(gallons)
         window.total, window.last_start = total, last
-        out.rows += rows
-        out.accepted += accepted
+        out.rows += len(pending)
+        out.accepted += len(pending) - refused
 
     def _named(
         self, pending: list[tuple[int, list[str]]]
