@@ -147,7 +147,7 @@ def records(
 
     Raises :class:`FileRejected` here for an empty file or a bad header; bytes that are not
     UTF-8 later in the file end the iterator with their line's rejection (the rows before
-    it stand). The hot path of interval files: no per-row dict.
+    it stand). No per-row dict; interval files read the same rows in :func:`batches`.
     """
     index, reader = _opened(chunks, header)
     return index, _records(reader, len(index))
