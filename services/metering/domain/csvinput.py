@@ -147,13 +147,13 @@ def records(
 
     Raises :class:`FileRejected` here for an empty file or a bad header; bytes that are not
     UTF-8 later in the file end the iterator with their line's rejection (the rows before
-    it stand). No per-row dict; interval files read the same rows in :func:`batches`.
+    it stand). No per-row dict. (Interval files read the same rows their own way: ``interval``.)
     """
-    index, reader = _opened(chunks, header)
+    index, reader = opened(chunks, header)
     return index, _records(reader, len(index))
 
 
-def _opened(chunks: Iterable[bytes], header: Header) -> tuple[dict[str, int], Any]:
+def opened(chunks: Iterable[bytes], header: Header) -> tuple[dict[str, int], Any]:
     """The header's column index and a csv reader past it (FileRejected: empty, bad header)."""
     reader = csv.reader(decoded_lines(chunks), strict=True)
     try:
@@ -173,7 +173,7 @@ def _records(reader: Any, width: int) -> Iterator[Record | LineRejection]:
             for cells in reader:
                 if len(cells) == width and not cells[-1].endswith(TOO_LONG):
                     yield reader.line_num, cells
-                elif rejection := _bad_row(cells, width, reader.line_num):
+                elif rejection := bad_row(cells, width, reader.line_num):
                     yield rejection
             return
         except csv.Error as exc:
@@ -183,48 +183,7 @@ def _records(reader: Any, width: int) -> Iterator[Record | LineRejection]:
             return
 
 
-Batch = tuple[list[Record], list[LineRejection]]
-
-
-def batches(chunks: Iterable[bytes], header: Header, size: int) -> tuple[dict[str, int], Iterator[Batch]]:
-    """:func:`records` in batches: up to ``size`` good rows, with the rejections of the lines
-    read while they were gathered (in line order within each list).
-
-    Handling a batch's rejections, then its rows, keeps the order of :func:`records` read
-    with the rows gathered ``size`` at a time, with no Python step per row between the
-    reader and the caller's loop.
-    """
-    index, reader = _opened(chunks, header)
-    return index, _batches(reader, len(index), size)
-
-
-def _batches(reader: Any, width: int, size: int) -> Iterator[Batch]:
-    good: list[Record] = []
-    bad: list[LineRejection] = []
-    append = good.append
-    while True:
-        try:
-            for cells in reader:
-                if len(cells) == width and not cells[-1].endswith(TOO_LONG):
-                    append((reader.line_num, cells))
-                    if len(good) >= size:
-                        yield good, bad
-                        good, bad = [], []
-                        append = good.append
-                elif rejection := _bad_row(cells, width, reader.line_num):
-                    bad.append(rejection)
-            break
-        except csv.Error as exc:
-            bad.append(
-                LineRejection(line=reader.line_num, column="(row)", reason=f"not CSV: {str(exc)[:200]}")
-            )
-        except FileRejected as exc:  # bad bytes part-way: the lines before it stand, the rest cannot be read
-            bad.append(exc.rejection)
-            break
-    yield good, bad
-
-
-def _bad_row(cells: list[str], width: int, line: int) -> LineRejection | None:
+def bad_row(cells: list[str], width: int, line: int) -> LineRejection | None:
     """Why a row of the wrong width or an over-long line is rejected (None: a blank line)."""
     if cells[-1:] and cells[-1].endswith(TOO_LONG):
         return LineRejection(

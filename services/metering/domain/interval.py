@@ -19,6 +19,7 @@ last interval and the volume over them. Volumes are gallons (meter units convert
 
 from __future__ import annotations
 
+import csv
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -86,6 +87,8 @@ class _Window:
     threshold: Decimal = Decimal(0)
 
 
+# A row read: line, tenant and meter cells as written, its time's and volume's verdicts.
+_Row = tuple[int, str, str, tuple[datetime, datetime, date] | str, Decimal | str]
 MEMO_MAX = 20_000  # cells memoised per column: 69 days of 5-minute times; a few MiB at most
 
 
@@ -118,11 +121,11 @@ def aggregate(
     (one batched read per batch, cached for the file). Raises ``csvinput.FileRejected`` for
     an empty file or a bad header. ``memo`` bounds each per-cell memo (tests make it small).
     """
-    index, batches = cin.batches(chunks, INTERVAL_HEADER, batch)
+    index, reader = cin.opened(chunks, INTERVAL_HEADER)
     cols = (index["tenant"], index["meter_id"], index["interval_start"], index["volume"])
     out = Aggregation()
     state = _Batcher(cols, tuple(tenants), meters, reject, now, memo)
-    for good, bad in batches:
+    for good, bad in state.read(reader, len(index), batch):
         out.rows += len(bad)
         for rejection in bad:
             reject(rejection)
@@ -173,11 +176,53 @@ class _Batcher:
         self.sums: dict[tuple[str, str, date], list[Any]] = {}  # [gallons, intervals, peak]
         self.window = _Window()
 
-    def run(self, pending: list[tuple[int, list[str]]], out: Aggregation) -> None:
+    def read(self, reader: Any, width: int, size: int) -> Iterator[tuple[list[_Row], list[LineRejection]]]:
+        """The file in batches: up to ``size`` rows, each with its time and volume decided
+        (memo) while its cells are fresh in the CPU's cache, and the rejections of the lines
+        read meanwhile (CSV errors, wrong field counts, over-long lines, bad bytes), as
+        ``csvinput.records`` gives them. A batch keeps its rows' meter cells and verdicts,
+        not their cells: less memory to come back to when the batch's meters are known.
+        """
         ti, mi, si, vi = self.cols
+        times, volumes, time_of, volume_of = self.times, self.volumes, self._time, self._volume
+        good: list[_Row] = []
+        bad: list[LineRejection] = []
+        append = good.append
+        while True:
+            try:
+                for cells in reader:
+                    if len(cells) == width and not cells[-1].endswith(cin.TOO_LONG):
+                        stamp = times.get(cells[si])
+                        volume = volumes.get(cells[vi])
+                        append(
+                            (
+                                reader.line_num,
+                                cells[ti],
+                                cells[mi],
+                                time_of(cells[si]) if stamp is None else stamp,
+                                volume_of(cells[vi]) if volume is None else volume,
+                            )
+                        )
+                        if len(good) >= size:
+                            yield good, bad
+                            good, bad = [], []
+                            append = good.append
+                    elif rejection := cin.bad_row(cells, width, reader.line_num):
+                        bad.append(rejection)
+                break
+            except csv.Error as exc:
+                reason = f"not CSV: {str(exc)[:200]}"
+                bad.append(LineRejection(line=reader.line_num, column="(row)", reason=reason))
+            except (
+                cin.FileRejected
+            ) as exc:  # bad bytes part-way: the lines before stand, the rest cannot be read
+                bad.append(exc.rejection)
+                break
+        yield good, bad
+
+    def run(self, pending: list[_Row], out: Aggregation) -> None:
         named = self._named(pending)
         sums, reject, window, tenants = self.sums, self.reject, self.window, self.tenants
-        times, volumes, time_of, volume_of = self.times, self.volumes, self._time, self._volume
         refused = 0  # counted, not the accepted rows: refusals are the rare case
         ident_now, values, total, last = window.meter, window.values, window.total, window.last_start
         # The row before's meter cells, meter and daily sum: rows come grouped by meter and
@@ -190,32 +235,25 @@ class _Batcher:
         sum_ident: tuple[str, str] | None = None
         sum_day: date | None = None
         day: list[Any] = []
-        for line, cells in pending:
-            if cells[mi] != meter_cell or cells[ti] != tenant_cell:
-                tenant_cell, meter_cell = cells[ti], cells[mi]
+        for line, tenant_written, meter_written, stamp, volume in pending:
+            if meter_written != meter_cell or tenant_written != tenant_cell:
+                tenant_cell, meter_cell = tenant_written, meter_written
                 ident, meter = named[(tenant_cell, meter_cell)]
                 factor = None if meter is None or meter.units == "gal" else GALLONS_PER[meter.units]
             if meter is None:
                 reject(_unknown(line, ident, tenants))
                 refused += 1
                 continue
-            stamp = times.get(cells[si])
-            if stamp is None:
-                verdict = time_of(cells[si])
-                if isinstance(verdict, str):
-                    reject(LineRejection(line=line, column="interval_start", reason=verdict))
-                    refused += 1
-                    continue
-                stamp = verdict
+            if isinstance(stamp, str):
+                reject(LineRejection(line=line, column="interval_start", reason=stamp))
+                refused += 1
+                continue
+            if isinstance(volume, str):
+                reject(LineRejection(line=line, column="volume", reason=volume))
+                refused += 1
+                continue
             start, local, local_day = stamp
-            gallons = volumes.get(cells[vi])
-            if gallons is None:
-                parsed = volume_of(cells[vi])
-                if isinstance(parsed, str):
-                    reject(LineRejection(line=line, column="volume", reason=parsed))
-                    refused += 1
-                    continue
-                gallons = parsed
+            gallons = volume
             if factor is not None:
                 gallons = gallons * factor
             if local_day is sum_day and ident is sum_ident:
@@ -260,14 +298,13 @@ class _Batcher:
         out.accepted += len(pending) - refused
 
     def _named(
-        self, pending: list[tuple[int, list[str]]]
+        self, pending: list[_Row]
     ) -> dict[tuple[str, str], tuple[tuple[str, str], IntervalMeter | None]]:
         """Cells as written -> (stripped ident, meter), the batch's new meters looked up at once."""
-        ti, mi = self.cols[0], self.cols[1]
         named, cache = self.named, self.cache
         # `set - dict.keys()` would walk every key seen in the file (CPython copies the set and
         # iterates the keys view): per batch that grew with the file; test the batch's few instead.
-        unseen = [w for w in set(map(itemgetter(ti, mi), map(itemgetter(1), pending))) if w not in named]
+        unseen = [w for w in set(map(itemgetter(1, 2), pending)) if w not in named]
         if unseen:
             idents = {written: (written[0].strip(), written[1].strip()) for written in unseen}
             missing = {k for k in idents.values() if k not in cache}
