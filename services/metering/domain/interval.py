@@ -213,10 +213,8 @@ class _Batcher:
             except csv.Error as exc:
                 reason = f"not CSV: {str(exc)[:200]}"
                 bad.append(LineRejection(line=reader.line_num, column="(row)", reason=reason))
-            except (
-                cin.FileRejected
-            ) as exc:  # bad bytes part-way: the lines before stand, the rest cannot be read
-                bad.append(exc.rejection)
+            except cin.FileRejected as exc:
+                bad.append(exc.rejection)  # bad bytes part-way: the lines before stand, the rest cannot
                 break
         yield good, bad
 
@@ -273,7 +271,9 @@ class _Batcher:
                     day[1] += 1
                     if gallons > day[2]:
                         day[2] = gallons
-            # X-SLUG on the trailing 24 hours of this meter (module doc)
+            # X-SLUG on the trailing 24 hours of this meter (module doc). Local times compare by
+            # wall clock (same tzinfo, fold ignored): the hour repeated when clocks fall back
+            # reads as going back, so the window restarts there.
             if (ident is not ident_now and ident != ident_now) or (last is not None and local <= last):
                 window.total = total
                 _close_run(window, out)
