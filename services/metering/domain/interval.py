@@ -168,11 +168,10 @@ class _Batcher:
         self.memo = memo
         self.cache: dict[tuple[str, str], IntervalMeter | None] = {}
         self.named: dict[tuple[str, str], tuple[tuple[str, str], IntervalMeter | None]] = {}
-        self.times: dict[str, tuple[datetime, datetime, date]] = {}
-        self.refused_times: dict[str, str] = {}
+        # cell as written -> its verdict: the parsed value, or why it is refused (a str)
+        self.times: dict[str, tuple[datetime, datetime, date] | str] = {}
         self.local_days: dict[date, date] = {}  # one date object a day: compared by identity first
-        self.volumes: dict[str, Decimal] = {}
-        self.refused_volumes: dict[str, str] = {}
+        self.volumes: dict[str, Decimal | str] = {}
         self.sums: dict[tuple[str, str, date], list[Any]] = {}  # [gallons, intervals, peak]
         self.window = _Window()
 
@@ -317,18 +316,19 @@ class _Batcher:
         return named
 
     def _time(self, cell: str) -> tuple[datetime, datetime, date] | str:
-        """An interval start as written: (start, local time, local day), or why it is refused.
-        Memoised (class doc); refusals too, so a file of one bad time is not parsed per row."""
-        verdict = self.refused_times.get(cell)
-        if verdict is not None:
-            return verdict
+        """An interval start as written, not yet in the memo: (start, local time, local day),
+        or why it is refused (memoised too, so a file of one bad time is not parsed per row)."""
+        times = self.times
+        if len(times) >= self.memo:
+            times.clear()
+            self.local_days.clear()
         text = cell.strip()
         try:
             if len(text) > 40 or "T" not in text:
                 raise ValueError
             start = datetime.fromisoformat(text)
         except ValueError:
-            verdict = f"not an ISO 8601 time: {text[:40]!r}"
+            verdict: tuple[datetime, datetime, date] | str = f"not an ISO 8601 time: {text[:40]!r}"
         else:
             if start.tzinfo is None:
                 verdict = "needs an offset (e.g. -05:00)"
@@ -342,33 +342,25 @@ class _Batcher:
                 if local >= self.latest or local.year < EARLIEST_YEAR:
                     verdict = f"{text} is in the future or before 1990"
                 else:
-                    if len(self.times) >= self.memo:
-                        self.times.clear()
-                        self.local_days.clear()
                     day = local.date()
-                    stamp = self.times[cell] = (start, local, self.local_days.setdefault(day, day))
-                    return stamp
-        if len(self.refused_times) >= self.memo:
-            self.refused_times.clear()
-        self.refused_times[cell] = verdict
+                    verdict = (start, local, self.local_days.setdefault(day, day))
+        times[cell] = verdict
         return verdict
 
     def _volume(self, cell: str) -> Decimal | str:
-        """A volume as written, as a Decimal (in the meter's units), or why it is refused."""
-        verdict = self.refused_volumes.get(cell)
-        if verdict is not None:
-            return verdict
+        """A volume as written, not yet in the memo: a Decimal (in the meter's units), or why
+        it is refused."""
+        volumes = self.volumes
+        if len(volumes) >= self.memo:
+            volumes.clear()
         raw = cell.strip()
         # ASCII digits with at most one point: no sign, exponent, underscore or full-width digit.
         if len(raw) > cin.NUMBER_MAX_DIGITS or not raw.isascii() or not raw.replace(".", "", 1).isdigit():
-            if len(self.refused_volumes) >= self.memo:
-                self.refused_volumes.clear()
-            verdict = self.refused_volumes[cell] = f"not a non-negative decimal: {raw[:30]!r}"
-            return verdict
-        if len(self.volumes) >= self.memo:
-            self.volumes.clear()
-        volume = self.volumes[cell] = Decimal(raw)
-        return volume
+            verdict: Decimal | str = f"not a non-negative decimal: {raw[:30]!r}"
+        else:
+            verdict = Decimal(raw)
+        volumes[cell] = verdict
+        return verdict
 
     def finish(self, out: Aggregation) -> None:
         _close_run(self.window, out)
