@@ -27,6 +27,7 @@ most $0.05 per 10,000 bills.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import sys
@@ -168,6 +169,27 @@ def batch_write(client: Any, table: str, items: list[dict[str, Any]], *, typed: 
             pending = resp.get("UnprocessedItems", {}).get(table, [])
 
 
+class GcPauses:
+    """Seconds spent in the garbage collector (everything shares this process's heap:
+    moto's tables and every function's objects) while on."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collections: Counter[int] = Counter()
+        self.on = False
+        self._began = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if not self.on:
+            return
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._began
+            self.collections[info["generation"]] += 1
+
+
 class Profile:
     """Wall and CPU seconds spent inside each function's invocations."""
 
@@ -198,6 +220,7 @@ def main() -> None:
     meter = Meter()
     meter.install()
     profile = Profile()
+    pauses = GcPauses()
     with LocalRuntime.start(
         ROOT / "template.yaml",
         start_time=datetime(2026, 9, 30, 12, tzinfo=UTC),
@@ -216,7 +239,7 @@ def main() -> None:
             source.enabled = False
         before = len(rt.invocations)
         profile.install(rt.invoker)
-        meter.on = profile.on = True
+        meter.on = profile.on = pauses.on = True
         began, cpu = time.perf_counter(), time.process_time()
         rt.send(
             "BillingRunBillingCycleQueue",
@@ -224,7 +247,7 @@ def main() -> None:
             drain=True,
         )
         cycle_s, cycle_cpu = time.perf_counter() - began, time.process_time() - cpu
-        meter.on = profile.on = False
+        meter.on = profile.on = pauses.on = False
         meter.tally()
         invocations = rt.invocations[before:]
         bills = ddb.query(
@@ -280,6 +303,10 @@ def main() -> None:
         print(f"    {name:40s} {wall:7.2f} / {profile.cpu[name]:6.2f}")
     rest_wall, rest_cpu = cycle_s - sum(profile.wall.values()), cycle_cpu - sum(profile.cpu.values())
     print(f"    {'runtime: polling and dispatch':40s} {rest_wall:7.2f} / {rest_cpu:6.2f}")
+    print(
+        f"  of which garbage collection   {pauses.seconds:8.2f} s   (collections by generation:"
+        f" {dict(sorted(pauses.collections.items()))})"
+    )
     print(f"  requests: {dict(sorted(meter.calls.items()))}")
     print("  AWS cost at on-demand list prices: " + ", ".join(f"{k} ${v:.4f}" for k, v in cost.items()))
     print(f"  cost per 10,000 bills     ${per_10k:.4f}   (target <= $0.05)")
