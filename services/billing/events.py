@@ -51,6 +51,10 @@ class IssuedLine(BaseModel):
     unit: str
     rate: str
     amount: Decimal
+    # The line's amount by fund (GR-FUNDS, SU-FUNDS, X-FUNDS), as the ledger posts it; empty
+    # in details from before it was carried (additive). The bill document prints it, and the
+    # combined Pleasant Prairie bill keeps each utility's funds apart with it.
+    funds: dict[str, Decimal] = Field(default_factory=dict, max_length=8)
 
 
 class IssuedRead(BaseModel):
@@ -84,6 +88,8 @@ class BillIssued(Event):
     schema_version 2 (issue 13): ``reads`` is new (additive; empty for a bill without
     metered consumption, and in version 1 details, which still parse); ``service_address``
     (the premise served, printed on the bill) is additive too: None in earlier details.
+    Each line's ``funds`` (issue 12, additive, same version: empty in earlier details) lets
+    notices print each utility's funds apart on the combined Pleasant Prairie bill.
     """
 
     SOURCE = SOURCE

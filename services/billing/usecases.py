@@ -235,6 +235,7 @@ def bill_issued_event(bill: Bill, notice: dict[str, Any], now: datetime) -> Bill
                 unit=ln.unit,
                 rate=ln.rate,
                 amount=ln.amount,
+                funds=ln.funds,
             )
             for ln in bill.lines
         ),

@@ -126,6 +126,7 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
                 unit=line.unit,
                 rate=_decimal_or_none(line.rate),
                 amount=line.amount,
+                funds=dict(line.funds),
             )
             for line in event.lines
         ),
