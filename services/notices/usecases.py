@@ -8,7 +8,14 @@ from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from billing.events import BillDelinquent, BillIssued, BillOverdue, DisconnectionEligible, TaxRollNoticed
+from billing.events import (
+    BillAdjusted,
+    BillDelinquent,
+    BillIssued,
+    BillOverdue,
+    DisconnectionEligible,
+    TaxRollNoticed,
+)
 from common.clock import Clock
 from common.errors import PermanentError, TransientError
 from common.events import Event
@@ -24,6 +31,7 @@ from notices.intake import (
     Contacts,
     NoAddress,
     Planned,
+    plan_adjustment_memo,
     plan_appeal_letter,
     plan_bill,
     plan_credit_revocation,
@@ -47,6 +55,7 @@ CONSUMED: dict[str, type[Event]] = {
         BillOverdue,
         DisconnectionEligible,
         BillDelinquent,
+        BillAdjusted,
         TaxRollNoticed,
         CreditRevocationProposed,
         ReconsiderationDecided,
@@ -270,6 +279,7 @@ def _plan(event: Event, contacts: Contacts, book: TariffBook) -> Planned:
         BillOverdue: lambda e: plan_overdue(e, contacts),
         DisconnectionEligible: lambda e: plan_disconnection_eligible(e, contacts),
         BillDelinquent: lambda e: plan_delinquent(e, contacts),
+        BillAdjusted: lambda e: plan_adjustment_memo(e, contacts),
         TaxRollNoticed: plan_tax_roll,
         CreditRevocationProposed: lambda e: plan_credit_revocation(e, contacts),
         ReconsiderationDecided: lambda e: plan_reconsideration_letter(e, contacts),
