@@ -15,8 +15,8 @@ HEADER = "tenant,meter_id,interval_start,volume\n"
 T0 = datetime(2026, 4, 1, 0, 0, tzinfo=UTC)
 
 
-def utility() -> Utility:
-    u = Utility(today=date(2026, 4, 10))
+def utility(today: date = date(2026, 4, 10)) -> Utility:
+    u = Utility(today=today)
     u.meters(
         f"{PP},FM-1,SAT-1,flow-monitor,cf,9,2026-01-01,0,,,", f"{PP},AMI-1,PP-1,water,gal,9,2026-01-01,0,,,"
     )
@@ -111,3 +111,17 @@ def test_a_time_past_the_calendars_end_in_chicago_is_rejected_not_a_crash() -> N
         (2, "interval_start", "0001-01-01T00:05:00+01:00 is in the future or before 1990"),
         (3, "interval_start", "9999-12-31T23:55:00-01:00 is in the future or before 1990"),
     ]
+
+
+def test_the_hour_repeated_when_clocks_fall_back_does_not_restart_the_slug_window() -> None:
+    u = utility(today=date(2026, 11, 10))
+    # 2026-11-01 07:00Z: 02:00 CDT becomes 01:00 CST. The 24-hour baseline runs from
+    # 2026-10-31T08:00Z over the change; by wall clock 01:55 CDT is followed by 01:00 CST,
+    # but by instant time moves on, so the baseline stands and the spike after it is a slug.
+    start = datetime(2026, 10, 31, 8, 0, tzinfo=UTC)
+    result = u.interval(HEADER + rows("AMI-1", ["10"] * 288 + ["60"] * 4 + ["10"], start=start))
+    assert result.accepted == 293 and result.rejected == 0
+    [slug] = [e for e in u.repo.events if isinstance(e, SlugDetected)]
+    assert slug.interval_start == (start + timedelta(hours=24)).isoformat()
+    assert (slug.intervals, slug.volume_gal) == (4, 240)
+    assert slug.threshold_gal == 50  # 288 x 10 / 288 x 5

@@ -129,12 +129,12 @@ def reference(data: bytes) -> tuple[Aggregation, list[LineRejection]]:
         else:
             sums[key] = DaySum(gallons, 1, gallons)
         out.accepted += 1
-        # a new meter, or time not moving on (compared as local wall-clock times), restarts the window
-        if ident != meter_now or (last is not None and local <= last):
+        # a new meter, or time not moving on (compared as instants), restarts the window
+        if ident != meter_now or (last is not None and start <= last):
             close()
             meter_now = ident
             window.clear()
-        last = local
+        last = start
         total = sum(window, Decimal(0))
         if len(window) == WINDOW:
             if gallons * WINDOW > total * SLUG_FACTOR:

@@ -23,7 +23,7 @@ import csv
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from operator import itemgetter
 from typing import Any
@@ -249,7 +249,7 @@ class _Batcher:
                 reject(LineRejection(line=line, column="volume", reason=volume))
                 refused += 1
                 continue
-            start, local, local_day = stamp
+            start, instant, local_day = stamp
             gallons = volume
             if factor is not None:
                 gallons = gallons * factor
@@ -270,17 +270,16 @@ class _Batcher:
                     day[1] += 1
                     if gallons > day[2]:
                         day[2] = gallons
-            # X-SLUG on the trailing 24 hours of this meter (module doc). Local times compare by
-            # wall clock (same tzinfo, fold ignored): the hour repeated when clocks fall back
-            # reads as going back, so the window restarts there.
-            if (ident is not ident_now and ident != ident_now) or (last is not None and local <= last):
+            # X-SLUG on the trailing 24 hours of this meter (module doc). Intervals are ordered by
+            # instant, so the hour repeated when clocks fall back moves on like any other.
+            if (ident is not ident_now and ident != ident_now) or (last is not None and instant <= last):
                 window.total = total
                 _close_run(window, out)
                 window.meter = ident_now = ident
                 window.account = meter.account_id
                 total = Decimal(0)
                 values.clear()
-            last = local
+            last = instant
             if len(values) == WINDOW:
                 if gallons * WINDOW > total * SLUG_FACTOR:  # above 5x the trailing mean, no division
                     if not window.run:
@@ -316,7 +315,7 @@ class _Batcher:
         return named
 
     def _time(self, cell: str) -> tuple[datetime, datetime, date] | str:
-        """An interval start as written, not yet in the memo: (start, local time, local day),
+        """An interval start as written, not yet in the memo: (start, its instant in UTC, local day),
         or why it is refused (memoised too, so a file of one bad time is not parsed per row)."""
         times = self.times
         if len(times) >= self.memo:
@@ -343,7 +342,8 @@ class _Batcher:
                     verdict = f"{text} is in the future or before 1990"
                 else:
                     day = local.date()
-                    verdict = (start, local, self.local_days.setdefault(day, day))
+                    # ordered by instant (all in UTC: one tzinfo, compared without utcoffset calls)
+                    verdict = (start, start.astimezone(UTC), self.local_days.setdefault(day, day))
         times[cell] = verdict
         return verdict
 
