@@ -231,9 +231,9 @@ class Gateway:
         resolvers: list[Any] = []
         bare: list[str] = []
         for function in sorted({r.function for r in self.runtime.stack.routes}):
-            app = getattr(self.runtime.invoker.module(function), "app", None)
-            if app is not None and hasattr(app, "get_openapi_json_schema"):
-                resolvers.append(app)
+            # Asked of the function in its own environment (its cold start, if not yet).
+            if self.runtime.invoker.has_entry(function, _OPENAPI):
+                resolvers.append(_FunctionResolver(self.runtime.invoker, function))
             else:
                 bare.append(function)
         doc: dict[str, Any] = build_document(resolvers) if resolvers else {"openapi": "3.1.0", "paths": {}}
@@ -243,6 +243,21 @@ class Gateway:
                 method = "get" if route.method == "ANY" else route.method.lower()
                 doc["paths"].setdefault(route.path, {})[method] = {"operationId": route.function}
         return doc
+
+
+_OPENAPI = "app.get_openapi_json_schema"
+
+
+class _FunctionResolver:
+    """A function's Powertools resolver, as `build_document` uses one: its OpenAPI document
+    is built where the resolver lives (the function's process, or its modules here)."""
+
+    def __init__(self, invoker: Any, function: str) -> None:
+        self.invoker = invoker
+        self.function = function
+
+    def get_openapi_json_schema(self, **options: Any) -> str:
+        return str(self.invoker.call_entry(self.function, _OPENAPI, **options))
 
 
 def _validation_message(exc: ValidationError) -> str:
