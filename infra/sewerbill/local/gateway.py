@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -230,9 +231,12 @@ class Gateway:
         """
         resolvers: list[Any] = []
         bare: list[str] = []
-        for function in sorted({r.function for r in self.runtime.stack.routes}):
-            # Asked of the function in its own environment (its cold start, if not yet).
-            if self.runtime.invoker.has_entry(function, _OPENAPI):
+        functions = sorted({r.function for r in self.runtime.stack.routes})
+        # Asked of each function in its own environment (cold starts, if not yet, side by side).
+        with ThreadPoolExecutor(max_workers=max(1, len(functions))) as pool:
+            served = list(pool.map(lambda f: self.runtime.invoker.has_entry(f, _OPENAPI), functions))
+        for function, has_resolver in zip(functions, served, strict=True):
+            if has_resolver:
                 resolvers.append(_FunctionResolver(self.runtime.invoker, function))
             else:
                 bare.append(function)

@@ -30,6 +30,7 @@ import contextlib
 import importlib
 import logging
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import sys
 import threading
@@ -64,8 +65,9 @@ class Invocation:
 
 ISOLATION_ENV = "SEWERBILL_LOCAL_ISOLATE"
 ISOLATIONS = ("process", "modules")
-# Imported once by the forkserver, before it forks a worker: what every handler imports and
-# what costs most to import (about 1.3 s); a worker then imports only its own code.
+# Imported once by the forkserver, before it forks a worker: the libraries handlers import
+# that cost most to import (about 4 s in all); a worker then imports only its own code.
+# Only libraries: a function's own modules (its code folder) are imported by its worker.
 PRELOAD = [
     "sewerbill.local.worker",
     "boto3",
@@ -82,11 +84,35 @@ PRELOAD = [
     "aws_lambda_powertools.utilities.batch",
     "aws_lambda_powertools.utilities.data_classes.sqs_event",
     "aws_lambda_powertools.utilities.parser",
+    "aws_lambda_powertools.utilities.parser.models",
+    "aws_lambda_powertools.event_handler.openapi.models",
+    "aws_lambda_powertools.tracing",
+    "aws_xray_sdk.core",  # Tracer's provider
+    "reportlab.pdfgen.canvas",  # notices' PDFs
+    "reportlab.lib.pagesizes",
+    "reportlab.pdfbase.pdfmetrics",
+    "jinja2",  # notices' templates
 ]
 
 
 class ColdStartFailed(RuntimeError):
     """A function's handler could not be imported (Lambda's Runtime.ImportModuleError)."""
+
+
+def isolation(isolate: str | None) -> str:
+    """The mode asked for, else SEWERBILL_LOCAL_ISOLATE's, else the default ("process")."""
+    mode = isolate or os.environ.get(ISOLATION_ENV) or "process"
+    if mode not in ISOLATIONS:
+        raise ValueError(f"isolate must be one of {ISOLATIONS}, got {mode!r}")
+    return mode
+
+
+def start_forkserver(isolate: str | None) -> None:
+    """Start the forkserver (its imports take seconds) if functions will run in processes:
+    the runtime calls this before it provisions the stack, so the two overlap."""
+    if isolation(isolate) == "process":
+        _forkserver()
+        multiprocessing.forkserver.ensure_running()
 
 
 def _forkserver() -> Any:
@@ -205,9 +231,8 @@ class Invoker:
         clock: Any = None,
     ) -> None:
         self.functions = functions
-        self.isolate = isolate or os.environ.get(ISOLATION_ENV) or "process"
-        if self.isolate not in ISOLATIONS:
-            raise ValueError(f"isolate must be one of {ISOLATIONS}, got {self.isolate!r}")
+        self.isolate = isolation(isolate)
+        start_forkserver(self.isolate)
         # The simulated clock: sent with each invocation (process) or installed into each
         # function's own copy of common.clock at its cold start (modules). Deployed code
         # never installs one: it runs on the system clock.

@@ -27,7 +27,7 @@ from sewerbill.local.auth import LocalIssuer
 from sewerbill.local.clock import Firing, SimulatedClock
 from sewerbill.local.emulator import Emulator
 from sewerbill.local.gateway import Gateway
-from sewerbill.local.invoker import Invocation, Invoker
+from sewerbill.local.invoker import Invocation, Invoker, start_forkserver
 from sewerbill.local.sources import DeadLetter, DeadLetterWatch, SqsPoller, StreamPoller
 from sewerbill.local.stack import Provisioner, ScheduledTarget, Stack, StreamSource
 
@@ -135,6 +135,7 @@ class LocalRuntime:
         stack_name = stack_name or f"sewerbill-{params.get('Stage', 'local')}"
         emulator = Emulator.start(emulator_mode)
         try:
+            start_forkserver(isolate)  # the functions' processes get ready while we provision
             account = emulator.client("sts").get_caller_identity()["Account"]
             cfn = samtemplate.translate_template(
                 path, dict(parameters or {}), region=emulator.region, account_id=account
