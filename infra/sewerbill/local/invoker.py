@@ -155,6 +155,7 @@ class _Worker:
             daemon=True,
         )
         self.lock = threading.Lock()
+        self.exited = False
         with _main_not_imported_again():
             self.process.start()
         child.close()
@@ -170,7 +171,11 @@ class _Worker:
 
     def ask(self, message: tuple[Any, ...]) -> Any:
         with self.lock:
-            self.conn.send(message)
+            try:
+                self.conn.send(message)
+            except OSError:
+                self.exited = True
+                raise WorkerExited("its pipe is closed") from None
             return self._receive()
 
     def _receive(self) -> Any:
@@ -182,7 +187,12 @@ class _Worker:
                     return message[1]
                 self.conn.send(_aws_call(*message[1:]))
         except (EOFError, OSError):
+            self.exited = True
             raise WorkerExited(f"exit code {self.process.exitcode}") from None
+
+    @property
+    def usable(self) -> bool:
+        return not self.exited and self.process.is_alive()
 
     def stop(self) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -293,10 +303,13 @@ class Invoker:
     # --- process isolation ------------------------------------------------------------
     def _worker(self, logical_id: str) -> _Worker:
         found = self._workers.get(logical_id)
-        if found is not None:
+        if found is not None and found.usable:
             return found
         with self._starting:
             found = self._workers.get(logical_id)
+            if found is not None and not found.usable:  # it died: a cold start
+                found.stop()
+                found = None
             if found is None:
                 fn = self.functions[logical_id]
                 env = {k: v for k, v in os.environ.items() if k in worker.PASSED_THROUGH}
@@ -465,10 +478,6 @@ class Invoker:
             )
         except WorkerExited as exc:  # the process died mid-invocation: the next one is a cold start
             entry.error, trace = f"Runtime.ExitError: {exc}", None
-            with self._starting:
-                if self._workers.get(logical_id) is proc:
-                    del self._workers[logical_id]
-            proc.stop()
         entry.duration_ms = (time.perf_counter() - started) * 1000
         if entry.error:
             log.warning("%s failed: %s\n%s", logical_id, entry.error, trace or "")
