@@ -6,17 +6,27 @@ as a composition root is its own), a context object, and, locally, the runtime's
 clock. Two ways to keep functions apart (`isolate`, or `SEWERBILL_LOCAL_ISOLATE`):
 
 - ``"process"`` (the default): one worker process per function (`sewerbill.local.worker`),
-  forked from a forkserver that has imported boto3, botocore, pydantic and Powertools
-  once, so a worker starts in tens of milliseconds and imports only its handler. A
-  function's environment and modules cannot reach another's: they are in another process,
-  as in Lambda. Its boto3 clients reach the emulator over HTTP through the endpoint
+  forked from a forkserver that has imported boto3, botocore, pydantic, Powertools and the
+  other heavy libraries once, so a worker starts in tens of milliseconds and imports only
+  its handler. A function's environment and modules cannot reach another's: they are in
+  another process, as in Lambda. Its boto3 clients reach the emulator through the endpoint
   variables of its environment (`Emulator.function_env`), as a deployed function reaches
-  AWS. The runtime sends the event, the simulated time and any extra variables; the worker
-  answers the result, the error and the duration. Workers stop with the runtime.
+  AWS; when moto runs in the runtime's process, the calls to its endpoint travel over the
+  worker's pipe to moto's application there (no HTTP server hop: over HTTP a call cost
+  about twice as much), any other endpoint over HTTP. The runtime sends the event, the
+  simulated time and any extra variables; the worker answers the result, the error and
+  the duration. Workers stop with the runtime (and on their own if it dies: their pipe
+  closes).
 - ``"modules"``: every function in this process, one at a time under a lock, with
-  `os.environ` and the modules of its code folder swapped in per invocation. Its boto3
-  calls to moto in this process skip HTTP (`motoshim.serve_in_process`). For tests that
-  reach into a handler's modules (`module`, `call_in_function`).
+  `os.environ` and the modules of its code folder swapped in per invocation: kept apart
+  by discipline, not by construction. Its boto3 calls to moto in this process skip HTTP
+  (`motoshim.serve_in_process`). For tests that reach into a handler's modules (`module`,
+  `call_in_function`).
+
+Why "process" is the default: it is the only one that keeps functions apart by
+construction, and it costs about what "modules" costs (`tests/benchmarks/bench_invoker.py`,
+both side by side: per schedule firing and per SQS message within 15 % in CPU; the
+runtime test modules in CI: see the closing note of issue 6).
 
 Both modes answer `invoke`, `configure` (a function's variables, or the system clock as
 deployed: the next invocation is a cold start) and `call_entry` (call something the
