@@ -7,8 +7,12 @@ table: setup, not timed), then times the cycle from the schedule's message to a 
 stack: the fan-out, every chunk rated and issued, the outbox published to the bus. The
 services downstream of the bus (notices rendering and sending each bill, the portal) are
 paused for the run: their work is the notices benchmark's, not the cycle's. Beside
-it, in the same run, the same number of items of the same sizes written by plain
-BatchWriteItem calls to the same table (the raw-write bound), and the ratio of the two.
+it, in the same run, the very items the cycle wrote (captured from its requests, each put
+again under a ``RAW#`` partition key) written by plain BatchWriteItem calls to the same
+table (the raw-write bound), and the ratio of the two. Where the cycle's time goes is
+printed per function (wall and CPU seconds inside its invocations: the handler's own work
+and the emulator's answers to it, which run in this process), beside the runtime's own
+polling and dispatch (the rest).
 
 Counts every AWS request the cycle made (botocore, in-process; the runtime's own polling of queues and streams excluded, as
 Lambda's event source mappings and stream reads are not billed per request) and prices them at
@@ -23,6 +27,7 @@ most $0.05 per 10,000 bills.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import sys
@@ -53,7 +58,11 @@ PRICE = {
 
 
 class Meter:
-    """Counts requests and request units of every botocore call made in this process."""
+    """Counts requests and request units of every botocore call made in this process.
+
+    While on, a call is only kept (its parameters and answer); the sizes are measured by
+    ``tally()`` after the timed run, so the benchmark's own bookkeeping is not the cycle's time.
+    """
 
     def __init__(self) -> None:
         self.calls: Counter[str] = Counter()
@@ -61,7 +70,9 @@ class Meter:
         self.rru = 0.0
         self.items_written = 0
         self.events_put = 0
+        self.written: list[dict[str, Any]] = []  # every item put, as sent (the raw-write replay)
         self.on = False
+        self.kept: list[tuple[str, str, dict[str, Any], Any]] = []
         self._orig = botocore.client.BaseClient._make_api_call
 
     def install(self) -> None:
@@ -70,10 +81,15 @@ class Meter:
         def counted(client: Any, operation: str, params: dict[str, Any]) -> Any:
             result = meter._orig(client, operation, params)
             if meter.on:
-                meter.record(client.meta.service_model.service_name, operation, params, result)
+                meter.kept.append((client.meta.service_model.service_name, operation, params, result))
             return result
 
         botocore.client.BaseClient._make_api_call = counted  # type: ignore[method-assign]
+
+    def tally(self) -> None:
+        for call in self.kept:
+            self.record(*call)
+        self.kept = []
 
     def record(self, service: str, op: str, params: dict[str, Any], result: Any) -> None:
         self.calls[f"{service}:{op}"] += 1
@@ -82,14 +98,20 @@ class Meter:
                 for reqs in params["RequestItems"].values():
                     for r in reqs:
                         item = r.get("PutRequest", {}).get("Item") or r.get("DeleteRequest", {}).get("Key")
+                        if "PutRequest" in r:
+                            self.written.append(item)
                         self.wru += max(1, math.ceil(len(json.dumps(item)) / 1024))
                         self.items_written += 1
             elif op in ("PutItem", "UpdateItem"):
+                if "Item" in params:
+                    self.written.append(params["Item"])
                 self.wru += max(1, math.ceil(len(json.dumps(params.get("Item", params.get("Key")))) / 1024))
                 self.items_written += 1
             elif op == "TransactWriteItems":
                 for a in params["TransactItems"]:
                     body = next(iter(a.values()))
+                    if "Item" in body:
+                        self.written.append(body["Item"])
                     self.wru += 2 * max(
                         1, math.ceil(len(json.dumps(body.get("Item", body.get("Key")))) / 1024)
                     )
@@ -138,18 +160,67 @@ def accounts_items(n: int) -> list[dict[str, Any]]:
     return items
 
 
-def batch_write(client: Any, table: str, items: list[dict[str, Any]]) -> None:
+def batch_write(client: Any, table: str, items: list[dict[str, Any]], *, typed: bool = False) -> None:
+    """Put ``items`` 25 a request (``typed``: already in DynamoDB's attribute-value form)."""
     for start in range(0, len(items), 25):
-        pending = [{"PutRequest": {"Item": to_item(i)}} for i in items[start : start + 25]]
+        pending = [{"PutRequest": {"Item": i if typed else to_item(i)}} for i in items[start : start + 25]]
         while pending:
             resp = client.batch_write_item(RequestItems={table: pending})
             pending = resp.get("UnprocessedItems", {}).get(table, [])
+
+
+class GcPauses:
+    """Seconds spent in the garbage collector (everything shares this process's heap:
+    moto's tables and every function's objects) while on."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.collections: Counter[int] = Counter()
+        self.on = False
+        self._began = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if not self.on:
+            return
+        if phase == "start":
+            self._began = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._began
+            self.collections[info["generation"]] += 1
+
+
+class Profile:
+    """Wall and CPU seconds spent inside each function's invocations."""
+
+    def __init__(self) -> None:
+        self.wall: Counter[str] = Counter()
+        self.cpu: Counter[str] = Counter()
+        self.on = False
+
+    def install(self, invoker: Any) -> None:
+        original = invoker.invoke
+        profile = self
+
+        def timed(logical_id: str, *args: Any, **kwargs: Any) -> Any:
+            if not profile.on:
+                return original(logical_id, *args, **kwargs)
+            began, cpu = time.perf_counter(), time.process_time()
+            try:
+                return original(logical_id, *args, **kwargs)
+            finally:
+                profile.wall[logical_id] += time.perf_counter() - began
+                profile.cpu[logical_id] += time.process_time() - cpu
+
+        invoker.invoke = timed
 
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 10_000
     meter = Meter()
     meter.install()
+    profile = Profile()
+    pauses = GcPauses()
     with LocalRuntime.start(
         ROOT / "template.yaml",
         start_time=datetime(2026, 9, 30, 12, tzinfo=UTC),
@@ -167,8 +238,8 @@ def main() -> None:
         for source in downstream:
             source.enabled = False
         before = len(rt.invocations)
-        sizes: list[int] = []
-        meter.on = True
+        profile.install(rt.invoker)
+        meter.on = profile.on = pauses.on = True
         began, cpu = time.perf_counter(), time.process_time()
         rt.send(
             "BillingRunBillingCycleQueue",
@@ -176,7 +247,8 @@ def main() -> None:
             drain=True,
         )
         cycle_s, cycle_cpu = time.perf_counter() - began, time.process_time() - cpu
-        meter.on = False
+        meter.on = profile.on = pauses.on = False
+        meter.tally()
         invocations = rt.invocations[before:]
         bills = ddb.query(
             TableName=table,
@@ -194,22 +266,10 @@ def main() -> None:
                 ExclusiveStartKey=bills["LastEvaluatedKey"],
             )
             billed += bills["Count"]
-        # The raw-write bound: the same number of items, of the bill's and entries' sizes.
-        sample = list(
-            rt.client("dynamodb").query(
-                TableName=table,
-                KeyConditionExpression="pk = :p",
-                ExpressionAttributeValues={":p": {"S": "LEDGER#grafton-sewer"}},
-                Limit=200,
-            )["Items"]
-        )
-        sizes = [len(json.dumps(i)) for i in sample] or [400]
-        pad = "x" * int(sum(sizes) / len(sizes))
-        raw_items = [
-            {"pk": f"RAW#{i % 50}", "sk": f"{i:08d}", "pad": pad} for i in range(meter.items_written)
-        ]
+        # The raw-write bound: the very items the cycle put, each again under a RAW# key.
+        raw_items = [{**item, "pk": {"S": "RAW#" + item["pk"]["S"]}} for item in meter.written]
         began, cpu = time.perf_counter(), time.process_time()
-        batch_write(ddb, table, raw_items)
+        batch_write(ddb, table, raw_items, typed=True)
         raw_s, raw_cpu = time.perf_counter() - began, time.process_time() - cpu
 
     lambda_calls = len(invocations)
@@ -231,12 +291,22 @@ def main() -> None:
     print(f"  wall time                 {cycle_s:8.2f} s   (target < 60 s); CPU {cycle_cpu:.2f} s")
     print(f"  DynamoDB items written    {meter.items_written:8d}   ({meter.wru} WRU, {meter.rru:.0f} RRU)")
     print(
-        f"  raw BatchWriteItem, same items: {raw_s:8.2f} s   ({meter.items_written / raw_s:,.0f} items/s); CPU {raw_cpu:.2f} s"
+        f"  raw BatchWriteItem of the same {len(raw_items)} items: {raw_s:.2f} s"
+        f" ({len(raw_items) / raw_s:,.0f} items/s); CPU {raw_cpu:.2f} s"
     )
     print(
         f"  ratio cycle / raw writes  {cycle_s / raw_s:8.2f} x  (target within 3x); in CPU time {cycle_cpu / raw_cpu:.2f} x"
     )
     print(f"  Lambda invocations        {lambda_calls:8d}   ({gb_s:.1f} GB-s in-process)")
+    print("  where the cycle's time went (wall s / CPU s inside each function's invocations):")
+    for name, wall in profile.wall.most_common():
+        print(f"    {name:40s} {wall:7.2f} / {profile.cpu[name]:6.2f}")
+    rest_wall, rest_cpu = cycle_s - sum(profile.wall.values()), cycle_cpu - sum(profile.cpu.values())
+    print(f"    {'runtime: polling and dispatch':40s} {rest_wall:7.2f} / {rest_cpu:6.2f}")
+    print(
+        f"  of which garbage collection   {pauses.seconds:8.2f} s   (collections by generation:"
+        f" {dict(sorted(pauses.collections.items()))})"
+    )
     print(f"  requests: {dict(sorted(meter.calls.items()))}")
     print("  AWS cost at on-demand list prices: " + ", ".join(f"{k} ${v:.4f}" for k, v in cost.items()))
     print(f"  cost per 10,000 bills     ${per_10k:.4f}   (target <= $0.05)")

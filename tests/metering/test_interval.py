@@ -96,3 +96,18 @@ def test_a_satellite_systems_month_is_published_once_with_its_deadline() -> None
     assert publish_satellite_flow(repo=u.repo, now=now + timedelta(days=1)) == 1
     again = [e for e in u.repo.events if isinstance(e, SatelliteFlowReady)]
     assert len({e.event_id for e in again}) == 1  # the same event id: the outbox publishes it once
+
+
+def test_a_time_past_the_calendars_end_in_chicago_is_rejected_not_a_crash() -> None:
+    u = utility()
+    result = u.interval(
+        HEADER
+        + f"{PP},AMI-1,0001-01-01T00:05:00+01:00,1\n"  # 1 BC in UTC, before Python's calendar
+        + f"{PP},AMI-1,9999-12-31T23:55:00-01:00,1\n"  # year 10000 in UTC
+        + f"{PP},AMI-1,2026-04-01T12:00:00+00:00,1\n"
+    )
+    assert result.accepted == 1
+    assert [(r.line, r.column, r.reason) for r in result.first_rejections] == [
+        (2, "interval_start", "0001-01-01T00:05:00+01:00 is in the future or before 1990"),
+        (3, "interval_start", "9999-12-31T23:55:00-01:00 is in the future or before 1990"),
+    ]

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from itertools import chain
 from typing import Any
 
 from common.errors import PermanentError
@@ -82,12 +83,19 @@ def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
     it) without ever being held whole: memory stays bounded whatever the file.
     Lines are yielded without their newline (csv.reader ends a row at the end of a string).
     """
+    # The lines of a chunk are handed on as one list and chained in C: no Python frame is
+    # resumed per line (the hot path of interval files).
+    return chain.from_iterable(_decoded_blocks(chunks))
+
+
+def _decoded_blocks(chunks: Iterable[bytes]) -> Iterator[list[str]]:
+    """The lines of :func:`decoded_lines`, a list of them per chunk read."""
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     pending = ""
     skipping = False  # inside an over-long line, already yielded cut short
     line = 0
 
-    def split(text: str) -> Iterator[str]:
+    def split(text: str) -> list[str]:
         nonlocal pending, skipping, line
         parts = (pending + text).split("\n")
         pending = parts.pop()
@@ -95,16 +103,14 @@ def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
         if skipping and parts:
             skipping = False
             parts = parts[1:]
-        if max(map(len, parts), default=0) <= LINE_MAX_CHARS:
-            yield from parts
-        else:
-            for part in parts:
-                yield part if len(part) <= LINE_MAX_CHARS else TOO_LONG
+        if max(map(len, parts), default=0) > LINE_MAX_CHARS:
+            parts = [part if len(part) <= LINE_MAX_CHARS else TOO_LONG for part in parts]
         if len(pending) > LINE_MAX_CHARS:
             if not skipping:
-                yield TOO_LONG
+                parts.append(TOO_LONG)
                 skipping = True
             pending = ""
+        return parts
 
     for chunk in chunks:
         try:
@@ -113,14 +119,16 @@ def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
             raise FileRejected(
                 line + pending.count("\n") + 1, "(file)", f"not UTF-8 text: {exc.reason}"
             ) from None
-        if text:
-            yield from split(text)
+        if text and (block := split(text)):
+            yield block
     try:
-        yield from split(decoder.decode(b"", final=True))
+        last = split(decoder.decode(b"", final=True))
     except UnicodeDecodeError as exc:
         raise FileRejected(line + 1, "(file)", f"not UTF-8 text: {exc.reason}") from None
     if pending and not skipping:
-        yield pending
+        last.append(pending)
+    if last:
+        yield last
 
 
 @dataclass(frozen=True)
@@ -139,8 +147,14 @@ def records(
 
     Raises :class:`FileRejected` here for an empty file or a bad header; bytes that are not
     UTF-8 later in the file end the iterator with their line's rejection (the rows before
-    it stand). The hot path of interval files: no per-row dict.
+    it stand). No per-row dict. (Interval files read the same rows their own way: ``interval``.)
     """
+    index, reader = opened(chunks, header)
+    return index, _records(reader, len(index))
+
+
+def opened(chunks: Iterable[bytes], header: Header) -> tuple[dict[str, int], Any]:
+    """The header's column index and a csv reader past it (FileRejected: empty, bad header)."""
     reader = csv.reader(decoded_lines(chunks), strict=True)
     try:
         names = next(reader)
@@ -148,8 +162,7 @@ def records(
         raise FileRejected(1, "(file)", "the file is empty") from None
     except csv.Error as exc:
         raise FileRejected(1, "(header)", f"not CSV: {exc}") from None
-    index = header.index(names)
-    return index, _records(reader, len(names))
+    return header.index(names), reader
 
 
 def _records(reader: Any, width: int) -> Iterator[Record | LineRejection]:
@@ -160,7 +173,7 @@ def _records(reader: Any, width: int) -> Iterator[Record | LineRejection]:
             for cells in reader:
                 if len(cells) == width and not cells[-1].endswith(TOO_LONG):
                     yield reader.line_num, cells
-                elif rejection := _bad_row(cells, width, reader.line_num):
+                elif rejection := bad_row(cells, width, reader.line_num):
                     yield rejection
             return
         except csv.Error as exc:
@@ -170,7 +183,7 @@ def _records(reader: Any, width: int) -> Iterator[Record | LineRejection]:
             return
 
 
-def _bad_row(cells: list[str], width: int, line: int) -> LineRejection | None:
+def bad_row(cells: list[str], width: int, line: int) -> LineRejection | None:
     """Why a row of the wrong width or an over-long line is rejected (None: a blank line)."""
     if cells[-1:] and cells[-1].endswith(TOO_LONG):
         return LineRejection(

@@ -3,7 +3,8 @@
 local day, America/Chicago), with slug detection (X-SLUG).
 
 The file is streamed: memory holds the open daily sums (meters x days in the file, never
-rows) and, for slug detection, the trailing 24 hours of the meter being read. Interval
+rows), for slug detection the trailing 24 hours of the meter being read, and a bounded memo
+of the distinct time and volume cells already decided (``_Batcher``). Interval
 exports list each meter's intervals in time order (AMI head-ends export by meter); a meter
 that reappears later in a file starts a new trailing window, so its first 24 hours there
 are the baseline and raise no slug (interpretation: "normal operation" needs 24 hours).
@@ -18,11 +19,13 @@ last interval and the volume over them. Volumes are gallons (meter units convert
 
 from __future__ import annotations
 
+import csv
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from decimal import Decimal
+from operator import itemgetter
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -84,6 +87,11 @@ class _Window:
     threshold: Decimal = Decimal(0)
 
 
+# A row read: line, tenant and meter cells as written, its time's and volume's verdicts.
+_Row = tuple[int, str, str, tuple[datetime, datetime, date] | str, Decimal | str]
+MEMO_MAX = 20_000  # cells memoised per column: 69 days of 5-minute times; a few MiB at most
+
+
 @dataclass
 class Aggregation:
     """The result of one file: daily sums by (tenant, meter, local day), slugs, counts."""
@@ -105,30 +113,23 @@ def aggregate(
     now: datetime,
     reject: Callable[[LineRejection], None],
     batch: int = 5_000,
+    memo: int = MEMO_MAX,
 ) -> Aggregation:
     """Validate and aggregate an interval file (the hot path: a few microseconds a row).
 
     Rows are read into batches of ``batch`` so the meters they name are looked up together
     (one batched read per batch, cached for the file). Raises ``csvinput.FileRejected`` for
-    an empty file or a bad header.
+    an empty file or a bad header. ``memo`` bounds each per-cell memo (tests make it small).
     """
-    index, records = cin.records(chunks, INTERVAL_HEADER)
+    index, reader = cin.opened(chunks, INTERVAL_HEADER)
     cols = (index["tenant"], index["meter_id"], index["interval_start"], index["volume"])
-    known_tenants = tuple(tenants)
     out = Aggregation()
-    state = _Batcher(cols, known_tenants, meters, reject, now)
-    pending: list[tuple[int, list[str]]] = []
-    append = pending.append
-    for record in records:
-        if record.__class__ is LineRejection:
-            out.rows += 1
-            reject(record)
-            continue
-        append(record)  # type: ignore[arg-type]
-        if len(pending) >= batch:
-            state.run(pending, out)
-            pending.clear()
-    state.run(pending, out)
+    state = _Batcher(cols, tuple(tenants), meters, reject, now, memo)
+    for good, bad in state.read(reader, len(index), batch):
+        out.rows += len(bad)
+        for rejection in bad:
+            reject(rejection)
+        state.run(good, out)
     state.finish(out)
     return out
 
@@ -138,7 +139,15 @@ def _plain_id(value: str) -> bool:
 
 
 class _Batcher:
-    """The per-row work, with its state in locals while a batch runs (module doc)."""
+    """The per-row work, with its state in locals while a batch runs (module doc).
+
+    An interval file repeats few distinct cells: a day of 5-minute data has 288 times,
+    whatever the number of meters, and volumes repeat too. So a cell's verdict (its parsed
+    time, local day and zone conversion, or its decimal; else the reason it is refused) is
+    worked out once and memoised by the cell as written: a row costs dict lookups, not a
+    parse. Each memo is emptied when it holds ``memo`` cells, so a file of all-distinct
+    cells keeps memory flat (it is then parsed row by row, as without the memo).
+    """
 
     def __init__(
         self,
@@ -147,6 +156,7 @@ class _Batcher:
         meters: MeterLookup,
         reject: Callable[[LineRejection], None],
         now: datetime,
+        memo: int,
     ) -> None:
         self.cols = cols
         self.tenants = tenants
@@ -155,84 +165,115 @@ class _Batcher:
         # Compared in the utility's zone: datetimes with the SAME tzinfo compare without
         # calling utcoffset (several times faster than across offsets on this hot path).
         self.latest = (now + INTERVAL).astimezone(UTILITY_TZ)
+        self.memo = memo
         self.cache: dict[tuple[str, str], IntervalMeter | None] = {}
         self.named: dict[tuple[str, str], tuple[tuple[str, str], IntervalMeter | None]] = {}
+        # cell as written -> its verdict: the parsed value, or why it is refused (a str)
+        self.times: dict[str, tuple[datetime, datetime, date] | str] = {}
+        self.local_days: dict[date, date] = {}  # one date object a day: compared by identity first
+        self.volumes: dict[str, Decimal | str] = {}
         self.sums: dict[tuple[str, str, date], list[Any]] = {}  # [gallons, intervals, peak]
         self.window = _Window()
 
-    def run(self, pending: list[tuple[int, list[str]]], out: Aggregation) -> None:
+    def read(self, reader: Any, width: int, size: int) -> Iterator[tuple[list[_Row], list[LineRejection]]]:
+        """The file in batches: up to ``size`` rows, each with its time and volume decided
+        (memo) while its cells are fresh in the CPU's cache, and the rejections of the lines
+        read meanwhile (CSV errors, wrong field counts, over-long lines, bad bytes), as
+        ``csvinput.records`` gives them. A batch keeps its rows' meter cells and verdicts,
+        not their cells: less memory to come back to when the batch's meters are known.
+        """
         ti, mi, si, vi = self.cols
-        cache, sums, reject, latest, window = self.cache, self.sums, self.reject, self.latest, self.window
-        # Cells as written -> (stripped ident, meter): one dict lookup a row, no strip.
-        named = self.named
-        unseen = {(c[ti], c[mi]) for _, c in pending} - named.keys()
-        if unseen:
-            idents = {written: (written[0].strip(), written[1].strip()) for written in unseen}
-            missing = set(idents.values()) - cache.keys()
-            if missing:
-                found = self.meters(k for k in missing if k[0] in self.tenants and _plain_id(k[1]))
-                for k in missing:
-                    cache[k] = found.get(k)
-            for written, ident in idents.items():
-                named[written] = (ident, cache[ident])
-        tz, fromiso, dec, rows, accepted = UTILITY_TZ, datetime.fromisoformat, Decimal, 0, 0
-        ident_now, values, total, last = window.meter, window.values, window.total, window.last_start
-        for line, cells in pending:
-            rows += 1
-            ident, meter = named[(cells[ti], cells[mi])]
-            if meter is None:
-                reject(_unknown(line, ident, self.tenants))
-                continue
-            text = cells[si].strip()
+        times, volumes, time_of, volume_of = self.times, self.volumes, self._time, self._volume
+        good: list[_Row] = []
+        bad: list[LineRejection] = []
+        append = good.append
+        while True:
             try:
-                if len(text) > 40 or "T" not in text:
-                    raise ValueError
-                start = fromiso(text)
-            except ValueError:
-                reject(
-                    LineRejection(
-                        line=line, column="interval_start", reason=f"not an ISO 8601 time: {text[:40]!r}"
-                    )
-                )
+                for cells in reader:
+                    if len(cells) == width and not cells[-1].endswith(cin.TOO_LONG):
+                        stamp = times.get(cells[si])
+                        volume = volumes.get(cells[vi])
+                        append(
+                            (
+                                reader.line_num,
+                                cells[ti],
+                                cells[mi],
+                                time_of(cells[si]) if stamp is None else stamp,
+                                volume_of(cells[vi]) if volume is None else volume,
+                            )
+                        )
+                        if len(good) >= size:
+                            yield good, bad
+                            good, bad = [], []
+                            append = good.append
+                    elif rejection := cin.bad_row(cells, width, reader.line_num):
+                        bad.append(rejection)
+                break
+            except csv.Error as exc:
+                reason = f"not CSV: {str(exc)[:200]}"
+                bad.append(LineRejection(line=reader.line_num, column="(row)", reason=reason))
+            except cin.FileRejected as exc:
+                bad.append(exc.rejection)  # bad bytes part-way: the lines before stand, the rest cannot
+                break
+        yield good, bad
+
+    def run(self, pending: list[_Row], out: Aggregation) -> None:
+        named = self._named(pending)
+        sums, reject, window, tenants = self.sums, self.reject, self.window, self.tenants
+        refused = 0  # counted, not the accepted rows: refusals are the rare case
+        ident_now, values, total, last = window.meter, window.values, window.total, window.last_start
+        # The row before's meter cells, meter and daily sum: rows come grouped by meter and
+        # day, so most rows reuse them (identity checks) instead of building and hashing keys.
+        tenant_cell: str | None = None
+        meter_cell: str | None = None
+        ident: tuple[str, str] = ("", "")
+        meter: IntervalMeter | None = None
+        factor: Decimal | None = None
+        sum_ident: tuple[str, str] | None = None
+        sum_day: date | None = None
+        day: list[Any] = []
+        for line, tenant_written, meter_written, stamp, volume in pending:
+            if meter_written != meter_cell or tenant_written != tenant_cell:
+                tenant_cell, meter_cell = tenant_written, meter_written
+                ident, meter = named[(tenant_cell, meter_cell)]
+                factor = None if meter is None or meter.units == "gal" else GALLONS_PER[meter.units]
+            if meter is None:
+                reject(_unknown(line, ident, tenants))
+                refused += 1
                 continue
-            if start.tzinfo is None:
-                reject(
-                    LineRejection(line=line, column="interval_start", reason="needs an offset (e.g. -05:00)")
-                )
+            if isinstance(stamp, str):
+                reject(LineRejection(line=line, column="interval_start", reason=stamp))
+                refused += 1
                 continue
-            if start.minute % 5 or start.second or start.microsecond:
-                reject(LineRejection(line=line, column="interval_start", reason="not on a 5-minute boundary"))
+            if isinstance(volume, str):
+                reject(LineRejection(line=line, column="volume", reason=volume))
+                refused += 1
                 continue
-            local = start.astimezone(tz)
-            if local >= latest or local.year < EARLIEST_YEAR:
-                reject(
-                    LineRejection(
-                        line=line, column="interval_start", reason=f"{text} is in the future or before 1990"
-                    )
-                )
-                continue
-            raw = cells[vi].strip()
-            # ASCII digits with at most one point: no sign, exponent, underscore or full-width digit.
-            if len(raw) > cin.NUMBER_MAX_DIGITS or not raw.isascii() or not raw.replace(".", "", 1).isdigit():
-                reject(
-                    LineRejection(
-                        line=line, column="volume", reason=f"not a non-negative decimal: {raw[:30]!r}"
-                    )
-                )
-                continue
-            gallons = dec(raw) if meter.units == "gal" else dec(raw) * GALLONS_PER[meter.units]
-            key = (ident[0], ident[1], local.date())
-            day = sums.get(key)
-            if day is None:
-                sums[key] = [gallons, 1, gallons]
-            else:
+            start, local, local_day = stamp
+            gallons = volume
+            if factor is not None:
+                gallons = gallons * factor
+            if local_day is sum_day and ident is sum_ident:
                 day[0] += gallons
                 day[1] += 1
                 if gallons > day[2]:
                     day[2] = gallons
-            accepted += 1
-            # X-SLUG on the trailing 24 hours of this meter (module doc)
-            if ident != ident_now or (last is not None and local <= last):
+            else:
+                sum_ident, sum_day = ident, local_day
+                key = (ident[0], ident[1], local_day)
+                found = sums.get(key)
+                if found is None:
+                    sums[key] = day = [gallons, 1, gallons]
+                else:
+                    day = found
+                    day[0] += gallons
+                    day[1] += 1
+                    if gallons > day[2]:
+                        day[2] = gallons
+            # X-SLUG on the trailing 24 hours of this meter (module doc). Local times compare by
+            # wall clock (same tzinfo, fold ignored): the hour repeated when clocks fall back
+            # reads as going back, so the window restarts there.
+            if (ident is not ident_now and ident != ident_now) or (last is not None and local <= last):
                 window.total = total
                 _close_run(window, out)
                 window.meter = ident_now = ident
@@ -252,8 +293,74 @@ class _Batcher:
                 total += gallons
             values.append(gallons)
         window.total, window.last_start = total, last
-        out.rows += rows
-        out.accepted += accepted
+        out.rows += len(pending)
+        out.accepted += len(pending) - refused
+
+    def _named(
+        self, pending: list[_Row]
+    ) -> dict[tuple[str, str], tuple[tuple[str, str], IntervalMeter | None]]:
+        """Cells as written -> (stripped ident, meter), the batch's new meters looked up at once."""
+        named, cache = self.named, self.cache
+        # `set - dict.keys()` would walk every key seen in the file (CPython copies the set and
+        # iterates the keys view): per batch that grew with the file; test the batch's few instead.
+        unseen = [w for w in set(map(itemgetter(1, 2), pending)) if w not in named]
+        if unseen:
+            idents = {written: (written[0].strip(), written[1].strip()) for written in unseen}
+            missing = {k for k in idents.values() if k not in cache}
+            if missing:
+                found = self.meters(k for k in missing if k[0] in self.tenants and _plain_id(k[1]))
+                for k in missing:
+                    cache[k] = found.get(k)
+            for written, ident in idents.items():
+                named[written] = (ident, cache[ident])
+        return named
+
+    def _time(self, cell: str) -> tuple[datetime, datetime, date] | str:
+        """An interval start as written, not yet in the memo: (start, local time, local day),
+        or why it is refused (memoised too, so a file of one bad time is not parsed per row)."""
+        times = self.times
+        if len(times) >= self.memo:
+            times.clear()
+            self.local_days.clear()
+        text = cell.strip()
+        try:
+            if len(text) > 40 or "T" not in text:
+                raise ValueError
+            start = datetime.fromisoformat(text)
+        except ValueError:
+            verdict: tuple[datetime, datetime, date] | str = f"not an ISO 8601 time: {text[:40]!r}"
+        else:
+            if start.tzinfo is None:
+                verdict = "needs an offset (e.g. -05:00)"
+            elif start.minute % 5 or start.second or start.microsecond:
+                verdict = "not on a 5-minute boundary"
+            else:
+                try:
+                    local = start.astimezone(UTILITY_TZ)
+                except OverflowError:  # year 1 or 9999 with an offset that crosses the calendar's end
+                    local = datetime.min.replace(tzinfo=UTILITY_TZ)
+                if local >= self.latest or local.year < EARLIEST_YEAR:
+                    verdict = f"{text} is in the future or before 1990"
+                else:
+                    day = local.date()
+                    verdict = (start, local, self.local_days.setdefault(day, day))
+        times[cell] = verdict
+        return verdict
+
+    def _volume(self, cell: str) -> Decimal | str:
+        """A volume as written, not yet in the memo: a Decimal (in the meter's units), or why
+        it is refused."""
+        volumes = self.volumes
+        if len(volumes) >= self.memo:
+            volumes.clear()
+        raw = cell.strip()
+        # ASCII digits with at most one point: no sign, exponent, underscore or full-width digit.
+        if len(raw) > cin.NUMBER_MAX_DIGITS or not raw.isascii() or not raw.replace(".", "", 1).isdigit():
+            verdict: Decimal | str = f"not a non-negative decimal: {raw[:30]!r}"
+        else:
+            verdict = Decimal(raw)
+        volumes[cell] = verdict
+        return verdict
 
     def finish(self, out: Aggregation) -> None:
         _close_run(self.window, out)
