@@ -25,10 +25,11 @@ clock. Two ways to keep functions apart (`isolate`, or `SEWERBILL_LOCAL_ISOLATE`
 
 Why "process" is the default: it is the only one that keeps functions apart by
 construction, and it costs about what "modules" costs. Measured side by side on a shared
-2-core machine (issue 6's closing note): `tests/benchmarks/bench_invoker.py` gives per
-schedule firing and per SQS message within 15 % in wall and CPU time (over HTTP instead of
-the pipe, a message cost twice as much); the 12 runtime test modules, each in its own
-process, took 1,265 s in "process" and 1,289 s in "modules".
+2-core machine (issue 6's closing note): `tests/benchmarks/bench_invoker.py` gives a
+schedule firing 66 ms against 57 ms and an SQS message 33 ms against 33 ms (CPU, workers
+included; over HTTP instead of the pipe a message cost about twice as much), start-up
+0.6-2.4 s more (the forkserver's imports); the 12 runtime test modules, each in its own
+process, took 1,265 s in "process" and 1,289 s in "modules" (run side by side).
 
 Both modes answer `invoke`, `configure` (a function's variables, or the system clock as
 deployed: the next invocation is a cold start) and `call_entry` (call something the
