@@ -69,6 +69,14 @@ def test_the_repository_keeps_its_import_contracts(tmp_path: Path) -> None:
         ("billing.domain.leaky", "import os\n", "billing.domain.leaky -> os"),
         ("billing.domain.leaky", "import boto3\n", "billing.domain.leaky -> boto3"),
         ("metering.domain.leaky", "import yaml\n", "metering.domain.leaky -> yaml"),
+        # Reading tariff files stays outside the domains: not even through common's loader.
+        (
+            "billing.domain.leaky",
+            "from common.tariff_files import load_tariff_book\n",
+            "billing.domain.leaky -> common.tariff_files",
+        ),
+        # The tariff models stay pure: a YAML import there would reach every domain that rates.
+        ("common.tariffs", "import yaml\n", "common.tariffs -> yaml (l.1)"),
         (
             "billing.domain.leaky",
             "from billing.adapters import dynamodb\n",

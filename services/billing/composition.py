@@ -42,6 +42,7 @@ from billing.usecases import (
 from common.config import RuntimeClock, cold_start, load
 from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
+from common.tariff_files import load_tariff_book
 from common.tariffs import TariffBook
 from metering.events import ConsumptionDetermined
 
@@ -124,7 +125,7 @@ def uploads_bucket() -> str:
 
 @cold_start
 def book() -> TariffBook:
-    return TariffBook.load(load(BillingCycleConfig).tariffs_dir)
+    return load_tariff_book(load(BillingCycleConfig).tariffs_dir)
 
 
 @cold_start
@@ -156,7 +157,7 @@ def bill_outbox_publisher() -> BillOutboxPublisher:
 
 @cold_start
 def tariff_book() -> TariffBook:
-    return TariffBook.load(load(ApiConfig).tariffs_dir)
+    return load_tariff_book(load(ApiConfig).tariffs_dir)
 
 
 @cold_start

@@ -1,7 +1,10 @@
-"""Effective-dated tariffs, loaded from `infra/tariffs/<tenant>/<effective-date>.yaml` (X-EFFECTIVE).
+"""Effective-dated tariffs (X-EFFECTIVE): the models the domains rate with, and the book of versions.
 
-Rate *amounts* are adopted by resolution, so they are data; rate *models* are code. Every
-file is validated by a pydantic model at load:
+Rate *amounts* are adopted by resolution, so they are data; rate *models* are code. The
+files (`infra/tariffs/<tenant>/<effective-date>.yaml`) are read by `common.tariff_files`,
+which domains never import (import-linter's pure-domains contract): this module reads no
+file and imports no YAML, so a domain can take a `TariffBook` and rate with it. Every
+document is validated by a pydantic model (`parse_tariff`):
 
 - money and rates are decimal strings (a YAML float such as `45.00` unquoted is refused:
   it has already lost its exactness by the time we see it);
@@ -22,10 +25,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from pathlib import Path
 from typing import Annotated, Any, Generic, Literal, TypeVar
 
-import yaml
 from pydantic import (
     BaseModel,
     BeforeValidator,
@@ -327,54 +328,6 @@ class TariffBook:
     def __init__(self, versions: dict[str, list[Tariff]]) -> None:
         self._versions = {t: sorted(v, key=lambda x: x.effective_from) for t, v in versions.items()}
 
-    @classmethod
-    def load(cls, directory: str | Path) -> TariffBook:
-        root = Path(directory)
-        if not root.is_dir():
-            raise TariffError(f"tariff directory not found: {root}")
-        versions: dict[str, list[Tariff]] = {}
-        files: dict[str, list[str]] = {}
-        for path in sorted(root.glob("*/*.yaml")):
-            shown = str(path)
-            try:
-                raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-            except yaml.YAMLError as exc:
-                raise TariffError(f"not valid YAML: {exc}", file=shown) from None
-            tariff = parse_tariff(raw, file=shown)
-            if tariff.tenant != path.parent.name:
-                raise TariffError(
-                    f"tenant {tariff.tenant!r} does not match its folder {path.parent.name!r}",
-                    file=shown,
-                    field="tenant",
-                )
-            if path.stem != tariff.effective_from.isoformat():
-                raise TariffError(
-                    f"file name must be the effective date {tariff.effective_from.isoformat()}",
-                    file=shown,
-                    field="effective_from",
-                )
-            versions.setdefault(tariff.tenant, []).append(tariff)
-            files.setdefault(tariff.tenant, []).append(shown)
-        for tenant, tariffs in versions.items():
-            order = sorted(zip(tariffs, files[tenant], strict=True), key=lambda p: p[0].effective_from)
-            for (prev, prev_file), (nxt, _) in zip(order, order[1:], strict=False):
-                if prev.effective_until != nxt.effective_from:
-                    found = prev.effective_until.isoformat() if prev.effective_until else "open-ended"
-                    raise TariffError(
-                        f"versions must be contiguous: this version ends {found} but the next "
-                        f"version starts {nxt.effective_from.isoformat()}",
-                        file=prev_file,
-                        field="effective_until",
-                    )
-            last, last_file = order[-1]
-            if last.effective_until is not None:
-                raise TariffError(
-                    "the newest version must be open-ended (no effective_until)",
-                    file=last_file,
-                    field="effective_until",
-                )
-        return cls(versions)
-
     @property
     def tenants(self) -> tuple[str, ...]:
         return tuple(self._versions)
@@ -416,8 +369,3 @@ class TariffBook:
             spans.append(TariffSpan(tariff=t, start=cursor, end=stop, period_days=total))
             cursor = stop
         return spans
-
-
-def default_tariffs_dir() -> Path:
-    """The tariffs shipped in the repository (used by the CLI and the local runtime)."""
-    return Path(__file__).resolve().parents[2] / "infra" / "tariffs"

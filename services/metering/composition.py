@@ -14,6 +14,7 @@ from common.config import RuntimeClock, cold_start, load
 from common.handling import RejectionSink, rejections_for
 from common.messages import UploadedObject
 from common.outbox import OutboxPublisher
+from common.tariff_files import load_tariff_book
 from common.tariffs import TariffBook
 from metering.adapters.dynamodb import DynamoMeteringRepository
 from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
@@ -31,7 +32,7 @@ def config() -> MeteringConfig:
 
 @cold_start
 def tariff_book() -> TariffBook:
-    return TariffBook.load(config().tariffs_dir)
+    return load_tariff_book(config().tariffs_dir)
 
 
 @cold_start

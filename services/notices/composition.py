@@ -10,6 +10,7 @@ import boto3
 from common.config import RuntimeClock, cold_start, load
 from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
+from common.tariff_files import load_tariff_book
 from common.tariffs import TariffBook
 from notices import rendering
 from notices.adapters.aws import (
@@ -85,7 +86,7 @@ def ports() -> dict[str, Any]:
 
 @cold_start
 def tariff_book() -> TariffBook:
-    return TariffBook.load(config().tariffs_dir)
+    return load_tariff_book(config().tariffs_dir)
 
 
 @cold_start

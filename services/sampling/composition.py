@@ -11,7 +11,7 @@ from common.clock import Clock
 from common.config import RuntimeClock, cold_start, load
 from common.handling import MessageRejected, RejectionSink
 from common.outbox import OutboxPublisher
-from common.tariffs import TariffBook
+from common.tariff_files import load_tariff_book
 from sampling.adapters.dynamodb import DynamoSamplingRepository
 from sampling.adapters.s3 import S3Objects
 from sampling.config import PublishOutboxConfig, SamplingConfig
@@ -32,7 +32,7 @@ def repository() -> DynamoSamplingRepository:
 
 @cold_start
 def policies() -> BookPolicies:
-    return BookPolicies(TariffBook.load(config().tariffs_dir))
+    return BookPolicies(load_tariff_book(config().tariffs_dir))
 
 
 @cold_start

@@ -10,7 +10,7 @@ import boto3
 from common.config import RuntimeClock, cold_start, load
 from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
-from common.tariffs import TariffBook
+from common.tariff_files import load_tariff_book
 from stormwater.adapters.dynamodb import DynamoParcelRepository, DynamoRecords, DynamoTariffChanges
 from stormwater.adapters.s3 import S3Extracts, S3Reports
 from stormwater.config import ExtractUploadedConfig, PublishOutboxConfig, TableConfig
@@ -33,7 +33,7 @@ def extract_config() -> ExtractUploadedConfig:
 
 @cold_start
 def tariffs() -> StormwaterTariffs:
-    return StormwaterTariffs(TariffBook.load(table_config().tariffs_dir))
+    return StormwaterTariffs(load_tariff_book(table_config().tariffs_dir))
 
 
 @cold_start

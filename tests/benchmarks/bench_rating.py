@@ -37,7 +37,7 @@ for extra in (ROOT / "services", ROOT / "infra"):
 
 from billing.domain.rating import Account, ParcelCharge, RatingEngine, RatingInput  # noqa: E402
 from billing.domain.rating.model import ParcelUse  # noqa: E402
-from common.tariffs import TariffBook, default_tariffs_dir  # noqa: E402
+from common.tariff_files import default_tariffs_dir, load_tariff_book  # noqa: E402
 
 D = Decimal
 CENT = D("0.01")
@@ -279,7 +279,7 @@ def best_of_interleaved(
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
     repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 7
-    engine = RatingEngine(TariffBook.load(default_tariffs_dir()))
+    engine = RatingEngine(load_tariff_book(default_tariffs_dir()))
     pairs = scenarios(n)
     inputs = [p[0] for p in pairs]
     plain = [p[1] for p in pairs]

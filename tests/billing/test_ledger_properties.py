@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from billing.domain.bills import issue
 from billing.domain.ledger import ZERO, Entry, allocate, balance, trial_balance
 from billing.domain.rating import Account, RatingEngine, RatingInput
-from common.tariffs import TariffBook, default_tariffs_dir
+from common.tariff_files import default_tariffs_dir, load_tariff_book
 
-ENGINE = RatingEngine(TariffBook.load(default_tariffs_dir()))
+ENGINE = RatingEngine(load_tariff_book(default_tariffs_dir()))
 cents = st.integers(min_value=1, max_value=500_00).map(lambda c: Decimal(c).scaleb(-2))
 days = st.integers(min_value=0, max_value=400).map(lambda d: date(2026, 1, 1) + timedelta(days=d))
 

@@ -7,7 +7,7 @@ from handler_support import BUS, MAIL, REGION, TABLES, UPLOADS, Stack, create_st
 from moto import mock_aws
 
 from common.config import reset_cold_starts
-from common.tariffs import default_tariffs_dir
+from common.tariff_files import default_tariffs_dir
 
 
 @pytest.fixture

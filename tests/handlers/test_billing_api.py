@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def portal(aws: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    from common.tariffs import default_tariffs_dir
+    from common.tariff_files import default_tariffs_dir
 
     monkeypatch.setenv("EVENT_BUS_NAME", "sewerbill-local")
     monkeypatch.setenv("TARIFFS_DIR", str(default_tariffs_dir()))

@@ -7,12 +7,13 @@ from typing import Any
 import pytest
 
 from billing.domain.rating import RatedBill, RatingEngine, RatingInput
-from common.tariffs import TariffBook, default_tariffs_dir
+from common.tariff_files import default_tariffs_dir, load_tariff_book
+from common.tariffs import TariffBook
 
 
 @pytest.fixture(scope="session")
 def book() -> TariffBook:
-    return TariffBook.load(default_tariffs_dir())
+    return load_tariff_book(default_tariffs_dir())
 
 
 @pytest.fixture(scope="session")

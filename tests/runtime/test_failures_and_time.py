@@ -4,13 +4,17 @@ a handler sees.
 - A permanent fault (a message no retry can fix) is acknowledged at once and published as
   ``MessageRejected``; a transient one is retried and, after the queue's maxReceiveCount
   (5), reaches the consumer's DLQ (STYLE 11; common.handling.consume_sqs).
-- No environment variable moves a handler's clock: the runtime drives time by installing
-  its simulated clock in-process; without it a handler runs on the system clock.
+- No environment variable moves a handler's clock: the runtime drives time by sending its
+  simulated time with each invocation (installed in the function's own common.clock);
+  without it a handler runs on the system clock, as deployed.
+
+The tests change a function's configuration (`rt.invoker.configure`), as one would a
+deployed function's, so they hold whichever way the runtime keeps functions apart
+(a process per function, the default, or `SEWERBILL_LOCAL_ISOLATE=modules`).
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -113,21 +117,18 @@ def test_a_permanent_fault_is_acknowledged_once_and_published_as_a_rejection(
 def test_a_transient_fault_is_retried_and_reaches_the_dlq_after_max_receive_count(
     rt: LocalRuntime, rejections: str
 ) -> None:
-    # DynamoDB "down" for this one function: its own composition root (the runtime gives
-    # each function its own modules) raises what boto3 raises when it cannot connect.
-    handler = rt.invoker.module(CONSUMER)
-
-    def unreachable(_: Any) -> bool:
-        raise ConnectionError("could not connect to the endpoint URL")
-
-    real = handler.composition.keep_consumption_use_case
-    handler.composition.keep_consumption_use_case = lambda: unreachable
+    # DynamoDB "down" for this one function: its configuration points its DynamoDB client at
+    # a port nothing listens on (one attempt per call), so boto3 raises what it raises when
+    # it cannot connect. Its next invocation is a cold start with that configuration.
+    rt.invoker.configure(
+        CONSUMER, {"AWS_ENDPOINT_URL_DYNAMODB": "http://127.0.0.1:9", "AWS_MAX_ATTEMPTS": "1"}
+    )
     before = len(rt.invocations_of(CONSUMER))
     try:
         rt.put_event("sewerbill.metering", "ConsumptionDetermined", consumption("GR-DOWN"), bus="EventBus")
         rt.drain()
     finally:
-        handler.composition.keep_consumption_use_case = real
+        rt.invoker.configure(CONSUMER)  # as the template says again
 
     runs = rt.invocations_of(CONSUMER)[before:]
     max_receive_count = 5  # template.yaml: RedrivePolicy.maxReceiveCount
@@ -138,32 +139,31 @@ def test_a_transient_fault_is_retried_and_reaches_the_dlq_after_max_receive_coun
     assert read_all(rt, rejections) == []  # a transient fault is not a rejection
 
 
-def test_no_environment_variable_moves_the_clock_the_runtime_drives(
-    rt: LocalRuntime, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Variables a deployed function could be given; handlers see them (the runtime passes
-    # the process environment through), and must ignore them for time.
-    monkeypatch.setenv("SEWERBILL_SIMULATED_NOW", "2031-06-01T00:00:00+00:00")
-    monkeypatch.setenv("FAKETIME", "2031-06-01 00:00:00")
-
-    # Grafton's quarterly cycle fires at 2025-04-01 11:00 UTC (06:00 in Chicago).
-    rt.clock.advance(to=datetime(2025, 4, 1, 12, 0, tzinfo=UTC))
+def test_no_environment_variable_moves_the_clock_the_runtime_drives(rt: LocalRuntime) -> None:
+    # Variables a deployed function could be given (UpdateFunctionConfiguration); the
+    # handler sees them and must ignore them for time.
+    function = "BillingRunBillingCycleFunction"
+    rt.invoker.configure(
+        function, {"SEWERBILL_SIMULATED_NOW": "2031-06-01T00:00:00+00:00", "FAKETIME": "2031-06-01 00:00:00"}
+    )
+    try:
+        # Grafton's quarterly cycle fires at 2025-04-01 11:00 UTC (06:00 in Chicago).
+        rt.clock.advance(to=datetime(2025, 4, 1, 12, 0, tzinfo=UTC))
+    finally:
+        rt.invoker.configure(function)
 
     [cycle] = [c for c in cycles(rt) if c["tenant"]["S"] == "grafton-sewer"]
     assert cycle["recorded_at"]["S"].startswith("2025-04-01T11:00")
 
 
 def test_a_deployed_style_function_runs_on_the_system_clock_whatever_its_environment(
-    rt: LocalRuntime, monkeypatch: pytest.MonkeyPatch
+    rt: LocalRuntime,
 ) -> None:
     function = "BillingRunBillingCycleFunction"
-    monkeypatch.setenv("SEWERBILL_SIMULATED_NOW", "2031-06-01T00:00:00+00:00")
-
-    def clock_module() -> Any:
-        return importlib.import_module("common.clock")
-
-    # As deployed: no simulated clock installed in this function's process.
-    rt.invoker.call_in_function(function, lambda: clock_module().install(None))
+    # As deployed: nothing installs a clock in the function's process, whatever its variables.
+    rt.invoker.configure(
+        function, {"SEWERBILL_SIMULATED_NOW": "2031-06-01T00:00:00+00:00"}, simulated_clock=False
+    )
     try:
         rt.send(
             "BillingRunBillingCycleQueue",
@@ -172,7 +172,7 @@ def test_a_deployed_style_function_runs_on_the_system_clock_whatever_its_environ
             drain=True,
         )
     finally:
-        rt.invoker.call_in_function(function, lambda: clock_module().install(rt.invoker.clock))
+        rt.invoker.configure(function)
 
     [cycle] = [
         c

@@ -19,7 +19,7 @@ from moto import mock_aws
 
 from common.clock import FixedClock
 from common.reports import Report
-from common.tariffs import TariffBook, default_tariffs_dir
+from common.tariff_files import default_tariffs_dir, load_tariff_book
 from stormwater.adapters.dynamodb import DynamoParcelRepository, DynamoRecords
 from stormwater.domain.extracts import IngestResult, UploadedExtract, ingest_extract
 from stormwater.domain.parcels import ParcelState
@@ -81,7 +81,7 @@ def world(
                 {"AttributeName": "sk", "KeyType": "RANGE"},
             ],
         )
-        tariffs = StormwaterTariffs(TariffBook.load(default_tariffs_dir()))
+        tariffs = StormwaterTariffs(load_tariff_book(default_tariffs_dir()))
         repo = OverrideWhileReading(client, TABLE, CLOCK)
         service = StormwaterService(repo, DynamoRecords(client, TABLE, CLOCK), tariffs, CLOCK)
         yield client, repo, service, Files()
@@ -92,7 +92,7 @@ def _ingest(
 ) -> IngestResult:
     _client, repo, service, files = world
     files.bodies[key] = text.encode()
-    tariffs = StormwaterTariffs(TariffBook.load(default_tariffs_dir()))
+    tariffs = StormwaterTariffs(load_tariff_book(default_tariffs_dir()))
     return ingest_extract(
         UploadedExtract("uploads", key, "etag"),
         store=files,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from common.tariffs import TariffBook, default_tariffs_dir
+from common.tariff_files import default_tariffs_dir, load_tariff_book
 from sampling.domain.strength import (
     GRAFTON_NORMAL,
     PLEASANT_PRAIRIE_CATEGORY_A,
@@ -16,7 +16,7 @@ from sampling.tariffs import limits_from_tariff
 from stormwater.domain.eru import PLEASANT_PRAIRIE_DEFAULTS, Parcel, determine_eru
 from stormwater.tariffs import settings_from_tariff
 
-BOOK = TariffBook.load(default_tariffs_dir())
+BOOK = load_tariff_book(default_tariffs_dir())
 
 
 def test_stormwater_tariff_gives_the_standard_parcel_one_eru() -> None:

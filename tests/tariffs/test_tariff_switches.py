@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from billing.domain.rating import Account, RatingEngine, RatingInput
-from common.tariffs import PPSewerTariff, SullivanTariff, TariffBook, TariffError, default_tariffs_dir
+from common.tariff_files import default_tariffs_dir, load_tariff_book
+from common.tariffs import PPSewerTariff, SullivanTariff, TariffError
 
 SHIPPED = default_tariffs_dir()
 PP_FILES = ("2015-06-01.yaml", "2019-10-01.yaml")
@@ -37,7 +38,7 @@ def _switch(doc: dict, name: str, value: object) -> None:
 
 
 def test_shipped_tariffs_have_both_switches_on() -> None:
-    book = TariffBook.load(SHIPPED)
+    book = load_tariff_book(SHIPPED)
     for pp in book.versions("pleasant-prairie-sewer"):
         assert isinstance(pp, PPSewerTariff)
         assert pp.winter_average_applies.value is True
@@ -57,7 +58,7 @@ def test_winter_average_switch_from_the_file(tariffs_copy: Path, applies: bool) 
             tariffs_copy / "pleasant-prairie-sewer" / name,
             lambda d: _switch(d, "winter_average_applies", applies),
         )
-    engine = RatingEngine(TariffBook.load(tariffs_copy))
+    engine = RatingEngine(load_tariff_book(tariffs_copy))
     bill = engine.rate(
         RatingInput(
             "pleasant-prairie-sewer",
@@ -79,7 +80,7 @@ def test_sullivan_surcharge_switch_from_the_file(tariffs_copy: Path, applies: bo
         tariffs_copy / "sullivan-sewer" / "2025-01-01.yaml",
         lambda d: _switch(d, "surcharge_applies", applies),
     )
-    engine = RatingEngine(TariffBook.load(tariffs_copy))
+    engine = RatingEngine(load_tariff_book(tariffs_copy))
     bill = engine.rate(
         RatingInput(
             "sullivan-sewer",
@@ -108,12 +109,12 @@ def test_a_switch_is_required_and_must_be_a_yaml_boolean(tariffs_copy: Path, ten
     original = path.read_text()
     _edit(path, lambda d: _switch(d, switch, "no"))
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.field == f"{switch}.value"
     path.write_text(original)
     _edit(path, lambda d: d.pop(switch))
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.field == switch
 
 
@@ -127,5 +128,5 @@ def test_sullivan_has_no_nonresidential_rec_default(tariffs_copy: Path) -> None:
         ),
     )
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.field == "rec_units_nonresidential_default"

@@ -10,13 +10,12 @@ from pathlib import Path
 import pytest
 import yaml
 
+from common.tariff_files import default_tariffs_dir, load_tariff_book
 from common.tariffs import (
     PPSewerTariff,
-    TariffBook,
     TariffError,
     TariffNotInForce,
     UnknownTenant,
-    default_tariffs_dir,
 )
 
 SHIPPED = default_tariffs_dir()
@@ -36,7 +35,7 @@ def _edit(path: Path, mutate) -> None:
 
 
 def test_shipped_tariffs_load_for_all_four_tenants() -> None:
-    book = TariffBook.load(SHIPPED)
+    book = load_tariff_book(SHIPPED)
     assert set(book.tenants) == {
         "pleasant-prairie-sewer",
         "pleasant-prairie-stormwater",
@@ -50,7 +49,7 @@ def test_shipped_tariffs_load_for_all_four_tenants() -> None:
 
 
 def test_published_pleasant_prairie_2019_rates_are_exact_decimals() -> None:
-    t = TariffBook.load(SHIPPED).in_force("pleasant-prairie-sewer", date(2026, 7, 1))
+    t = load_tariff_book(SHIPPED).in_force("pleasant-prairie-sewer", date(2026, 7, 1))
     assert isinstance(t, PPSewerTariff)
     assert t.service_charge.value["PP"]["6"] == Decimal("288.50")
     assert t.service_charge.value["LM"] == {"5/8": Decimal("17.63")}  # other LM sizes unpublished
@@ -59,7 +58,7 @@ def test_published_pleasant_prairie_2019_rates_are_exact_decimals() -> None:
 
 
 def test_values_marked_example_in_tariffs_md_are_flagged_example() -> None:
-    book = TariffBook.load(SHIPPED)
+    book = load_tariff_book(SHIPPED)
     grafton = book.in_force("grafton-sewer", date(2025, 1, 1))
     assert grafton.service_charge.example is True  # all Grafton amounts are examples
     assert grafton.late_charge.example is False  # 3% / 0.50 / 20 days is the ordinance's own
@@ -74,7 +73,7 @@ def test_values_marked_example_in_tariffs_md_are_flagged_example() -> None:
 
 
 def test_in_force_picks_the_version_by_date() -> None:
-    book = TariffBook.load(SHIPPED)
+    book = load_tariff_book(SHIPPED)
     assert book.in_force("pleasant-prairie-sewer", date(2019, 9, 30)).version_id.endswith("2015-06-01")
     assert book.in_force("pleasant-prairie-sewer", date(2019, 10, 1)).version_id.endswith("2019-10-01")
     with pytest.raises(TariffNotInForce) as exc:
@@ -85,7 +84,7 @@ def test_in_force_picks_the_version_by_date() -> None:
 
 
 def test_split_divides_a_period_that_spans_two_versions_by_days() -> None:
-    book = TariffBook.load(SHIPPED)
+    book = load_tariff_book(SHIPPED)
     spans = book.split("pleasant-prairie-sewer", date(2019, 9, 15), date(2019, 10, 15))
     assert [(s.tariff.version_id, s.start, s.end, s.days) for s in spans] == [
         ("pleasant-prairie-sewer@2015-06-01", date(2019, 9, 15), date(2019, 10, 1), 16),
@@ -98,7 +97,7 @@ def test_split_divides_a_period_that_spans_two_versions_by_days() -> None:
 
 def test_split_refuses_an_end_before_the_start() -> None:
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(SHIPPED).split("grafton-sewer", date(2026, 10, 1), date(2026, 7, 1))
+        load_tariff_book(SHIPPED).split("grafton-sewer", date(2026, 10, 1), date(2026, 7, 1))
     assert exc.value.field == "period.end"
 
 
@@ -106,7 +105,7 @@ def test_a_gap_between_versions_fails_naming_file_and_field(tariffs_copy: Path) 
     old = tariffs_copy / "pleasant-prairie-sewer" / "2015-06-01.yaml"
     _edit(old, lambda d: d.update(effective_until="2019-09-01"))
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.file == str(old)
     assert exc.value.field == "effective_until"
     assert "contiguous" in str(exc.value) and "2019-10-01" in str(exc.value)
@@ -116,7 +115,7 @@ def test_an_open_ended_old_version_is_a_gap_too(tariffs_copy: Path) -> None:
     old = tariffs_copy / "pleasant-prairie-sewer" / "2015-06-01.yaml"
     _edit(old, lambda d: d.pop("effective_until"))
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.field == "effective_until"
 
 
@@ -125,7 +124,7 @@ def test_a_float_amount_fails_naming_file_and_field(tariffs_copy: Path) -> None:
     text = path.read_text().replace('"1-1/2": "120.00"', '"1-1/2": 120.00')
     path.write_text(text)
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.file == str(path)
     assert exc.value.field == "service_charge.value.1-1/2"
     assert "decimal strings" in str(exc.value) and "float" in str(exc.value)
@@ -135,7 +134,7 @@ def test_a_missing_field_fails_naming_file_and_field(tariffs_copy: Path) -> None
     path = tariffs_copy / "sullivan-sewer" / "2025-01-01.yaml"
     _edit(path, lambda d: d.pop("use_rate_per_kgal"))
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.file == str(path)
     assert exc.value.field == "use_rate_per_kgal"
     assert "missing" in str(exc.value)
@@ -145,7 +144,7 @@ def test_a_setting_without_its_example_flag_fails(tariffs_copy: Path) -> None:
     path = tariffs_copy / "pleasant-prairie-stormwater" / "2023-01-01.yaml"
     _edit(path, lambda d: d["base_charge"].pop("example"))
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.field == "base_charge.example"
 
 
@@ -153,7 +152,7 @@ def test_an_unknown_field_is_refused_not_ignored(tariffs_copy: Path) -> None:
     path = tariffs_copy / "grafton-sewer" / "2025-01-01.yaml"
     _edit(path, lambda d: d.update(volume_rate="6.50"))
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.field == "volume_rate"
 
 
@@ -161,12 +160,12 @@ def test_file_name_must_be_its_effective_date(tariffs_copy: Path) -> None:
     src = tariffs_copy / "grafton-sewer" / "2025-01-01.yaml"
     src.rename(src.with_name("2025-02-01.yaml"))
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.field == "effective_from"
 
 
 def test_folder_must_match_tenant(tariffs_copy: Path) -> None:
     (tariffs_copy / "grafton-sewer").rename(tariffs_copy / "grafton")
     with pytest.raises(TariffError) as exc:
-        TariffBook.load(tariffs_copy)
+        load_tariff_book(tariffs_copy)
     assert exc.value.field == "tenant"

@@ -14,7 +14,7 @@ import urllib.request
 from collections.abc import Callable
 from typing import Any
 
-from common.tariffs import TariffBook, default_tariffs_dir
+from common.tariff_files import default_tariffs_dir, load_tariff_book
 
 PP = "pleasant-prairie-sewer"
 LAB_FILE = (
@@ -86,7 +86,7 @@ def run(rt: Any, say: Callable[[str], None]) -> bool:
         "strength": basis,
     }
     try:
-        lines = preview_document(scenario, TariffBook.load(default_tariffs_dir()))["lines"]
+        lines = preview_document(scenario, load_tariff_book(default_tariffs_dir()))["lines"]
     except Exception as exc:  # the preview is billing's; show why it could not run
         say(f"      preview not available: {exc}")
         return bool(event["category"] == "B")

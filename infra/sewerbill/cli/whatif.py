@@ -22,6 +22,7 @@ from billing.domain.rating import RatingEngine
 from billing.domain.rating.output import bill_to_contract
 from billing.domain.rating.scenario import parcel_document, parse_credit_percent, parse_scenario
 from common.errors import FieldError
+from common.tariff_files import default_tariffs_dir, load_tariff_book
 from common.tariffs import (
     GraftonTariff,
     PPSewerTariff,
@@ -30,7 +31,6 @@ from common.tariffs import (
     TariffBook,
     TariffError,
     TariffNotInForce,
-    default_tariffs_dir,
 )
 from sampling.domain.parsing import parse_classify_request
 from sampling.domain.strength import StrengthLimits, classify
@@ -78,7 +78,7 @@ def read_json(source: str, argument: str) -> Any:
 
 def _book() -> TariffBook:
     try:
-        return TariffBook.load(default_tariffs_dir())
+        return load_tariff_book(default_tariffs_dir())
     except TariffError as exc:
         _fail(f"tariffs: {exc}", code=1)
 

@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
@@ -230,10 +231,13 @@ class Gateway:
         """
         resolvers: list[Any] = []
         bare: list[str] = []
-        for function in sorted({r.function for r in self.runtime.stack.routes}):
-            app = getattr(self.runtime.invoker.module(function), "app", None)
-            if app is not None and hasattr(app, "get_openapi_json_schema"):
-                resolvers.append(app)
+        functions = sorted({r.function for r in self.runtime.stack.routes})
+        # Asked of each function in its own environment (cold starts, if not yet, side by side).
+        with ThreadPoolExecutor(max_workers=max(1, len(functions))) as pool:
+            served = list(pool.map(lambda f: self.runtime.invoker.has_entry(f, _OPENAPI), functions))
+        for function, has_resolver in zip(functions, served, strict=True):
+            if has_resolver:
+                resolvers.append(_FunctionResolver(self.runtime.invoker, function))
             else:
                 bare.append(function)
         doc: dict[str, Any] = build_document(resolvers) if resolvers else {"openapi": "3.1.0", "paths": {}}
@@ -243,6 +247,21 @@ class Gateway:
                 method = "get" if route.method == "ANY" else route.method.lower()
                 doc["paths"].setdefault(route.path, {})[method] = {"operationId": route.function}
         return doc
+
+
+_OPENAPI = "app.get_openapi_json_schema"
+
+
+class _FunctionResolver:
+    """A function's Powertools resolver, as `build_document` uses one: its OpenAPI document
+    is built where the resolver lives (the function's process, or its modules here)."""
+
+    def __init__(self, invoker: Any, function: str) -> None:
+        self.invoker = invoker
+        self.function = function
+
+    def get_openapi_json_schema(self, **options: Any) -> str:
+        return str(self.invoker.call_entry(self.function, _OPENAPI, **options))
 
 
 def _validation_message(exc: ValidationError) -> str:

@@ -27,7 +27,7 @@ from sewerbill.local.auth import LocalIssuer
 from sewerbill.local.clock import Firing, SimulatedClock
 from sewerbill.local.emulator import Emulator
 from sewerbill.local.gateway import Gateway
-from sewerbill.local.invoker import Invocation, Invoker
+from sewerbill.local.invoker import Invocation, Invoker, start_forkserver
 from sewerbill.local.sources import DeadLetter, DeadLetterWatch, SqsPoller, StreamPoller
 from sewerbill.local.stack import Provisioner, ScheduledTarget, Stack, StreamSource
 
@@ -48,7 +48,7 @@ class LocalRuntime:
         template_path: Path,
         cfn: dict[str, Any],
         start_time: datetime,
-        isolate_modules: bool,
+        isolate: str | None,
     ) -> None:
         self.emulator = emulator
         self.stack = stack
@@ -61,7 +61,7 @@ class LocalRuntime:
             self._function_env,
             stack.region,
             stack.account,
-            isolate_modules=isolate_modules,
+            isolate=isolate,
             clock=_SimulatedNow(self),
         )
         self._sqs = emulator.client("sqs")
@@ -116,7 +116,7 @@ class LocalRuntime:
         parameters: dict[str, Any] | None = None,
         stack_name: str | None = None,
         emulator_mode: str | None = None,
-        isolate_modules: bool = True,
+        isolate: str | None = None,
         gateway: bool = True,
         gateway_port: int = 0,
     ) -> LocalRuntime:
@@ -125,6 +125,7 @@ class LocalRuntime:
         `parameters` override the template's Parameter defaults. `emulator_mode` is
         "thread" (moto in this process, the default) or "process" (a moto_server child).
         `stack_name` defaults to `sewerbill-<Stage>` (as `sewerbill.samtemplate` names it).
+        `isolate`: "process" (a process per function, the default) or "modules" (see invoker).
         """
         began = time.perf_counter()
         path = Path(template).resolve()
@@ -134,6 +135,7 @@ class LocalRuntime:
         stack_name = stack_name or f"sewerbill-{params.get('Stage', 'local')}"
         emulator = Emulator.start(emulator_mode)
         try:
+            start_forkserver(isolate)  # the functions' processes get ready while we provision
             account = emulator.client("sts").get_caller_identity()["Account"]
             cfn = samtemplate.translate_template(
                 path, dict(parameters or {}), region=emulator.region, account_id=account
@@ -161,7 +163,7 @@ class LocalRuntime:
                 path,
                 cfn,
                 start_time or datetime.now(UTC).replace(microsecond=0),
-                isolate_modules,
+                isolate,
             )
             for poller in runtime._stream_pollers:
                 poller.start()
@@ -188,6 +190,7 @@ class LocalRuntime:
         if self.gateway is not None:
             self.gateway.stop()
             self.gateway = None
+        self.invoker.stop()
         self.emulator.stop()
 
     def __enter__(self) -> LocalRuntime:

@@ -1,0 +1,206 @@
+"""One function's execution environment, in its own process (the invoker's default).
+
+What Lambda gives a function, by construction rather than by discipline: its own process,
+so its environment variables, its modules (a cold start imports the handler once) and its
+module-level state (a composition root) are its own and cannot leak into another
+function's. `serve` runs in a child of a forkserver (see `sewerbill.local.invoker`) and
+answers the runtime over one pipe:
+
+    ("invoke", event, now, extra_env) -> ("done", (result, error, traceback, duration_ms))
+    ("call", "app.get_openapi_json_schema", args, kwargs) -> ("done", ("ok", value) | ("missing", text) | ("error", text))
+    ("call", "app.get_openapi_json_schema", None, None)   -> ("done", ("ok", whether it is callable) | ("missing", text))
+    None (or the runtime gone: the pipe closes)           -> the process exits
+
+While it works, a worker's AWS calls to the emulator's endpoint go to the runtime on the
+same pipe when moto runs in the runtime's process, ("aws", method, url, headers, body) ->
+(status, headers, body), or None: "send it over HTTP yourself" (see `_forward_calls_to`).
+
+`now` is the runtime's simulated time, installed as this process's `common.clock` for the
+invocation (None: the system clock, as deployed, where nothing installs one). The module
+imports only the standard library, so a worker starts without the runtime's own imports.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import logging
+import os
+import sys
+import time
+import traceback
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+# What a worker keeps of the runtime's own environment (Lambda sets these too); everything
+# else comes from the function's configuration.
+PASSED_THROUGH = ("PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "TZ", "PYTHONPATH", "PYTHONHASHSEED")
+
+
+class FakeLambdaContext:
+    """The attributes of a Lambda context that handlers and Powertools read."""
+
+    def __init__(self, fn: dict[str, Any]) -> None:
+        self.function_name = fn["name"]
+        self.function_version = "$LATEST"
+        self.invoked_function_arn = fn["arn"]
+        self.memory_limit_in_mb = fn["memory_mb"]
+        self.aws_request_id = str(uuid.uuid4())
+        self.log_group_name = f"/aws/lambda/{fn['name']}"
+        self.log_stream_name = f"{datetime.now(UTC):%Y/%m/%d}/[$LATEST]local"
+        self.identity = None
+        self.client_context = None
+        self.tenant_id = None
+        self._deadline = time.monotonic() + fn["timeout_s"]
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+class SentClock:
+    """The time the runtime sent with the current invocation (common.clock's Clock)."""
+
+    def __init__(self) -> None:
+        self.at: datetime | None = None
+
+    def now(self) -> datetime:
+        return self.at or datetime.now(UTC)
+
+
+def resolve(module: Any, dotted: str) -> Any:
+    target = module
+    for part in dotted.split("."):
+        target = getattr(target, part)
+    return target
+
+
+def serve(conn: Any, fn: dict[str, Any], env: dict[str, str]) -> None:
+    """The worker's life: its environment, its cold start, then invocations until told to stop."""
+    os.environ.clear()
+    os.environ.update(env)
+    if fn["forward"]:
+        _forward_calls_to(conn, fn["forward"] + "/")
+    if fn["code_dir"]:
+        sys.path.insert(0, fn["code_dir"])
+    clock = SentClock()
+    _stamp_logs_with(clock)
+    module_name, _, attr = fn["handler"].rpartition(".")
+    started = time.perf_counter()
+    try:
+        module = importlib.import_module(module_name)
+        handler = getattr(module, attr)
+        clocks = _clock_module()
+    except BaseException:  # noqa: BLE001 - reported to the runtime, which raises it
+        conn.send(("done", ("init-error", traceback.format_exc())))
+        return
+    conn.send(("done", ("ready", (time.perf_counter() - started) * 1000)))
+    while True:
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):  # the runtime is gone: so is its function
+            return
+        if message is None:
+            return
+        if message[0] == "invoke":
+            _, event, now, extra_env = message
+            clock.at = now
+            if clocks is not None:
+                clocks.install(clock if now is not None else None)
+            answer = _invoke(handler, event, fn, extra_env)
+            try:
+                conn.send(("done", answer))
+            except Exception as exc:  # noqa: BLE001 - a result pickle cannot carry
+                conn.send(("done", (None, f"Runtime.MarshalError: {exc}", None, answer[3])))
+        else:
+            _, dotted, args, kwargs = message
+            try:
+                target = resolve(module, dotted)
+            except AttributeError as exc:
+                conn.send(("done", ("missing", str(exc))))
+                continue
+            if args is None:  # only asked whether it is there
+                conn.send(("done", ("ok", callable(target))))
+                continue
+            try:
+                conn.send(("done", ("ok", target(*args, **kwargs))))
+            except Exception as exc:  # noqa: BLE001 - the caller raises it
+                conn.send(("done", ("error", f"{type(exc).__name__}: {exc}")))
+
+
+def _invoke(
+    handler: Any, event: Any, fn: dict[str, Any], extra_env: dict[str, str] | None
+) -> tuple[Any, str | None, str | None, float]:
+    saved = {k: os.environ.get(k) for k in extra_env or {}}
+    os.environ.update(extra_env or {})
+    started = time.perf_counter()
+    result: Any = None
+    error = trace = None
+    try:
+        result = handler(event, FakeLambdaContext(fn))
+    except Exception as exc:  # noqa: BLE001 - a failed invocation, as Lambda reports it
+        error = f"{type(exc).__name__}: {exc}"
+        trace = traceback.format_exc(limit=5)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    return result, error, trace, (time.perf_counter() - started) * 1000
+
+
+class _Body(io.BytesIO):
+    """A response body as botocore reads one (urllib3's `stream`)."""
+
+    def stream(self, **_: Any) -> Any:
+        while chunk := self.read(65536):
+            yield chunk
+
+
+def _forward_calls_to(conn: Any, endpoint: str) -> None:
+    """Send this process's AWS calls to `endpoint` (moto in the runtime's process) over the
+    pipe: the runtime answers them with moto's application directly, without its HTTP
+    server's hop (a socket, a thread and HTTP parsing per call). Calls to any other endpoint
+    (a per-service override such as DynamoDB Local) go over HTTP as botocore sends them."""
+    from botocore.awsrequest import AWSResponse
+    from botocore.handlers import BUILTIN_HANDLERS
+
+    def forward(request: Any, **_: Any) -> Any:
+        if not request.url.startswith(endpoint):
+            return None
+        body = request.body
+        if hasattr(body, "read"):
+            body = body.read()
+        if isinstance(body, str):
+            body = body.encode()
+        headers = {k: v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()}
+        conn.send(("aws", request.method, request.url, headers, body or b""))
+        answer = conn.recv()
+        if answer is None:
+            return None
+        status, response_headers, data = answer
+        return AWSResponse(request.url, status, response_headers, _Body(data))
+
+    BUILTIN_HANDLERS.append(("before-send", forward))
+
+
+def _clock_module() -> Any:
+    try:
+        return importlib.import_module("common.clock")
+    except ImportError:  # a function whose code has no common package
+        return None
+
+
+def _stamp_logs_with(clock: SentClock) -> None:
+    """Log records a handler makes carry the simulated time, as the runtime's own do."""
+    previous = logging.getLogRecordFactory()
+
+    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = previous(*args, **kwargs)
+        if clock.at is not None:
+            record.created = clock.at.timestamp()
+            record.msecs = 0.0
+        return record
+
+    logging.setLogRecordFactory(factory)
