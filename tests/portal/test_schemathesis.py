@@ -117,7 +117,7 @@ def _exercise(
 def test_no_5xx_and_no_schema_violation(portal_rt: LocalRuntime) -> None:
     token = portal_rt.mint_token(sub="schemathesis", claims={"role": "staff", "tenants": TENANTS})
     seeds = _seeds(portal_rt, token)
-    schema = schemathesis.openapi.from_url(portal_rt.gateway_url + "/openapi.json")
+    schema = schemathesis.openapi.from_url(portal_rt.gateway_url + "/openapi.json", timeout=120)
 
     @schema.auth()
     class StaffToken:

@@ -62,7 +62,7 @@ def test_a_read_file_reaches_metering_and_its_event_reaches_billing(real: LocalR
 def test_health_route_and_openapi_on_the_gateway(real: LocalRuntime) -> None:
     with urllib.request.urlopen(real.gateway_url + "/health", timeout=10) as resp:  # noqa: S310
         assert resp.status == 200
-    with urllib.request.urlopen(real.gateway_url + "/openapi.json", timeout=10) as resp:  # noqa: S310
+    with urllib.request.urlopen(real.gateway_url + "/openapi.json", timeout=120) as resp:  # noqa: S310
         served = json.loads(resp.read())
     assert "/tariffs/{tenant}" in served["paths"]
     # The gateway serves the document the repository keeps (CONTRACTS.md "HTTP API").
