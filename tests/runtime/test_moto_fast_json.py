@@ -1,8 +1,9 @@
 """The runtime's fast paths in moto answer exactly what moto as shipped answers.
 
 `motoshim` reads DynamoDB data-plane requests with `json.loads`, writes their answers with
-`json.dumps`, builds items without re-summing their size per attribute and lets a Query on
-the table's key read its partition only. Here the same
+`json.dumps`, builds items without re-summing their size per attribute, lets a Query on
+the table's key read its partition only, and hands a DynamoDB request of this process to
+moto's handler without its Flask application. Here the same
 calls run against moto with the shim and against moto as shipped (`motoshim.uninstall()`),
 and botocore's parsed answers, errors included, must be equal.
 """
@@ -183,8 +184,9 @@ def outcome(call: Callable[[Any], Any], client: Any, table: str) -> Any:
             "error",
             exc.response["Error"]["Code"],
             exc.response["Error"].get("Message", "").replace(table, "T"),
+            exc.response["ResponseMetadata"]["HTTPStatusCode"],
         )
-    answer.pop("ResponseMetadata", None)
+    assert answer.pop("ResponseMetadata")["HTTPStatusCode"] == 200
     return _normalise(answer, table)
 
 
@@ -244,9 +246,8 @@ def test_the_fast_paths_answer_what_moto_as_shipped_answers(emulator: Emulator) 
 
 
 def test_the_fast_paths_are_in_place_only_while_installed(emulator: Emulator) -> None:
-    from moto.core.responses import BaseResponse
-
     import moto.core.responses
+    from moto.core.responses import BaseResponse
 
     assert BaseResponse.serialized is motoshim._serialized
     assert moto.core.responses.method_names_from_class is motoshim._method_names_from_class
