@@ -469,9 +469,9 @@ def _send_in_process(request: Any, **_: Any) -> Any:
         body = body.read()
     direct = _dynamodb_direct(request, body)
     if direct is not None:
-        status, headers, content = direct
-        headers.pop("status", None)
-        return AWSResponse(request.url, status, headers, MockRawResponse(content))
+        status, answered, content = direct
+        answered.pop("status", None)
+        return AWSResponse(request.url, status, answered, MockRawResponse(content))
     headers = [(k, v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()]
     answer = client.open(
         split.path or "/", method=request.method, query_string=split.query, headers=headers, data=body or b""
