@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import date
 from decimal import Decimal
+from typing import Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
@@ -51,6 +52,10 @@ class IssuedLine(BaseModel):
     unit: str
     rate: str
     amount: Decimal
+    # The line's amount by fund (GR-FUNDS, SU-FUNDS, X-FUNDS), as the ledger posts it; empty
+    # in details from before it was carried (additive). The bill document prints it, and the
+    # combined Pleasant Prairie bill keeps each utility's funds apart with it.
+    funds: dict[str, Decimal] = Field(default_factory=dict, max_length=8)
 
 
 class IssuedRead(BaseModel):
@@ -84,6 +89,8 @@ class BillIssued(Event):
     schema_version 2 (issue 13): ``reads`` is new (additive; empty for a bill without
     metered consumption, and in version 1 details, which still parse); ``service_address``
     (the premise served, printed on the bill) is additive too: None in earlier details.
+    Each line's ``funds`` (issue 12, additive, same version: empty in earlier details) lets
+    notices print each utility's funds apart on the combined Pleasant Prairie bill.
     """
 
     SOURCE = SOURCE
@@ -110,6 +117,49 @@ class BillIssued(Event):
     parcel_id: str | None = None
     service_address: str | None = Field(default=None, max_length=500)
     reads: tuple[IssuedRead, ...] = Field(default=(), max_length=16)
+
+
+class AdjustedFund(BaseModel):
+    """The part of an adjustment booked to one fund (GR-FUNDS, SU-FUNDS; ``om`` otherwise)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    fund: str
+    amount: Decimal
+
+
+class BillAdjusted(Event):
+    """An adjustment was booked on an issued bill (X-IMMUTABLE): a credit memo (``amount``
+    negative) or a debit memo, referring to the bill, which is never edited. The notices
+    service sends the customer the memo.
+
+    ``reference`` is the business key (a re-rating's is ``RERATE-<bill_id>-<nnn>``; a
+    staff correction's is the staff's). ``lines`` split ``amount`` by fund (they add up to
+    it). ``kind`` is ``rerating`` (the period rated again on a re-determined consumption:
+    ``from_volume_gal``, ``to_volume_gal`` and the ``source_event_id`` that brought it) or
+    ``correction`` (a staff memo, with its approver)."""
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "reference")
+
+    tenant: str
+    account_id: str
+    bill_id: str
+    bill_number: str
+    period_start: date
+    period_end: date
+    reference: str = Field(max_length=200)
+    posted_on: date
+    amount: Decimal
+    memo: Literal["credit", "debit"]
+    lines: tuple[AdjustedFund, ...] = Field(min_length=1, max_length=8)
+    reason: str = Field(max_length=2000)
+    approver: str = Field(max_length=200)
+    kind: Literal["rerating", "correction"] = "correction"
+    from_volume_gal: Decimal | None = None
+    to_volume_gal: Decimal | None = None
+    source_event_id: str | None = None
+    rule_id: str = "X-IMMUTABLE"
 
 
 class PaymentApplied(Event):

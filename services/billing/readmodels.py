@@ -217,3 +217,22 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue()
+
+
+def rerate_refused(repo: BillingRepo, tenant: str) -> list[dict[str, Any]]:
+    """X-IMMUTABLE: the billed periods whose re-determined consumption could not be rated
+    again (``RERATE-REFUSED#<tenant>``), oldest first, with the reason, for staff to settle."""
+    items = sorted(repo.query(f"RERATE-REFUSED#{tenant}"), key=lambda i: (i.get("recorded_at", ""), i["sk"]))
+    return [
+        {
+            "bill_id": i["bill_id"],
+            "account_id": i["account_id"],
+            "from_volume_gal": i.get("from_volume_gal"),
+            "to_volume_gal": i.get("to_volume_gal"),
+            "source_event_id": i.get("source_event_id") or i["sk"].split("#", 1)[-1],
+            "reason": i["reason"],
+            "rule_id": i.get("rule_id", "X-IMMUTABLE"),
+            "recorded_at": i.get("recorded_at"),
+        }
+        for i in items
+    ]

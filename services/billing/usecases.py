@@ -27,6 +27,8 @@ from billing.domain.rating import RatingEngine
 from billing.domain.septage import Disposal, Permit
 from billing.domain.terms import Terms, terms_of
 from billing.events import (
+    AdjustedFund,
+    BillAdjusted,
     BillDelinquent,
     BillIssued,
     BillOverdue,
@@ -39,6 +41,7 @@ from billing.events import (
 )
 from common.dynamo import to_item
 from common.errors import PermanentError, TransientError
+from common.outbox import outbox_item
 from common.tariffs import TariffBook
 
 CHUNK_ACCOUNTS = 250
@@ -180,7 +183,7 @@ def load_chunk(req: ChunkRequest, repo: BillingRepo) -> ChunkInputs:
         accounts=accounts,
         billed=frozenset(b.account_id for b in bills if b.period_start == req.period_start),
         usage=repo.usage_between(req.tenant, req.period_start, req.period_end, req.first, req.last),
-        erus=repo.erus(req.tenant, parcels, req.period_end)
+        erus=repo.erus(req.tenant, parcels, req.period_end, start=req.period_start)
         if req.tenant == "pleasant-prairie-stormwater"
         else {},
         strength=repo.strength_between(req.tenant, req.first, req.last, req.period_start, req.period_end),
@@ -229,6 +232,7 @@ def bill_issued_event(bill: Bill, notice: dict[str, Any], now: datetime) -> Bill
                 unit=ln.unit,
                 rate=ln.rate,
                 amount=ln.amount,
+                funds=ln.funds,
             )
             for ln in bill.lines
         ),
@@ -946,10 +950,12 @@ def post_adjustment(
 
     ``funds`` splits the amount by fund (a re-rating, GR-FUNDS): one entry per fund, all
     under the one reference; without it the whole amount is operation and maintenance.
-    ``extra`` is kept on the reference item (what the adjustment stands on)."""
+    ``extra`` is kept on the reference item (what the adjustment stands on). The same
+    transaction puts ``BillAdjusted`` in the outbox: the customer is sent the memo."""
     from billing.adapters.items import entry_item
     from common.dynamo import ConditionFailed, put_if_absent, transact
 
+    extra = extra or {}
     bills = {b.bill_id: b for b in repo.bills_of(tenant, account_id)}
     bill = bills.get(bill_id)
     if bill is None:
@@ -984,13 +990,35 @@ def post_adjustment(
         for fund, part in split.items()
     ]
     ref_item = {
-        **(extra or {}),
+        **extra,
         "pk": f"ADJUSTMENT#{tenant}",
         "sk": reference,
         "request": request,
         "posted_on": posted_on.isoformat(),
         "recorded_at": now.isoformat(),
     }
+    rerating = extra.get("kind") == "rerating"
+    event = BillAdjusted(
+        event_id=event_id_for("BillAdjusted", tenant, reference),
+        occurred_at=now,
+        tenant=tenant,
+        account_id=account_id,
+        bill_id=bill_id,
+        bill_number=bill.bill_number,
+        period_start=bill.period_start,
+        period_end=bill.period_end,
+        reference=reference,
+        posted_on=posted_on,
+        amount=amount,
+        memo="credit" if amount < 0 else "debit",
+        lines=tuple(AdjustedFund(fund=f, amount=v) for f, v in split.items()),
+        reason=reason,
+        approver=approver,
+        kind="rerating" if rerating else "correction",
+        from_volume_gal=Decimal(extra["from_volume_gal"]) if rerating else None,
+        to_volume_gal=Decimal(extra["to_volume_gal"]) if rerating else None,
+        source_event_id=extra.get("source_event_id") if rerating else None,
+    )
     result = {
         "entry_id": entries[0].entry_id,
         "bill_id": bill_id,
@@ -1000,7 +1028,10 @@ def post_adjustment(
     try:
         transact(
             repo.client,
-            [put_if_absent(repo.table, ref_item)]
+            [
+                put_if_absent(repo.table, ref_item),
+                {"Put": {"TableName": repo.table, "Item": to_item(outbox_item(event, now=now))}},
+            ]
             + [
                 {"Put": {"TableName": repo.table, "Item": to_item(entry_item(e, now.isoformat()))}}
                 for e in entries
@@ -1059,7 +1090,12 @@ def rerate_billed(
         bill = bill_of(item)
         if bill.period_end.isoformat() != r.new["period_end"]:
             continue  # another period shape (not this bill's period): nothing billed on it
-        account = repo.account(r.tenant, bill.account_id)
+        # The account as the cycle rated it: the version in force when the bill was issued
+        # (accounts are kept as history; a later change of meter or class is not this
+        # period's). Items kept before the history was ordered fall back to the current one.
+        account = repo.account_as_of(
+            r.tenant, bill.account_id, datetime.fromisoformat(item["issued_at"])
+        ) or repo.account(r.tenant, bill.account_id)
         if account is None:
             refused.append(_refusal(r, bill.bill_id, "account_id: the bill's account is not kept", now))
             continue
@@ -1149,6 +1185,7 @@ def _refusal(r: Redetermined, bill_id: str, reason: str, now: datetime) -> dict[
         "account_id": r.new["account_id"],
         "from_volume_gal": r.old.get("volume_gal"),
         "to_volume_gal": r.new["volume_gal"],
+        "source_event_id": r.new["source_event_id"],
         "reason": reason[:1000],
         "rule_id": "X-IMMUTABLE",
         "recorded_at": now.isoformat(),

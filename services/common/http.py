@@ -7,6 +7,7 @@ Errors are JSON ``{"error": {"code": "...", "message": "..."}}``; the caller's f
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
@@ -71,7 +72,15 @@ def _field(loc: tuple[Any, ...]) -> str:
     return ".".join(parts)
 
 
-def install_error_handlers(app: APIGatewayHttpResolver) -> None:
+def install_error_handlers(
+    app: APIGatewayHttpResolver, domain_errors: Mapping[type[Exception], tuple[int, str]] | None = None
+) -> None:
+    """The error shape of every API; ``domain_errors`` maps a service's own exceptions to
+    (status, code), the message being the exception's text (which names the field). The
+    most specific class wins (Powertools looks a handler up along the exception's MRO)."""
+    for cls, (status, code) in (domain_errors or {}).items():
+        app.exception_handler(cls)(_answer_with(status, code))
+
     @app.exception_handler(ApiError)
     def _api_error(exc: ApiError) -> Response[str]:
         return error_response(exc.status, exc.code, exc.message)
@@ -97,6 +106,13 @@ def install_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler(json.JSONDecodeError)
     def _bad_json(exc: json.JSONDecodeError) -> Response[str]:
         return error_response(400, "invalid_json", f"the body is not JSON: {exc.msg}")
+
+
+def _answer_with(status: int, code: str) -> Callable[[Exception], Response[str]]:
+    def answer(exc: Exception) -> Response[str]:
+        return error_response(status, code, str(exc))
+
+    return answer
 
 
 def decimal_string(integer_digits: int, places: int, description: str) -> Any:

@@ -13,6 +13,7 @@ from common.outbox import OutboxPublisher
 from common.tariffs import TariffBook
 from notices import rendering
 from notices.adapters.aws import (
+    DynamoBillHolds,
     DynamoContacts,
     DynamoNoticeLog,
     S3BillArchive,
@@ -22,7 +23,7 @@ from notices.adapters.aws import (
 )
 from notices.config import ApiConfig, NoticesConfig, PublishOutboxConfig
 from notices.domain.delivery import Rendered
-from notices.domain.documents import BillDocument
+from notices.domain.documents import BillDocument, CombinedBillDocument
 from notices.domain.model import NoticeRequest
 from notices.domain.print_batch import PrintBatch, assemble_print_batch
 
@@ -35,7 +36,7 @@ class Renderer:
     def letter(self, request: NoticeRequest, text: str) -> bytes:
         return rendering.letter_pdf(request, text)
 
-    def bill(self, document: BillDocument) -> bytes:
+    def bill(self, document: BillDocument | CombinedBillDocument) -> bytes:
         return rendering.bill_pdf(document)
 
 
@@ -57,6 +58,11 @@ def notice_log() -> DynamoNoticeLog:
 @cold_start
 def contacts() -> DynamoContacts:
     return DynamoContacts(boto3.client("dynamodb"), config().table_name)
+
+
+@cold_start
+def bill_holds() -> DynamoBillHolds:
+    return DynamoBillHolds(boto3.client("dynamodb"), config().table_name)
 
 
 @cold_start

@@ -16,10 +16,10 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, Protocol
 
-from billing.events import BillDelinquent, BillIssued, BillOverdue, Party, TaxRollNoticed
+from billing.events import BillAdjusted, BillDelinquent, BillIssued, BillOverdue, Party, TaxRollNoticed
 from metering.events import SatelliteFlowReady
 from notices.domain.documents import BillDocument, BillLine, MeterRead, UsagePoint
-from notices.domain.model import NoticeRequest, Recipient, Rule
+from notices.domain.model import NoticeRequest, Recipient, Rule, money
 from notices.domain.requests import (
     bill_notice,
     credit_revocation_notice,
@@ -126,6 +126,7 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
                 unit=line.unit,
                 rate=_decimal_or_none(line.rate),
                 amount=line.amount,
+                funds=dict(line.funds),
             )
             for line in event.lines
         ),
@@ -189,6 +190,37 @@ def plan_delinquent(event: BillDelinquent, contacts: Contacts) -> Planned:
                 delinquent_on=event.delinquent_on,
                 principal=event.amount_delinquent,
                 penalty_so_far=event.penalty,
+            )
+        ]
+    )
+
+
+def plan_adjustment_memo(event: BillAdjusted, contacts: Contacts) -> Planned:
+    """X-IMMUTABLE: a credit or debit memo on an issued bill, to the bill's recipient (as a
+    bill goes: email where opted in, else mail), naming the bill, the amount by fund and why."""
+    recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
+    what = "Credit memo" if event.memo == "credit" else "Debit memo"
+    content = {
+        "bill": f"{event.bill_number} ({event.bill_id})",
+        "period": f"{event.period_start.isoformat()} to {event.period_end.isoformat()}",
+        "memo": f"{event.memo} of {money(abs(event.amount))}",
+        "posted on": event.posted_on.isoformat(),
+        **{f"fund {line.fund}": money(line.amount) for line in event.lines},
+        "reason": event.reason,
+        "reference": event.reference,
+    }
+    if event.kind == "rerating" and event.from_volume_gal is not None and event.to_volume_gal is not None:
+        content["consumption"] = f"{event.from_volume_gal} gal re-determined as {event.to_volume_gal} gal"
+    return Planned(
+        [
+            delivery_notice(
+                rule=Rule.ADJUSTMENT,
+                tenant=event.tenant,
+                account_id=event.account_id,
+                recipient=recipient,
+                trigger=trigger(event),
+                subject=f"{what} on your bill {event.bill_number}: {money(event.amount)}",
+                content=content,
             )
         ]
     )

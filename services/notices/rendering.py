@@ -21,8 +21,9 @@ from reportlab.lib.pagesizes import LETTER
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
-from notices.domain.documents import BillDocument
+from notices.domain.documents import BillDocument, CombinedBillDocument
 from notices.domain.model import NoticeRequest, Rule, money
+from notices.domain.requests import funds_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 WIDTH, HEIGHT = LETTER
@@ -35,7 +36,7 @@ READ_COLUMNS = (
     (410, "Quality"),
 )
 TEMPLATE_OF = {Rule.PP_LIEN: "TAXROLL", Rule.GR_TAXROLL: "TAXROLL"}
-SPECIFIC = {"N-BILL", "GR-OVERDUE", "PP-CWU-DELINQUENT", "TAXROLL", "PP-CWU-CREDIT-REVOKE"}
+SPECIFIC = {"N-BILL", "N-BILL-COMBINED", "GR-OVERDUE", "PP-CWU-DELINQUENT", "TAXROLL", "PP-CWU-CREDIT-REVOKE"}
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,8 @@ def utility(tenant: str) -> dict[str, Any]:
 def render(request: NoticeRequest) -> Rendered:
     """Subject, plain text and HTML of a notice (HTML autoescaped: names are customer data)."""
     name = TEMPLATE_OF.get(request.rule, request.rule.value)
+    if request.rule is Rule.BILL and request.content.get("combined"):
+        name = "N-BILL-COMBINED"
     if name not in SPECIFIC:
         name = "GENERIC"
     context = {
@@ -78,6 +81,7 @@ def render(request: NoticeRequest) -> Rendered:
         "account_id": request.account_id,
         "recipient": request.recipient,
         "utility": utility(request.tenant),
+        "all": utilities(),
         "c": request.content,
         "deadline": request.deadline.isoformat() if request.deadline else None,
     }
@@ -147,11 +151,14 @@ def _letter_pages(canvas: Canvas, request: NoticeRequest, text: str) -> None:
 # --- the bill ---------------------------------------------------------------------------------
 
 
-def bill_pdf(doc: BillDocument) -> bytes:
+def bill_pdf(doc: BillDocument | CombinedBillDocument) -> bytes:
     out = io.BytesIO()
     canvas = Canvas(out, pagesize=LETTER, pageCompression=1, invariant=1)
     canvas.setTitle(f"Bill {doc.printed_number}")
-    draw_bill(_BatchedText(canvas), doc)
+    if isinstance(doc, CombinedBillDocument):
+        draw_combined_bill(_BatchedText(canvas), doc)
+    else:
+        draw_bill(_BatchedText(canvas), doc)
     canvas.save()
     return out.getvalue()
 
@@ -356,6 +363,173 @@ def _remittance_stub(canvas: Canvas, doc: BillDocument) -> None:
     canvas.drawString(WIDTH / 2 + 20, 79, f"Pay to {info['name']}")
     for i, line in enumerate(info["address"]):
         canvas.drawString(WIDTH / 2 + 20, 67 - 12 * i, line)
+
+
+# --- the combined Pleasant Prairie bill (PP-CWU-BILLING) ---------------------------------------
+
+STUB_TOP = 130  # the remittance stub's zone at the foot of the last page
+
+
+def draw_combined_bill(canvas: Canvas, doc: CombinedBillDocument) -> None:
+    """One document, a section per utility's bill, then one remittance stub for the total.
+
+    Each section is that bill as issued: its utility, account, number, dates, reads, lines
+    (rule ID, quantity x rate, amount and its funds), totals and amount due; the first page
+    sums up what each utility is owed and the total to remit."""
+    names = [utility(s.tenant)["name"] for s in doc.sections]
+    info = utility(doc.tenant)
+    top = HEIGHT - MARGIN
+    canvas.setFont("Helvetica-Bold", 12)
+    canvas.drawString(MARGIN, top, "Village of Pleasant Prairie: combined utility bill")
+    canvas.setFont("Helvetica", 8.5)
+    canvas.drawString(MARGIN, top - 12, " and ".join(dict.fromkeys(names)))
+    canvas.drawString(MARGIN, top - 23, f"{', '.join(info['address'])}   Telephone {info['phone']}")
+    canvas.setFont("Helvetica", 9)
+    right = [
+        f"Service period {doc.period_start.isoformat()} to {doc.period_end.isoformat()} (end exclusive)",
+        f"Total amount due {money(doc.amount_due)}",
+        f"Due date {doc.due_date.isoformat()}",
+    ]
+    for i, text in enumerate(right):
+        canvas.drawRightString(WIDTH - MARGIN, top - 38 - 11 * i, text)
+
+    y = top - 80
+    canvas.setFont("Helvetica", 10)
+    for address_line in (doc.customer_name, *doc.mailing_lines):
+        canvas.drawString(MARGIN + 18, y, address_line)
+        y -= 12
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(WIDTH / 2 + 20, top - 80, "Service address")
+    canvas.drawString(WIDTH / 2 + 20, top - 92, doc.service_address)
+
+    # Summary: what each utility's bill asks, then the total to remit.
+    y = top - 150
+    canvas.setFont("Helvetica-Bold", 9)
+    canvas.drawString(MARGIN, y, "Summary")
+    for x, title in ((0, "Utility"), (230, "Account"), (320, "Bill")):
+        canvas.drawString(MARGIN + x, y - 12, title)
+    canvas.drawRightString(WIDTH - MARGIN, y - 12, "Amount due")
+    canvas.setFont("Helvetica", 8.5)
+    y -= 24
+    for name, section in zip(names, doc.sections, strict=True):
+        canvas.drawString(MARGIN, y, name[:48])
+        canvas.drawString(MARGIN + 230, y, section.account_id)
+        canvas.drawString(MARGIN + 320, y, section.printed_number)
+        canvas.drawRightString(WIDTH - MARGIN, y, _section_due(section))
+        y -= 11
+    canvas.setFont("Helvetica-Bold", 9)
+    canvas.drawRightString(WIDTH - MARGIN - 90, y - 2, "Total amount due")
+    canvas.drawRightString(WIDTH - MARGIN, y - 2, money(doc.amount_due))
+    y -= 24
+
+    for name, section in zip(names, doc.sections, strict=True):
+        y = _combined_section(canvas, name, section, y)
+    if y < STUB_TOP + 20:
+        canvas.showPage()
+    _combined_stub(canvas, doc, names)
+    canvas.showPage()
+
+
+def _section_due(section: BillDocument) -> str:
+    if section.credit:
+        return f"credit {money(-section.amount_due)}"
+    return f"{money(section.amount_due)} due {section.due_date.isoformat()}"
+
+
+def _room(canvas: Canvas, y: float, needed: float) -> float:
+    """A new page when fewer than ``needed`` points are left above the stub zone."""
+    if y - needed < STUB_TOP + 20:
+        canvas.showPage()
+        return HEIGHT - MARGIN
+    return y
+
+
+def _combined_section(canvas: Canvas, name: str, section: BillDocument, y: float) -> float:
+    y = _room(canvas, y, 90)
+    canvas.line(MARGIN, y + 8, WIDTH - MARGIN, y + 8)
+    canvas.setFont("Helvetica-Bold", 10)
+    canvas.drawString(MARGIN, y - 4, name)
+    canvas.drawRightString(WIDTH - MARGIN, y - 4, f"Bill {section.printed_number}")
+    canvas.setFont("Helvetica", 8.5)
+    canvas.drawString(
+        MARGIN,
+        y - 16,
+        f"Account {section.account_id}   Bill date {section.bill_date.isoformat()}   "
+        f"Due date {section.due_date.isoformat()}",
+    )
+    y -= 30
+    for read in section.reads:
+        y = _room(canvas, y, 11)
+        canvas.drawString(
+            MARGIN,
+            y,
+            f"Meter {read.meter_id or '(not on file)'}: {_read_text(read.previous_read_on, read.previous_reading)}"
+            f" to {_read_text(read.present_read_on, read.present_reading)}, {read.consumption_gal:,f} gal"
+            f" {'ESTIMATED' if read.estimated else read.quality}",
+        )
+        y -= 11
+    canvas.setFont("Helvetica-Bold", 8)
+    canvas.drawString(MARGIN, y, "Rule")
+    canvas.drawString(MARGIN + 95, y, "Charge")
+    canvas.drawRightString(WIDTH - MARGIN - 230, y, "Quantity")
+    canvas.drawRightString(WIDTH - MARGIN - 165, y, "Rate")
+    canvas.drawRightString(WIDTH - MARGIN - 110, y, "Amount")
+    canvas.drawString(WIDTH - MARGIN - 100, y, "Fund")
+    canvas.setFont("Helvetica", 8)
+    y -= 11
+    for line in section.lines:
+        y = _room(canvas, y, 11)
+        canvas.drawString(MARGIN, y, line.rule_id)
+        canvas.drawString(MARGIN + 95, y, line.description[:44])
+        if line.quantity is not None:
+            canvas.drawRightString(WIDTH - MARGIN - 230, y, f"{line.quantity} {line.unit}".strip())
+        if line.rate is not None:
+            canvas.drawRightString(WIDTH - MARGIN - 165, y, str(line.rate))
+        canvas.drawRightString(WIDTH - MARGIN - 110, y, money(line.amount))
+        canvas.drawString(WIDTH - MARGIN - 100, y, ", ".join(sorted(line.funds))[:24])
+        y -= 11
+    y = _room(canvas, y, 60)
+    totals = [
+        ("Total of this bill", money(section.total)),
+        ("Previous balance", money(section.previous_balance)),
+        ("Payments since last bill", money(-section.payments_since)),
+        ("Amount due", _section_due(section)),
+    ]
+    for label, text in totals:
+        canvas.setFont("Helvetica-Bold" if label == "Amount due" else "Helvetica", 8.5)
+        canvas.drawRightString(WIDTH - MARGIN - 110, y, label)
+        canvas.drawRightString(WIDTH - MARGIN, y, text)
+        y -= 11
+    funds = section.funds()
+    if funds:
+        canvas.setFont("Helvetica", 8)
+        canvas.drawString(MARGIN, y, f"Funds of {name}: {funds_text(funds)}"[:110])
+        y -= 11
+    return y - 14
+
+
+def _combined_stub(canvas: Canvas, doc: CombinedBillDocument, names: list[str]) -> None:
+    info = utility(doc.tenant)
+    canvas.setDash(3, 3)
+    canvas.line(MARGIN, 118, WIDTH - MARGIN, 118)
+    canvas.setDash()
+    canvas.setFont("Helvetica", 7)
+    canvas.drawString(MARGIN, 121, "Detach and return this stub with your payment")
+    canvas.setFont("Helvetica-Bold", 9)
+    canvas.drawString(MARGIN, 104, "REMITTANCE STUB (combined bill)")
+    canvas.setFont("Helvetica", 8.5)
+    y = 92
+    for name, section in zip(names, doc.sections, strict=True):
+        short = name.removeprefix("Village of Pleasant Prairie ")
+        canvas.drawString(MARGIN, y, f"{short[:24]}, account {section.account_id}: {_section_due(section)}")
+        y -= 11
+    canvas.setFont("Helvetica-Bold", 9)
+    canvas.drawString(MARGIN, y, f"Total amount due {money(doc.amount_due)}   Due {doc.due_date.isoformat()}")
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(MARGIN, y - 12, "Amount enclosed  $____________")
+    canvas.drawString(WIDTH / 2 + 70, 92, "Pay to Village of Pleasant Prairie")
+    for i, line in enumerate(info["address"]):
+        canvas.drawString(WIDTH / 2 + 70, 80 - 12 * i, line)
 
 
 # --- the print batch --------------------------------------------------------------------------

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from datetime import date, datetime
+from dataclasses import dataclass, replace
+from datetime import date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from billing.events import BillDelinquent, BillIssued, BillOverdue, TaxRollNoticed
+from billing.events import BillAdjusted, BillDelinquent, BillIssued, BillOverdue, TaxRollNoticed
 from common.clock import Clock
 from common.errors import PermanentError, TransientError
 from common.events import Event
 from common.tariffs import TariffBook
 from metering.events import SatelliteFlowReady
-from notices.domain.delivery import Delivery, SendFailed, deliver
+from notices.domain import combined
+from notices.domain.combined import BillHolds, Claim, HeldBill
+from notices.domain.delivery import Delivery, NoticeRecord, SendFailed, deliver
+from notices.domain.documents import BillDocument, CombinedBillDocument
+from notices.domain.model import NoticeRequest, channels, notice_id
+from notices.domain.requests import bill_notice, combined_bill_notice
 from notices.intake import (
     Contacts,
     NoAddress,
     Planned,
+    plan_adjustment_memo,
     plan_appeal_letter,
     plan_bill,
     plan_credit_revocation,
@@ -40,6 +46,7 @@ CONSUMED: dict[str, type[Event]] = {
         BillIssued,
         BillOverdue,
         BillDelinquent,
+        BillAdjusted,
         TaxRollNoticed,
         CreditRevocationProposed,
         ReconsiderationDecided,
@@ -60,6 +67,8 @@ class Outcome:
     event: str
     sent: int
     already_sent: int
+    held: int = 0  # Pleasant Prairie bills waiting for their combined document
+    failed: int = 0  # held bills the release run could not send yet (retried)
 
 
 def annual_rate_notice(book: TariffBook, event: BillIssued) -> str | None:
@@ -86,6 +95,7 @@ def handle_event(
     clock: Clock,
     book: TariffBook,
     attempt: int = 1,
+    holds: BillHolds | None = None,
 ) -> Outcome:
     now: datetime = clock.now()
     today = _local_day(now)
@@ -93,14 +103,15 @@ def handle_event(
         planned = _plan(event, contacts, book)
     except NoAddress as exc:
         raise UnaddressableNotice(str(exc)) from exc
+    if isinstance(event, BillIssued) and holds is not None and isinstance(planned.bill, BillDocument):
+        [request] = planned.requests
+        group = combined.pairing_key(planned.bill, request.recipient, event.parcel_id)
+        if group is not None:
+            held = HeldBill(document=planned.bill, recipient=request.recipient, trigger=request.trigger)
+            return _combine_or_hold(group, held, holds, ports, now=now, today=today, attempt=attempt)
     sent = already = 0
     for request in planned.requests:
-        try:
-            delivery: Delivery = deliver(
-                request, now=now, today=today, bill=planned.bill, attempt=attempt, **ports
-            )
-        except SendFailed as exc:
-            raise TransientError(str(exc)) from exc
+        delivery = _deliver(request, planned.bill, ports, now=now, today=today, attempt=attempt)
         sent += len(delivery.sent)
         already += len(delivery.already_sent)
     if isinstance(event, BillIssued) and planned.bill is not None and planned.bill.annual_notice:
@@ -108,11 +119,157 @@ def handle_event(
     return Outcome(event=type(event).__name__, sent=sent, already_sent=already)
 
 
+def _deliver(
+    request: NoticeRequest,
+    bill: BillDocument | CombinedBillDocument | None,
+    ports: dict[str, Any],
+    *,
+    now: datetime,
+    today: date,
+    attempt: int,
+) -> Delivery:
+    try:
+        return deliver(request, now=now, today=today, bill=bill, attempt=attempt, **ports)
+    except SendFailed as exc:
+        raise TransientError(str(exc)) from exc
+
+
+def _combine_or_hold(
+    group: str,
+    bill: HeldBill,
+    holds: BillHolds,
+    ports: dict[str, Any],
+    *,
+    now: datetime,
+    today: date,
+    attempt: int,
+) -> Outcome:
+    """PP-CWU-BILLING: hold a Pleasant Prairie bill for its partner, or send the group's
+    combined document once both utilities' bills are in (see ``notices.domain.combined``)."""
+    holds.hold(group, bill)
+    decision: combined.Decision = combined.Hold()
+    held: list[HeldBill] = []
+    for _attempt in range(2):  # a claim lost to a concurrent handler is decided again once
+        held, claim = holds.group(group)
+        decision = combined.on_arrival(bill, held, claim, today)
+        if not isinstance(decision, combined.Propose):
+            break
+        won = holds.claim(group, decision.claim)
+        if won == decision.claim:
+            decision = combined.Send(won)
+            break
+    if isinstance(decision, combined.Hold):
+        return Outcome(event="BillIssued", sent=0, already_sent=0, held=1)
+    if isinstance(decision, combined.Nothing):
+        return Outcome(event="BillIssued", sent=0, already_sent=1)
+    if isinstance(decision, combined.Alone):
+        request = bill_notice(bill.document, bill.recipient, bill.trigger)
+        delivery = _deliver(request, bill.document, ports, now=now, today=today, attempt=attempt)
+        return Outcome(event="BillIssued", sent=len(delivery.sent), already_sent=len(delivery.already_sent))
+    assert isinstance(decision, combined.Send)
+    delivery = _send_claimed(group, held, decision.claim, holds, ports, now=now, today=today, attempt=attempt)
+    return Outcome(event="BillIssued", sent=len(delivery.sent), already_sent=len(delivery.already_sent))
+
+
+def _send_claimed(
+    group: str,
+    held: list[HeldBill],
+    claim: Claim,
+    holds: BillHolds,
+    ports: dict[str, Any],
+    *,
+    now: datetime,
+    today: date,
+    attempt: int,
+) -> Delivery:
+    """Send the claimed document: the combined bill when both utilities' bills are in it,
+    else each bill alone as an ordinary one (never a "combined" bill of one utility)."""
+    bills = combined.claimed(held, claim)
+    sent: list[NoticeRecord] = []
+    skipped: list[str] = []
+    if {b.document.tenant for b in bills} != set(combined.PAIRED_TENANTS):
+        for only in bills:
+            request = bill_notice(only.document, only.recipient, only.trigger)
+            delivery = _deliver(request, only.document, ports, now=now, today=today, attempt=attempt)
+            sent += delivery.sent
+            skipped += delivery.already_sent
+    else:
+        document = combined.combined_document(bills)
+        recipient = combined.combined_recipient(bills)
+        request = combined_bill_notice(document, recipient, combined.combined_trigger(group, bills))
+        delivery = _deliver(request, document, ports, now=now, today=today, attempt=attempt)
+        sent, skipped = delivery.sent, delivery.already_sent
+        _log_for_each_account(request, document, ports["log"])
+    holds.released(group, (h.release_on for h in held))
+    return Delivery(sent=sent, already_sent=skipped)
+
+
+def _log_for_each_account(request: NoticeRequest, document: CombinedBillDocument, log: Any) -> None:
+    """The combined notice in the notice log of every account it carries (X-AUDIT): a copy
+    of the sent record under each other account, with that account's notice id. Written on
+    every send or resend, so a crash between the records loses none of them."""
+    for channel in channels(request.rule, request.recipient):
+        record = log.get(request.tenant, request.account_id, notice_id(request, channel))
+        if record is None or record.status != "sent":
+            continue
+        for section in document.sections[1:]:
+            other = request.model_copy(update={"tenant": section.tenant, "account_id": section.account_id})
+            log.record(
+                replace(
+                    record,
+                    tenant=section.tenant,
+                    account_id=section.account_id,
+                    notice_id=notice_id(other, channel),
+                )
+            )
+
+
+def release_held_bills(
+    day: date,
+    *,
+    holds: BillHolds,
+    ports: dict[str, Any],
+    clock: Clock,
+    mail_day: date | None = None,
+    attempt: int = 1,
+) -> Outcome:
+    """The release run (the print batch's morning): every group whose release day has come
+    (on or before the morning after ``day``) goes out with the bills it has, combined when
+    both utilities' are in, else each alone. Its letters join ``mail_day``'s print batch
+    (``day``'s unless that batch is assembled already), so a mailed bill is not later than
+    an unheld one of the same bill date. A group that cannot be sent now (SES refused) is
+    counted in ``failed`` and the others still go; the caller retries the run."""
+    now = clock.now()
+    sent = already = failed = 0
+    for group in holds.due(day + timedelta(days=1)):
+        held, claim = holds.group(group)
+        if not held:
+            continue
+        decision = combined.on_release(held, claim)
+        if isinstance(decision, combined.Propose):
+            won = holds.claim(group, decision.claim)
+            decision = combined.Send(won) if won == decision.claim else combined.on_release(held, won)
+        if not isinstance(decision, combined.Send):  # another handler sends it
+            holds.released(group, (h.release_on for h in held))
+            continue
+        try:
+            delivery = _send_claimed(
+                group, held, decision.claim, holds, ports, now=now, today=mail_day or day, attempt=attempt
+            )
+        except TransientError:
+            failed += 1
+            continue
+        sent += len(delivery.sent)
+        already += len(delivery.already_sent)
+    return Outcome(event="ReleaseHeldBills", sent=sent, already_sent=already, failed=failed)
+
+
 def _plan(event: Event, contacts: Contacts, book: TariffBook) -> Planned:
     planners: dict[type[Event], Callable[[Any], Planned]] = {
         BillIssued: lambda e: plan_bill(e, contacts, annual_rate_notice(book, e)),
         BillOverdue: lambda e: plan_overdue(e, contacts),
         BillDelinquent: lambda e: plan_delinquent(e, contacts),
+        BillAdjusted: lambda e: plan_adjustment_memo(e, contacts),
         TaxRollNoticed: plan_tax_roll,
         CreditRevocationProposed: lambda e: plan_credit_revocation(e, contacts),
         ReconsiderationDecided: lambda e: plan_reconsideration_letter(e, contacts),

@@ -245,33 +245,30 @@ class ResampleDecided(Event):
     rule_id: Literal["PP-SEW-RESAMPLE"] = "PP-SEW-RESAMPLE"
 
 
-class SatelliteResultsDueSoon(Event):
+class _SatelliteSampleDeadline(Event):
+    """PP-SEW-SAT-SAMPLE: what every event about one satellite sample's 18-working-day
+    deadline names (the sample, when it was taken and when its certified results are due);
+    one event per sample and kind, so the sample is the business key."""
+
+    SOURCE: ClassVar[str] = SOURCE
+    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "sample_id")
+
+    tenant: str
+    account_id: str
+    sample_id: str
+    sampled_on: date
+    due_on: date
+    rule_id: Literal["PP-SEW-SAT-SAMPLE"] = "PP-SEW-SAT-SAMPLE"
+
+
+class SatelliteResultsDueSoon(_SatelliteSampleDeadline):
     """PP-SEW-SAT-SAMPLE: a satellite system's certified results are due soon (reminder)."""
 
-    SOURCE: ClassVar[str] = SOURCE
-    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "sample_id")
 
-    tenant: str
-    account_id: str
-    sample_id: str
-    sampled_on: date
-    due_on: date
-    rule_id: Literal["PP-SEW-SAT-SAMPLE"] = "PP-SEW-SAT-SAMPLE"
-
-
-class SatelliteResultsOverdue(Event):
+class SatelliteResultsOverdue(_SatelliteSampleDeadline):
     """PP-SEW-SAT-SAMPLE: the 18-working-day deadline passed without delivery (a breach)."""
 
-    SOURCE: ClassVar[str] = SOURCE
-    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "sample_id")
-
-    tenant: str
-    account_id: str
-    sample_id: str
-    sampled_on: date
-    due_on: date
     recorded_on: date
-    rule_id: Literal["PP-SEW-SAT-SAMPLE"] = "PP-SEW-SAT-SAMPLE"
 
 
 class CertifiedResult(_Part):
@@ -284,23 +281,14 @@ class CertifiedResult(_Part):
     analysed_on: date | None = None
 
 
-class SatelliteResultsDelivered(Event):
+class SatelliteResultsDelivered(_SatelliteSampleDeadline):
     """PP-SEW-SAT-SAMPLE: staff released a satellite system's certified results on
     ``delivered_on`` (due by ``due_on``, 18 working days after sampling); notices sends
     them to the satellite system (email)."""
 
-    SOURCE: ClassVar[str] = SOURCE
-    BUSINESS_KEY: ClassVar[tuple[str, ...]] = ("tenant", "sample_id")
-
-    tenant: str
-    account_id: str
-    sample_id: str
-    sampled_on: date
-    due_on: date
     delivered_on: date
     on_time: bool
     results: tuple[CertifiedResult, ...] = Field(max_length=64)
-    rule_id: Literal["PP-SEW-SAT-SAMPLE"] = "PP-SEW-SAT-SAMPLE"
 
 
 class SatelliteResampleRequestDecided(Event):

@@ -15,7 +15,10 @@ from common.messages import parse_event
 EVENT_CLASSES = {
     cls.__name__: cls
     for cls in vars(sampling.events).values()
-    if isinstance(cls, type) and issubclass(cls, Event) and cls.__module__ == sampling.events.__name__
+    if isinstance(cls, type)
+    and issubclass(cls, Event)
+    and cls.__module__ == sampling.events.__name__
+    and not cls.__name__.startswith("_")  # a shared base (the satellite deadline fields), never published
 }
 
 

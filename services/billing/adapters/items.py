@@ -4,7 +4,8 @@ Layout (one partition per tenant and kind, so a chunk of accounts, contiguous in
 order, is one range query):
 
 - ``ACCOUNTS#<tenant>`` / ``<account_id>``: the current version of an account;
-  ``ACCOUNT-HISTORY#<tenant>#<account_id>`` / ``V#<digest>``: every accepted version.
+  ``ACCOUNT-HISTORY#<tenant>#<account_id>`` / ``V#<recorded_at>#<digest>``: every accepted
+  change, in the order recorded (the version in force at a moment is the last by then).
 - ``BILLS#<tenant>`` / ``<account_id>#<period_start>``: an issued bill (immutable).
 - ``LEDGER#<tenant>`` / ``<account_id>#<posted_on>#<entry_id>``: a ledger entry.
 - ``MARKS#<tenant>`` / ``<account_id>#<mark>``: an assessment point done without an entry.
@@ -53,7 +54,7 @@ def account_history_item(acct: AccountRecord, recorded_at: str, source: str) -> 
     digest = hashlib.sha256(record.encode()).hexdigest()[:24]
     return {
         "pk": f"ACCOUNT-HISTORY#{acct.tenant}#{acct.account_id}",
-        "sk": f"V#{digest}",
+        "sk": f"V#{recorded_at}#{digest}",
         "record": record,
         "recorded_at": recorded_at,
         "source": source,

@@ -11,6 +11,7 @@ from typing import Any
 from billing.adapters.items import (
     account_history_item,
     account_item,
+    account_key,
     account_of,
     bill_item,
     bill_of,
@@ -22,7 +23,7 @@ from billing.domain.accounts import AccountRecord
 from billing.domain.bills import Bill, BilledRead, reads_behind
 from billing.domain.issuing import Charge, Eru, Held, Strength, Usage
 from billing.domain.ledger import Entry
-from billing.domain.projections import eru_in_force, strength_in_force
+from billing.domain.projections import eru_in_force, eru_over, strength_in_force
 from common.events import Event
 from common.outbox import outbox_item
 
@@ -30,12 +31,21 @@ from common.outbox import outbox_item
 class BillingRepo(Store):
     # --- accounts ----------------------------------------------------------------------
     def store_accounts(self, records: Sequence[AccountRecord], *, source: str, now: datetime) -> int:
-        """Current version (overwritten) and history (one item per distinct version)."""
+        """Current version (overwritten) and history: one item per change, keyed by the
+        time it was recorded, so the version in force at any moment is the last recorded by
+        then (``account_as_of``). An account whose record is unchanged writes nothing (the
+        same file twice changes nothing and its version keeps its time): one BatchGetItem
+        per 100 accounts tells which changed."""
         at = now.isoformat()
+        current = self.get_many([account_key(r.tenant, r.account_id) for r in records])
         items: list[dict[str, Any]] = []
         for r in records:
+            item = account_item(r, at)
+            kept = current.get((item["pk"], item["sk"]))
+            if kept is not None and kept.get("record") == item["record"]:
+                continue
             items.append(account_history_item(r, at, source))
-            items.append(account_item(r, at))
+            items.append(item)
         return self.write(items)
 
     def accounts(self, tenant: str) -> list[AccountRecord]:
@@ -50,6 +60,15 @@ class BillingRepo(Store):
 
     def account_history(self, tenant: str, account_id: str) -> list[dict[str, Any]]:
         return sorted(self.query(f"ACCOUNT-HISTORY#{tenant}#{account_id}"), key=lambda i: i["recorded_at"])
+
+    def account_as_of(self, tenant: str, account_id: str, at: datetime) -> AccountRecord | None:
+        """The version of the account in force at ``at`` (the last recorded by then), or
+        None when none was recorded by then."""
+        times = [
+            (datetime.fromisoformat(h["recorded_at"]), h) for h in self.account_history(tenant, account_id)
+        ]
+        kept = [(t, h) for t, h in times if t <= at]
+        return account_of(max(kept, key=lambda th: th[0])[1]) if kept else None
 
     def existing_accounts(self, tenant: str, ids: Iterable[str]) -> set[str]:
         found = self.get_many([(f"ACCOUNTS#{tenant}", i) for i in dict.fromkeys(ids)])
@@ -116,7 +135,11 @@ class BillingRepo(Store):
         pk = f"USAGE#{tenant}#{start.isoformat()}#{end.isoformat()}"
         return {i["sk"]: usage_of(i) for i in self.query(pk, between=(first, last))}
 
-    def erus(self, tenant: str, parcels: Iterable[str], end: date) -> dict[str, Eru]:
+    def erus(
+        self, tenant: str, parcels: Iterable[str], end: date, start: date | None = None
+    ) -> dict[str, Eru]:
+        """Each parcel's ERU in force at ``end``; with ``start``, with the parts of
+        ``[start, end)`` when it changed inside (X-PERIOD, ``eru_over``)."""
         found = self.get_many([(f"ERU#{tenant}", p) for p in dict.fromkeys(parcels)])
         out: dict[str, Eru] = {}
         for (_, parcel), item in found.items():
@@ -124,7 +147,8 @@ class BillingRepo(Store):
                 {**d, "breakdown": json.loads(d.get("breakdown") or "{}")}
                 for d in (item.get("determinations") or {}).values()
             ]
-            eru = eru_in_force(dets, (item.get("credits") or {}).values(), end)
+            credits = (item.get("credits") or {}).values()
+            eru = eru_in_force(dets, credits, end) if start is None else eru_over(dets, credits, start, end)
             if eru is not None:
                 out[parcel] = eru
         return out

@@ -19,7 +19,7 @@ from typing import Any
 from billing.domain.accounts import STORMWATER, AccountRecord
 from billing.domain.bills import Bill, BilledRead, bill_id_of, issue
 from billing.domain.ledger import Entry
-from billing.domain.rating import Account, ParcelCharge, RatingEngine, RatingError, RatingInput
+from billing.domain.rating import Account, ParcelCharge, ParcelPart, RatingEngine, RatingError, RatingInput
 from billing.domain.terms import Terms
 
 
@@ -37,13 +37,18 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class Eru:
-    """A parcel's ERU as the stormwater service determined it (with its source event)."""
+    """A parcel's ERU as the stormwater service determined it (with its source event): the
+    values in force at the end of the period and, when an ERU or a credit changed inside
+    the period, ``parts``: the values of each stretch ``[start, end)`` of it (X-PERIOD)."""
 
     use: str
     eru: Decimal
     credit_percent: Decimal = Decimal(0)
     details: Mapping[str, Any] = field(default_factory=dict)
     source_event_id: str = ""
+    parts: tuple[Eru, ...] = ()  # each with its stretch ``[start, end)`` set (and no parts)
+    start: date | None = None
+    end: date | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,6 +125,19 @@ def rating_input(inp: ChunkInputs, account: AccountRecord) -> RatingInput | str:
                 eru=eru.eru,
                 credit_percent=eru.credit_percent,
                 eru_details=eru.details,
+                parts=tuple(
+                    ParcelPart(
+                        days=(p.end - p.start).days,
+                        use=p.use,  # type: ignore[arg-type]
+                        eru=p.eru,
+                        credit_percent=p.credit_percent,
+                        eru_details=p.details,
+                        effective_from=p.start,
+                        source_event_id=p.source_event_id,
+                    )
+                    for p in eru.parts
+                    if p.start is not None and p.end is not None
+                ),
             ),
         )
     usage = inp.usage.get(account.account_id)

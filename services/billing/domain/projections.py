@@ -2,13 +2,14 @@
 
 Each kept record names the event it came from (``source_event_id``). X-PERIOD: the
 strength category and concentrations are those in force at the end of the period; an
-ERU or credit is the one in force at the end of the period (mid-period proration of an
-ERU change is not done yet: see the issue's report).
+ERU determination or a credit that takes effect inside the period cuts it into parts,
+each billed at the values then in force, prorated by days (``eru_over``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import replace
 from datetime import date, timedelta
 from decimal import Decimal
 from typing import Any
@@ -80,3 +81,45 @@ def strength_in_force(classified: Iterable[Mapping[str, Any]], start: date, end:
         bod900_violation_days=max(len(dates), counted),
         source_event_id=source,
     )
+
+
+def eru_over(
+    determinations: Iterable[Mapping[str, Any]], credits: Iterable[Mapping[str, Any]], start: date, end: date
+) -> Eru | None:
+    """The parcel's ERU for the period ``[start, end)``: the values in force at its end
+    (``eru_in_force``) and, when a determination or an approved or revoked credit takes
+    effect on a day inside the period and changes what is billed, the ``parts`` of the
+    period (oldest first, each ``[start, end)`` with the values in force on its days).
+
+    (interpretation) Days of the period before the parcel's first determination are billed
+    on that determination: the extract that first determined the parcel is when it entered
+    the system, not when its runoff began (as an account's first period, X-PERIOD); only a
+    change between determinations, or a credit's approval or revocation (never
+    retroactive, PP-CWU-CREDIT), is prorated."""
+    dets, creds = list(determinations), list(credits)
+    at_end = eru_in_force(dets, creds, end)
+    if at_end is None:
+        return None
+    changes = {date.fromisoformat(d["effective_from"]) for d in dets} | {
+        date.fromisoformat(c["effective_from"]) for c in creds if c["status"] in ("approved", "revoked")
+    }
+    cuts = sorted(d for d in changes if start < d < end)
+    if not cuts:
+        return at_end
+    bounds = [start, *cuts, end]
+    values = [eru_in_force(dets, creds, b) for b in bounds[1:]]
+    first = next(v for v in values if v is not None)
+    parts: list[Eru] = []
+    for a, b, value in zip(bounds, bounds[1:], values, strict=False):
+        v = value or first
+        if parts and _same_charge(parts[-1], v):
+            parts[-1] = replace(parts[-1], end=b)
+        else:
+            parts.append(replace(v, start=a, end=b))
+    if len(parts) == 1:
+        return at_end
+    return replace(at_end, parts=tuple(parts))
+
+
+def _same_charge(a: Eru, b: Eru) -> bool:
+    return (a.use, a.eru, a.credit_percent) == (b.use, b.eru, b.credit_percent)

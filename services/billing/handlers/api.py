@@ -374,6 +374,35 @@ def staff_adjustment(tenant: TenantPath, account_id: AccountPath, adjustment: Ad
         raise ApiError(status, "adjustment_refused", str(exc)) from None
 
 
+class RerateRefused(BaseModel):
+    bill_id: str
+    account_id: str
+    from_volume_gal: str | None
+    to_volume_gal: str | None
+    source_event_id: str
+    reason: str
+    rule_id: str
+    recorded_at: str | None
+
+
+class RerateRefusedPage(BaseModel):
+    refused: list[RerateRefused]
+    next_cursor: str | None
+
+
+@app.get(
+    "/staff/<tenant>/rerating/refused",
+    summary="X-IMMUTABLE: billed periods whose corrected consumption could not be rated again, with why",
+    tags=["staff"],
+    responses=error_responses(400, 401, 403, 404),
+)
+def staff_rerate_refused(tenant: TenantPath, limit: Limit = None, cursor: Cursor = None) -> RerateRefusedPage:
+    _known_tenant(tenant)
+    _require(tenant)
+    items, nxt = readmodels.page(readmodels.rerate_refused(composition.repo(), tenant), limit, cursor)
+    return RerateRefusedPage(refused=[RerateRefused(**i) for i in items], next_cursor=nxt)
+
+
 # --- bill preview and septage haulers (issue 14) ------------------------------------------
 
 # A non-negative decimal string of gallons: up to twelve digits, up to three places. The

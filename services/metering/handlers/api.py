@@ -15,6 +15,7 @@ from aws_lambda_powertools.event_handler.openapi.params import Path
 from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, ConfigDict, Field
 
+from common.authz import require
 from common.http import ApiError, error_responses, install_error_handlers
 from common.observability import observed
 from metering import composition
@@ -38,17 +39,8 @@ class ReadTaken(BaseModel):
     consumptions: int = Field(description="billing periods this read completed")
 
 
-def _claims() -> dict[str, str]:
-    ctx = app.current_event.request_context
-    authorizer = getattr(ctx, "authorizer", None)
-    return dict(getattr(authorizer, "jwt_claim", None) or {})
-
-
 def _require_staff(tenant: str) -> None:
-    claims = _claims()
-    tenants = claims.get("tenants", "").strip("[]").replace(",", " ").replace('"', "").split()
-    if claims.get("role") != "staff" or tenant not in tenants:
-        raise ApiError(403, "forbidden", f"tenant: a staff token of {tenant} is required")
+    require(app.current_event.raw_event, tenant)
 
 
 @app.post(

@@ -5,15 +5,17 @@ Keys of the notices table:
   (X-AUDIT; no TTL: notices are kept as long as the records, X-RETENTION);
 - ``MAILDAY#<date>`` / ``<zip>#<notice_id>``: a letter waiting for that day's print batch,
   with the address lines a print vendor needs (the sort key orders the batch by ZIP);
-- ``BATCH#<date>`` / ``BATCH``: the print batch once assembled (written once).
+- ``BATCH#<date>`` / ``BATCH``: the print batch once assembled (written once);
+- ``PPBILL#<group>`` and ``PPHOLD``: Pleasant Prairie bills held for their combined
+  document (see :class:`DynamoBillHolds`).
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
-from datetime import date, datetime
+from collections.abc import Iterable, Iterator
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from email.mime.application import MIMEApplication
 from email.mime.multipart import MIMEMultipart
@@ -28,8 +30,9 @@ from common.errors import TransientError
 from common.events import Event
 from common.ids import key
 from common.outbox import outbox_item
+from notices.domain.combined import Claim, HeldBill
 from notices.domain.delivery import Attachment, NoticeRecord, SendFailed
-from notices.domain.documents import BillDocument, UsagePoint
+from notices.domain.documents import BillDocument, CombinedBillDocument, UsagePoint
 from notices.domain.model import NoticeRequest, Recipient
 from notices.events import NoticeFailed, NoticeSent, PrintBatchAssembled
 
@@ -392,10 +395,12 @@ class S3BillArchive:
     def key(tenant: str, account_id: str, bill_id: str) -> str:
         return f"bills/{tenant}/{account_id}/{bill_id}.pdf"
 
-    def store(self, bill: BillDocument, pdf: bytes) -> str:
-        object_key = self.key(bill.tenant, bill.account_id, bill.bill_id)
-        self._s3.put_object(Bucket=self._bucket, Key=object_key, Body=pdf, ContentType="application/pdf")
-        return object_key
+    def store(self, bill: BillDocument | CombinedBillDocument, pdf: bytes) -> str:
+        """Kept under each bill it carries: a combined document is each account's copy."""
+        keys = [self.key(s.tenant, s.account_id, s.bill_id) for s in bill.sections]
+        for object_key in keys:
+            self._s3.put_object(Bucket=self._bucket, Key=object_key, Body=pdf, ContentType="application/pdf")
+        return keys[0]
 
     def fetch(self, tenant: str, account_id: str, bill_id: str) -> bytes | None:
         try:
@@ -407,3 +412,97 @@ class S3BillArchive:
                 return None
             raise
         return body
+
+
+class DynamoBillHolds:
+    """Held Pleasant Prairie bills waiting for their combined document (PP-CWU-BILLING).
+
+    ``PPBILL#<group>`` / ``MEMBER#<tenant>/<account>/<bill>``: a held bill (its document,
+    addressee and trigger); ``PPBILL#<group>`` / ``CLAIM``: the group's document, decided
+    once (a conditional put); ``PPHOLD`` / ``<release day>#<group>``: the groups still to be
+    released, in release-day order (one Query finds every group due, however late the run).
+    """
+
+    def __init__(self, client: Any, table: str) -> None:
+        self._client = client
+        self._table = table
+
+    def hold(self, key_: str, bill: HeldBill) -> None:
+        self._client.put_item(
+            TableName=self._table,
+            Item=to_item(
+                {
+                    "pk": key("PPBILL", key_),
+                    "sk": f"MEMBER#{bill.member}",
+                    "document": bill.document.model_dump_json(),
+                    "recipient": bill.recipient.model_dump_json(),
+                    "trigger": bill.trigger,
+                }
+            ),
+        )
+        self._client.put_item(
+            TableName=self._table,
+            Item=to_item({"pk": "PPHOLD", "sk": f"{bill.release_on.isoformat()}#{key_}", "group": key_}),
+        )
+
+    def group(self, key_: str) -> tuple[list[HeldBill], Claim | None]:
+        pages = self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": key("PPBILL", key_)}},
+            ConsistentRead=True,
+        )
+        bills: list[HeldBill] = []
+        claim: Claim | None = None
+        for page in pages:
+            for raw in page["Items"]:
+                item = from_item(raw)
+                if item["sk"] == "CLAIM":
+                    claim = Claim(members=tuple(item["members"]), by=item["by"])
+                else:
+                    bills.append(
+                        HeldBill(
+                            document=BillDocument.model_validate_json(item["document"]),
+                            recipient=Recipient.model_validate_json(item["recipient"]),
+                            trigger=item["trigger"],
+                        )
+                    )
+        return bills, claim
+
+    def claim(self, key_: str, claim: Claim) -> Claim:
+        item: dict[str, Any] = {
+            "pk": key("PPBILL", key_),
+            "sk": "CLAIM",
+            "members": list(claim.members),
+            "by": claim.by,
+        }
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item=to_item(item),
+                ConditionExpression="attribute_not_exists(pk)",
+            )
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+            found = get(self._client, self._table, key("PPBILL", key_), "CLAIM") or item
+            return Claim(members=tuple(found["members"]), by=str(found["by"]))
+        return claim
+
+    def due(self, day: date) -> list[str]:
+        pages = self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :pk AND sk < :after",
+            ExpressionAttributeValues={
+                ":pk": {"S": "PPHOLD"},
+                ":after": {"S": (day + timedelta(days=1)).isoformat()},
+            },
+            ConsistentRead=True,
+        )
+        return list(dict.fromkeys(from_item(i)["group"] for page in pages for i in page["Items"]))
+
+    def released(self, key_: str, days: Iterable[date]) -> None:
+        for day in sorted(set(days)):
+            self._client.delete_item(
+                TableName=self._table, Key={"pk": {"S": "PPHOLD"}, "sk": {"S": f"{day.isoformat()}#{key_}"}}
+            )

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import date, datetime
 from typing import Protocol
 
-from notices.domain.documents import BillDocument
+from notices.domain.documents import BillDocument, CombinedBillDocument
 from notices.domain.model import Channel, NoticeRequest, channels, notice_id
 
 
@@ -74,11 +74,11 @@ class Renderer(Protocol):
 
     def letter(self, request: NoticeRequest, text: str) -> bytes: ...
 
-    def bill(self, document: BillDocument) -> bytes: ...
+    def bill(self, document: BillDocument | CombinedBillDocument) -> bytes: ...
 
 
 class BillArchive(Protocol):
-    def store(self, bill: BillDocument, pdf: bytes) -> str: ...
+    def store(self, bill: BillDocument | CombinedBillDocument, pdf: bytes) -> str: ...
 
     def fetch(self, tenant: str, account_id: str, bill_id: str) -> bytes | None: ...
 
@@ -102,7 +102,7 @@ def deliver(
     renderer: Renderer,
     now: datetime,
     today: date,
-    bill: BillDocument | None = None,
+    bill: BillDocument | CombinedBillDocument | None = None,
     attempt: int = 1,
     archive: BillArchive | None = None,
 ) -> Delivery:
@@ -159,7 +159,9 @@ def deliver(
     return Delivery(sent=sent, already_sent=skipped)
 
 
-def _filename(request: NoticeRequest, bill: BillDocument | None) -> str:
+def _filename(request: NoticeRequest, bill: BillDocument | CombinedBillDocument | None) -> str:
+    if isinstance(bill, CombinedBillDocument):
+        return "bill-" + "-and-".join(s.printed_number for s in bill.sections)
     return f"bill-{bill.printed_number}" if bill is not None else f"notice-{request.rule.value}"
 
 

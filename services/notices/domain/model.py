@@ -36,6 +36,7 @@ class Rule(StrEnum):
     REPORT = "PP-SEW-REPORT"
     RECONSIDER = "PP-CWU-RECONSIDER"
     APPEAL = "PP-CWU-APPEAL"
+    ADJUSTMENT = "X-IMMUTABLE"  # a credit or debit memo on an issued bill, like a bill
 
 
 # Legal notices go by mail always, and by email as well where the customer opted in.

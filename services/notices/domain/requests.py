@@ -11,7 +11,7 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
 from common.dates import add_months
-from notices.domain.documents import BillDocument
+from notices.domain.documents import BillDocument, CombinedBillDocument
 from notices.domain.model import NoticeRequest, Recipient, Rule, money
 
 CENT = Decimal("0.01")
@@ -50,6 +50,88 @@ def bill_notice(doc: BillDocument, recipient: Recipient, trigger: str) -> Notice
         },
         attach_bill_pdf=True,
     )
+
+
+FUND_NAMES = {
+    "om": "operation and maintenance",
+    "replacement": "equipment replacement",
+    "debt": "debt service",
+}
+
+
+def funds_text(funds: dict[str, Decimal]) -> str:
+    """A bill's or line's funds as printed: ``operation and maintenance $39.60``."""
+    return "; ".join(f"{FUND_NAMES.get(fund, fund)} {money(amount)}" for fund, amount in funds.items())
+
+
+def _balance(amount_due: Decimal, due_date: date) -> str:
+    if amount_due < 0:
+        return f"a credit balance of {money(-amount_due)}, nothing due"
+    if amount_due == 0:
+        return "nothing due"
+    return f"{money(amount_due)} due {due_date.isoformat()}"
+
+
+def combined_bill_notice(doc: CombinedBillDocument, recipient: Recipient, trigger: str) -> NoticeRequest:
+    """N-BILL for a Pleasant Prairie customer's combined bill (PP-CWU-BILLING): one notice,
+    a section per utility with that bill's number, lines (rule ID, quantity x rate), totals,
+    due date and funds, then the amount to remit. A section in credit says so and adds
+    nothing to what is due (its credit stays on its own account)."""
+    balance = _balance(doc.amount_due, doc.due_date)
+    sections = []
+    for section in doc.sections:
+        sections.append(
+            {
+                "tenant": section.tenant,
+                "account_id": section.account_id,
+                "bill_id": section.printed_number,
+                "period_start": section.period_start.isoformat(),
+                "period_end": section.period_end.isoformat(),
+                "bill_date": section.bill_date.isoformat(),
+                "due_date": section.due_date.isoformat(),
+                "lines": [
+                    {
+                        "rule_id": line.rule_id,
+                        "description": line.description,
+                        "derivation": _derivation(line.quantity, line.unit, line.rate),
+                        "amount": money(line.amount),
+                        "funds": funds_text(line.funds),
+                    }
+                    for line in section.lines
+                ],
+                "total": money(section.total),
+                "previous_balance": money(section.previous_balance),
+                "payments_since": money(section.payments_since),
+                "amount_due": money(section.amount_due),
+                "balance": _balance(section.amount_due, section.due_date),
+                "funds": funds_text(section.funds()),
+            }
+        )
+    return NoticeRequest(
+        rule=Rule.BILL,
+        tenant=doc.tenant,
+        account_id=doc.account_id,
+        recipient=recipient,
+        trigger=trigger,
+        subject=f"Your combined sewer and stormwater bill {doc.period_start:%B %Y}: {balance}",
+        content={
+            "combined": True,
+            "balance": balance[:1].upper() + balance[1:],
+            "bill_id": doc.printed_number,
+            "period_start": doc.period_start.isoformat(),
+            "period_end": doc.period_end.isoformat(),
+            "amount_due": money(doc.amount_due),
+            "due_date": doc.due_date.isoformat(),
+            "sections": sections,
+        },
+        attach_bill_pdf=True,
+    )
+
+
+def _derivation(quantity: Decimal | None, unit: str, rate: Decimal | None) -> str:
+    if quantity is None or rate is None:
+        return ""
+    return f"{quantity} {unit} x {rate}".replace("  ", " ")
 
 
 def disconnection_notice(

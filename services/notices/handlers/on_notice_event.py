@@ -36,6 +36,7 @@ def record_handler(record: SQSRecord) -> None:
         clock=composition.clock(),
         book=composition.tariff_book(),
         attempt=int(record.attributes.approximate_receive_count or 1),
+        holds=composition.bill_holds(),
     )
     count(Counts.NOTICES_SENT, outcome.sent)
     logger.info("notices handled", extra=outcome.__dict__)

@@ -1,5 +1,6 @@
-"""The daily print-batch schedule fired: assemble yesterday's mailed notices into one PDF and
-a manifest sorted by ZIP for the print vendor (once per day).
+"""The daily print-batch schedule fired: release the Pleasant Prairie bills whose partner
+did not come by their release day (PP-CWU-BILLING), then assemble yesterday's mailed notices
+into one PDF and a manifest sorted by ZIP for the print vendor (once per day).
 
 Trigger: EventBridge Scheduler (daily) -> SQS -> here; body ``{"scheduled_time": ...}``.
 """
@@ -14,10 +15,12 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import AwareDatetime, BaseModel, ValidationError
 
+from common.errors import TransientError
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
 from common.observability import logger, observed
 from notices import composition
+from notices.usecases import release_held_bills
 
 
 class BatchScheduled(BaseModel):
@@ -31,8 +34,22 @@ def record_handler(record: SQSRecord) -> None:
         raise MalformedMessage(f"print batch input: {first_error(exc)}") from None
     # The batch at dawn collects the letters of the utility's previous local day.
     day = request.scheduled_time.astimezone(ZoneInfo("America/Chicago")).date() - timedelta(days=1)
+    # Held bills released first, so their letters make this batch (a retried run's, the next).
+    released = release_held_bills(
+        day,
+        holds=composition.bill_holds(),
+        ports=composition.ports(),
+        clock=composition.clock(),
+        mail_day=day + timedelta(days=1) if composition.mail_room().batch_exists(day) else day,
+        attempt=int(record.attributes.approximate_receive_count or 1),
+    )
     batch = composition.print_batch()(day)
-    logger.info("print batch", extra={"day": day.isoformat(), "letters": batch.letters if batch else 0})
+    logger.info(
+        "print batch",
+        extra={"day": day.isoformat(), "released": released.sent, "letters": batch.letters if batch else 0},
+    )
+    if released.failed:
+        raise TransientError(f"{released.failed} held bill(s) could not be sent yet; the run is retried")
 
 
 @observed

@@ -15,46 +15,32 @@ from aws_lambda_powertools.event_handler.openapi.params import Body, Path
 from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, Field
 
-from common.http import ApiError, decimal_string, error_responses, install_error_handlers
+from common.authz import require
+from common.http import decimal_string, error_responses, install_error_handlers
 from common.observability import observed
 from sampling import composition
 from sampling.domain.errors import SamplingError, UnknownTenant
 from sampling.service import Conflict, NotFound, Refused
 
 app = APIGatewayHttpResolver(enable_validation=True)
-install_error_handlers(app)
+# Domain errors as HTTP answers (the closest class along the exception's MRO wins).
+install_error_handlers(
+    app,
+    {
+        NotFound: (404, "not_found"),
+        UnknownTenant: (404, "not_found"),
+        Conflict: (409, "conflict"),
+        Refused: (422, "refused"),
+        SamplingError: (400, "invalid_request"),
+    },
+)
 
-_STATUS = {NotFound: 404, Conflict: 409, Refused: 422, UnknownTenant: 404}
 _KEY = r"^[A-Za-z0-9][A-Za-z0-9._/:-]{0,63}$"
-
-
-@app.exception_handler(SamplingError)
-def _sampling_error(exc: SamplingError) -> Response[str]:
-    status = next((s for cls, s in _STATUS.items() if isinstance(exc, cls)), 400)
-    code = {404: "not_found", 409: "conflict", 422: "refused"}.get(status, "invalid_request")
-    from common.http import error_response
-
-    return error_response(status, code, str(exc))
-
-
-def _claims() -> dict[str, str]:
-    context = app.current_event.request_context
-    jwt = (context.authorizer.get("jwt") if context.authorizer else None) or {}
-    claims: dict[str, str] = jwt.get("claims") or {}
-    return claims
-
-
-def _listed(value: str) -> list[str]:
-    """API Gateway hands list claims over as ``"[a b]"``."""
-    return value.strip("[]").replace(",", " ").split() if value else []
 
 
 def staff(tenant: str) -> str:
     """The staff member's ``sub``; 403 unless the token is a staff token of ``tenant``."""
-    claims = _claims()
-    if claims.get("role") != "staff" or tenant not in _listed(claims.get("tenants", "")):
-        raise ApiError(403, "forbidden", f"a staff token of {tenant} is required")
-    return claims.get("sub") or "unknown"
+    return require(app.current_event.raw_event, tenant).sub or "unknown"
 
 
 Tenant = Annotated[str, Path(description="Tenant id, e.g. pleasant-prairie-sewer")]

@@ -11,13 +11,14 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.openapi.params import Body, Path, Query
 from aws_lambda_powertools.logging import correlation_paths
 from pydantic import BaseModel, ConfigDict, Field
 
+from common.authz import caller, require
 from common.errors import FieldError, TransientError
-from common.http import ApiError, error_response, error_responses, install_error_handlers
+from common.http import ApiError, error_responses, install_error_handlers
 from common.observability import observed
 from stormwater import composition
 from stormwater.domain.credits import CreditConflict, Documentation
@@ -25,7 +26,19 @@ from stormwater.domain.reconsiderations import BillNotKnown, ReconsiderationConf
 from stormwater.service import NotFound, as_document
 
 app = APIGatewayHttpResolver(enable_validation=True)
-install_error_handlers(app)
+# Domain errors as HTTP answers (the closest class along the exception's MRO wins); a
+# transient error on a write is a concurrent change: the client may try again.
+install_error_handlers(
+    app,
+    {
+        NotFound: (404, "not_found"),
+        BillNotKnown: (404, "not_found"),
+        CreditConflict: (409, "conflict"),
+        ReconsiderationConflict: (409, "conflict"),
+        FieldError: (400, "refused"),
+        TransientError: (409, "conflict"),
+    },
+)
 
 TenantPath = Annotated[str, Path(description="Tenant id, e.g. pleasant-prairie-stormwater", max_length=100)]
 ParcelPath = Annotated[str, Path(description="Parcel id", max_length=200)]
@@ -35,53 +48,22 @@ ERRORS = error_responses(400, 401, 403, 404, 409)
 READ_ERRORS = error_responses(400, 401, 403, 404)
 
 
-@app.exception_handler(FieldError)
-def _field_error(exc: FieldError) -> Response[str]:
-    if isinstance(exc, NotFound | BillNotKnown):
-        return error_response(404, "not_found", str(exc))
-    if isinstance(exc, CreditConflict | ReconsiderationConflict):
-        return error_response(409, "conflict", str(exc))
-    return error_response(400, "refused", str(exc))
-
-
-@app.exception_handler(TransientError)
-def _transient(exc: TransientError) -> Response[str]:
-    return error_response(409, "conflict", str(exc))
-
-
 # --- access -------------------------------------------------------------------------------------
-def _claims() -> dict[str, Any]:
-    ctx = app.current_event.raw_event.get("requestContext") or {}
-    return dict(((ctx.get("authorizer") or {}).get("jwt") or {}).get("claims") or {})
-
-
-def _list_claim(value: Any) -> list[str]:
-    """API Gateway hands list claims as "[a b]"; a direct invocation may pass a list."""
-    if isinstance(value, list):
-        return [str(v) for v in value]
-    text = str(value or "").strip()
-    if text.startswith("[") and text.endswith("]"):
-        text = text[1:-1]
-    return [p for p in text.replace(",", " ").split() if p]
-
-
 def _staff(tenant: str) -> str:
-    claims = _claims()
-    if claims.get("role") != "staff" or tenant not in _list_claim(claims.get("tenants")):
-        raise ApiError(403, "forbidden", f"a staff token of {tenant} is needed")
-    return str(claims.get("sub") or "staff")
+    return require(app.current_event.raw_event, tenant).sub or "staff"
 
 
 def _owner_or_staff(tenant: str, parcel_id: str) -> str:
-    claims = _claims()
-    role = claims.get("role")
-    in_tenant = tenant in _list_claim(claims.get("tenants"))
-    if role == "staff" and in_tenant:
+    who = caller(app.current_event.raw_event)
+    in_tenant = tenant in who.tenants
+    if who.role == "staff" and in_tenant:
         return "staff"
     # A customer whose token names the parcel (an owner-occupant) may act on it as its owner.
-    if role in ("owner", "customer") and in_tenant and parcel_id in _list_claim(claims.get("parcels")):
+    if who.role in ("owner", "customer") and in_tenant and parcel_id in who.parcels:
         return "owner"
-    raise ApiError(403, "forbidden", f"only the owner of parcel {parcel_id} or {tenant} staff may do this")
+    raise ApiError(
+        403, "forbidden", f"parcel_id: only the owner of parcel {parcel_id} or {tenant} staff may do this"
+    )
 
 
 # --- request bodies -------------------------------------------------------------------------------

@@ -8,7 +8,15 @@ Pure Python: no I/O, no clock, no AWS. ``RatingEngine(book).rate(RatingInput(...
 from billing.domain.rating.engine import RatingEngine
 from billing.domain.rating.errors import InvalidScenario, RateNotPublished, RatingError, UnknownTenant
 from billing.domain.rating.grafton import rate_septage
-from billing.domain.rating.model import Account, BillLine, Note, ParcelCharge, RatedBill, RatingInput
+from billing.domain.rating.model import (
+    Account,
+    BillLine,
+    Note,
+    ParcelCharge,
+    ParcelPart,
+    RatedBill,
+    RatingInput,
+)
 from billing.domain.rating.pp_stormwater import project_evaluation_fee
 
 __all__ = [
@@ -17,6 +25,7 @@ __all__ = [
     "InvalidScenario",
     "Note",
     "ParcelCharge",
+    "ParcelPart",
     "RateNotPublished",
     "RatedBill",
     "RatingEngine",

@@ -41,18 +41,45 @@ class Account:
 
 
 @dataclass(frozen=True, slots=True)
+class ParcelPart:
+    """The parcel as it stood for ``days`` consecutive days of the period (X-PERIOD).
+
+    An ERU determination or a credit that takes effect inside the period cuts it into parts,
+    oldest first; each charge of a part is its share ``days / period_days`` of the period's
+    charge at the part's values, its own bill line (rounded on its own, like X-EFFECTIVE).
+    ``effective_from`` is the part's first day; ``source_event_id`` the determination's event.
+    """
+
+    days: int
+    use: ParcelUse
+    eru: Decimal
+    credit_percent: Decimal = ZERO
+    eru_details: Mapping[str, Any] = field(default_factory=dict)
+    effective_from: date | None = None
+    source_event_id: str = ""
+
+    @property
+    def exempt(self) -> bool:
+        return self.use in ("agricultural", "right_of_way")
+
+
+@dataclass(frozen=True, slots=True)
 class ParcelCharge:
     """A stormwater parcel with its ERU already determined by the stormwater service.
 
     Billing never computes ERUs: ``eru`` (rounded per PP-CWU-ERU) and ``eru_details`` (the
     determination's derivation, shown on the ERU line) come from the stormwater domain's
-    contract. ``credit_percent`` is an approved PP-CWU-CREDIT percent.
+    contract. ``credit_percent`` is an approved PP-CWU-CREDIT percent. These are the values
+    in force at the end of the period; ``parts`` (two or more, their days adding up to the
+    period's) is set when an ERU or a credit changed inside the period (X-PERIOD: prorated
+    by days), and then the rater bills each part.
     """
 
     use: ParcelUse
     eru: Decimal
     credit_percent: Decimal = ZERO
     eru_details: Mapping[str, Any] = field(default_factory=dict)
+    parts: tuple[ParcelPart, ...] = ()
 
     @property
     def exempt(self) -> bool:

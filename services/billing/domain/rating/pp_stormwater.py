@@ -12,12 +12,13 @@ magnitude); it never touches the base charge.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from decimal import ROUND_DOWN, Decimal
-from typing import Any
+from typing import Any, NamedTuple
 
 from billing.domain.rating.errors import InvalidScenario
-from billing.domain.rating.model import BillLine, Note, ParcelCharge, RatingInput
-from billing.domain.rating.output import plain
+from billing.domain.rating.model import BillLine, Note, ParcelCharge, ParcelPart, RatingInput
+from billing.domain.rating.output import plain, rate_text
 from billing.domain.rating.proration import Charge, Plan, Segment, Share, line
 from common.money import CENT
 from common.tariffs import PPStormwaterTariff
@@ -127,6 +128,8 @@ class StormwaterRater:
         parcel = inp.parcel
         if parcel is None:
             raise InvalidScenario("parcel", f"is required for tenant {TENANT}")
+        if len(parcel.parts) > 1:
+            return rate_parts(parcel.parts, plan, notes)
         out: list[BillLine] = []
         if parcel.exempt:
             notes.append(StormwaterExempt.NOTES[parcel.use])
@@ -137,6 +140,139 @@ class StormwaterRater:
             self.credit.lines(plan, parcel, out)
             _hold_credit_within_cap(out, plan.segments[0].rates.cap_percent, notes)
         return out
+
+
+class Piece(NamedTuple):
+    """Days of the period under one tariff version and one state of the parcel."""
+
+    days: int
+    rates: StormwaterRates
+    version_id: str
+    part: ParcelPart
+
+
+def pieces(plan: Plan, parts: Sequence[ParcelPart]) -> list[Piece]:
+    """The period cut at tariff versions (X-EFFECTIVE) and at the parcel's changes (X-PERIOD)."""
+    if sum(p.days for p in parts) != plan.period_days:
+        raise InvalidScenario(
+            "parcel.parts", f"cover {sum(p.days for p in parts)} days, the period has {plan.period_days}"
+        )
+    out: list[Piece] = []
+    segs, prts = list(plan.segments), list(parts)
+    seg_left, part_left = segs[0].days, prts[0].days
+    while segs and prts:
+        days = min(seg_left, part_left)
+        if days:
+            out.append(Piece(days, segs[0].rates, segs[0].version_id, prts[0]))
+        seg_left -= days
+        part_left -= days
+        if seg_left == 0:
+            segs.pop(0)
+            seg_left = segs[0].days if segs else 0
+        if part_left == 0:
+            prts.pop(0)
+            part_left = prts[0].days if prts else 0
+    return out
+
+
+PieceRate = Callable[[Piece], "tuple[Decimal, Decimal] | None"]
+
+
+def piece_shares(cut: Sequence[Piece], quantity_rate: PieceRate) -> list[tuple[Share, ParcelPart]]:
+    """The shares of a charge over the pieces (None: not charged in that piece), adjacent
+    pieces with the same quantity and rate merged into one share (one line), with the
+    parcel part the share starts in."""
+    out: list[tuple[Share, ParcelPart]] = []
+    merging = False
+    for piece in cut:
+        qr = quantity_rate(piece)
+        if qr is None:
+            merging = False
+            continue
+        q, r = qr
+        if merging and out[-1][0].quantity == q and out[-1][0].rate == r:
+            last, part = out[-1]
+            versions = (
+                last.versions if piece.version_id in last.versions else (*last.versions, piece.version_id)
+            )
+            out[-1] = (Share(q, r, last.days + piece.days, versions, last.rates), part)
+        else:
+            out.append((Share(q, r, piece.days, (piece.version_id,), piece.rates), piece.part))
+        merging = True
+    return out
+
+
+def _part_line(
+    rule_id: str,
+    description: str,
+    unit: str,
+    share: Share,
+    part: ParcelPart,
+    period_days: int,
+    details: dict[str, Any],
+) -> BillLine | None:
+    """One part's line: ``quantity x rate x days / period_days``, rounded once, its
+    derivation written out ("1.00 ERU x 12/30 days x $6.00", the quantity as determined)
+    and the part's first day."""
+    factor = "" if share.days == period_days else f" x {share.days}/{period_days} days"
+    sign = "-" if share.rate < 0 else ""
+    details["derivation"] = f"{share.quantity} {unit}{factor} x {sign}${rate_text(abs(share.rate))}"
+    if part.effective_from is not None:
+        details["effective_from"] = part.effective_from.isoformat()
+    if part.source_event_id:
+        details["source_event_id"] = part.source_event_id
+    return line(rule_id, description, unit, share, period_days, details)
+
+
+def rate_parts(parts: Sequence[ParcelPart], plan: Plan, notes: list[Note]) -> list[BillLine]:
+    """X-PERIOD: an ERU determination or a credit that took effect inside the period. Each
+    part of the period is charged at the values then in force, prorated by days: the base
+    charge on the days the parcel was not exempt (one line when that is all of them), the
+    ERU charge per ERU value, the credit per (ERU, percent); each share its own line."""
+    cut = pieces(plan, parts)
+    if all(p.exempt for p in parts):
+        notes.append(StormwaterExempt.NOTES[parts[-1].use])
+        return []
+    days = plan.period_days
+    out: list[BillLine] = []
+    base = StormwaterBaseCharge
+    for share, part in piece_shares(cut, lambda p: None if p.part.exempt else (ONE, p.rates.base)):
+        made = _part_line(
+            base.RULE_ID, "Clean Water Utility base charge", base.UNIT, share, part, days, {"use": part.use}
+        )
+        if made is not None:
+            out.append(made)
+    eru = StormwaterEruCharge
+    for share, part in piece_shares(cut, lambda p: None if p.part.exempt else (p.part.eru, p.rates.eru_rate)):
+        details: dict[str, Any] = {"eru": part.eru, "determination": part.eru_details}
+        made = _part_line(eru.RULE_ID, "Clean Water Utility ERU charge", eru.UNIT, share, part, days, details)
+        if made is not None:
+            out.append(made)
+    credit = StormwaterCredit
+
+    def credit_rate(p: Piece) -> tuple[Decimal, Decimal] | None:
+        if p.part.use != "nonresidential" or p.part.credit_percent <= 0:
+            return None
+        return (p.part.eru, p.rates.credit_per_eru.get(p.part.credit_percent))
+
+    for share, part in piece_shares(cut, credit_rate):
+        rates: StormwaterRates = share.rates
+        percent = part.credit_percent
+        applied = percent if percent < rates.cap_percent else rates.cap_percent
+        details = {
+            "credit_percent": percent,
+            "cap_percent": rates.cap_percent,
+            "applied_percent": applied,
+            "eru": part.eru,
+            "eru_rate": rates.eru_rate,
+        }
+        description = f"Clean Water Utility credit, {applied}% of the ERU charge"
+        made = _part_line(credit.RULE_ID, description, credit.UNIT, share, part, days, details)
+        if made is not None:
+            out.append(made)
+    if any(ln.rule_id == credit.RULE_ID for ln in out):
+        _hold_credit_within_cap(out, plan.segments[0].rates.cap_percent, notes)
+    return out
 
 
 def _hold_credit_within_cap(out: list[BillLine], cap_percent: Decimal, notes: list[Note]) -> None:
