@@ -25,7 +25,9 @@ Eight changes, installed by `install()` when the runtime starts moto itself:
    botocore and requires them equal.
 4. **The backend for a host is looked up once.** moto's dispatcher lists its package
    directory (`os.listdir` and an `isdir` per service) and then tries every service's URL
-   pattern for each request; the answer depends on the host only, so it is cached.
+   pattern for each request; the answer depends on the host only, so it is cached. So are
+   the action names of a response class (moto lists them with `inspect.getmembers` on every
+   request).
 5. **Requests and items without quadratic bookkeeping.** For the same data-plane operations
    a request body that holds no binary attribute is read with `json.loads` (moto's shape
    parser returns exactly that for such bodies, and costs a walk of every value), and an
@@ -56,11 +58,18 @@ Eight changes, installed by `install()` when the runtime starts moto itself:
    a DLQ) and `StreamShard.add` (a stream record) tell the runtime which source received
    something, so a drain polls only those instead of every queue and stream.
 
+And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
+deletes and visibility changes) made on moto's SQS backend directly, with the backend
+methods moto's API calls (see the class).
+
 And `serve_in_process(endpoint)`: boto3 clients in this process (the runtime's and the
 handlers') that call moto's endpoint are answered by moto's own WSGI application in the
 calling thread (a botocore `before-send` hook, as moto's `mock_aws` does), without a socket
 or a hop to the server thread. The same application serves both, on the same backends, so
 the answers are the server's; other processes (the CLI, the AWS CLI) still use the server.
+A DynamoDB request (while the shim is installed) skips werkzeug's test environment and Flask:
+it goes to `DynamoHandler.dispatch`, the callback moto's Flask route calls, with the request,
+URL and headers that route would pass (a third of a small call's cost was Flask's).
 """
 
 from __future__ import annotations
@@ -252,6 +261,19 @@ def _get_backend_for_host(self: Any, host: str | None) -> Any:
         return backend
 
 
+_method_names: dict[type, frozenset[str]] = {}
+
+
+def _method_names_from_class(clazz: Any) -> frozenset[str]:
+    """moto's `method_names_from_class` (every function of a response class, found with
+    `inspect.getmembers` on every request) once per class: a class's methods do not change."""
+    try:
+        return _method_names[clazz]
+    except KeyError:
+        names = _method_names[clazz] = frozenset(_originals["method_names_from_class"](clazz))
+        return names
+
+
 # --- 5. requests and items ------------------------------------------------------------------------
 def _parse_parameters(self: BaseResponse, request: Any) -> None:
     fast = FAST_JSON.get(self.boto3_service_name)
@@ -429,6 +451,46 @@ def listening(listener: Callable[[str, str], None]) -> Iterator[None]:
 _clients: dict[str, Any] = {}  # endpoint URL -> werkzeug test client of moto's application
 
 
+_DYNAMODB_TARGET = "DynamoDB_20120810."
+
+
+def _dynamodb_direct(request: Any, body: Any) -> tuple[int, dict[str, Any], Any] | None:
+    """A DynamoDB request answered by moto's `DynamoHandler.dispatch` itself, the callback the
+    server's Flask route calls (`convert_to_flask_response`), with the same request (moto's
+    `Request.from_primitives`, marked as the server's), URL and headers: without werkzeug's
+    test environment, Flask's routing and its request context (a third of a call's cost)."""
+    target = request.headers.get("X-Amz-Target")
+    if isinstance(target, bytes):
+        target = target.decode()
+    if not _originals or not target or not target.startswith(_DYNAMODB_TARGET):
+        return None
+    from botocore.exceptions import ClientError
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.moto_api import recorder
+
+    moto_request = _ServerRequest.from_primitives(request.method, request.url, request.headers, body)
+    recorder._record_request(moto_request)
+    try:
+        status, headers, content = DynamoHandler.dispatch(
+            moto_request, moto_request.raw_url, dict(moto_request.headers)
+        )
+    except ClientError as exc:  # as convert_to_flask_response answers it
+        status, headers, content = 400, {}, exc.response["Error"]["Message"]
+    return int(status), dict(headers), content
+
+
+def _server_request_class() -> Any:
+    from moto.core.request import Request
+
+    class ServerRequest(Request):
+        from_wsgi_server = True  # what moto's server hands its callbacks (no extra Date header)
+
+    return ServerRequest
+
+
+_ServerRequest: Any = None
+
+
 def _send_in_process(request: Any, **_: Any) -> Any:
     client = next((c for e, c in list(_clients.items()) if request.url.startswith(e + "/")), None)
     if client is None:
@@ -440,6 +502,11 @@ def _send_in_process(request: Any, **_: Any) -> Any:
     body = request.body
     if hasattr(body, "read"):
         body = body.read()
+    direct = _dynamodb_direct(request, body)
+    if direct is not None:
+        status, answered, content = direct
+        answered.pop("status", None)
+        return AWSResponse(request.url, status, answered, MockRawResponse(content))
     headers = [(k, v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()]
     answer = client.open(
         split.path or "/", method=request.method, query_string=split.query, headers=headers, data=body or b""
@@ -465,6 +532,181 @@ def stream_records(stream_arn: str, after: str | None, limit: int) -> list[dict[
     return [dict(r.to_json()) for r in shard.items[start : start + limit]]
 
 
+class DirectSqs:
+    """The runtime's own SQS calls (the scheduler's sends, the pollers' receives, deletes and
+    visibility changes, the queue counts) made on moto's SQS backend in this process: the
+    same backend methods moto's `SQSResponse` calls, so visibility timeouts, receive counts,
+    FIFO groups and DLQ redrive are moto's own, answered in the shape botocore parses
+    (`tests/runtime/test_moto_fast_json.py` compares the two). Without botocore's request
+    building and signing and moto's HTTP dispatch, a scheduled firing's send, receive and
+    delete cost microseconds instead of milliseconds. A call with arguments this class does
+    not take (or that moto refuses) goes to `client`, the boto3 client, so errors are the
+    API's own."""
+
+    _RECEIVE = frozenset(
+        {"QueueUrl", "MaxNumberOfMessages", "AttributeNames", "MessageAttributeNames", "WaitTimeSeconds"}
+    )
+    _SYSTEM = (
+        "AWSTraceHeader",
+        "ApproximateFirstReceiveTimestamp",
+        "ApproximateReceiveCount",
+        "MessageDeduplicationId",
+        "MessageGroupId",
+        "SenderId",
+        "SentTimestamp",
+        "SequenceNumber",
+    )
+
+    def __init__(self, client: Any, account: str, region: str) -> None:
+        self.client = client
+        self.account = account
+        self.region = region
+        self.exceptions = client.exceptions
+
+    def _backend(self) -> Any:
+        from moto.sqs.models import sqs_backends
+
+        return sqs_backends[self.account][self.region]
+
+    @staticmethod
+    def _name(url: str) -> str:
+        return url.split("/")[-1] if url.startswith(("http://", "https://")) else url
+
+    def send_message(self, **kwargs: Any) -> dict[str, Any]:
+        from moto.core.exceptions import ServiceException
+
+        if not kwargs.keys() <= {"QueueUrl", "MessageBody", "MessageGroupId", "MessageDeduplicationId"}:
+            return dict(self.client.send_message(**kwargs))
+        backend = self._backend()
+        name = self._name(kwargs["QueueUrl"])
+        try:
+            queue = backend.get_queue(name)
+            message = backend.send_message(
+                name,
+                kwargs["MessageBody"],
+                message_attributes={},
+                delay_seconds=None,
+                deduplication_id=kwargs.get("MessageDeduplicationId"),
+                group_id=kwargs.get("MessageGroupId"),
+                system_attributes=None,
+            )
+        except ServiceException:
+            return dict(self.client.send_message(**kwargs))
+        answer: dict[str, Any] = {"MD5OfMessageBody": message.body_md5, "MessageId": message.id}
+        if queue.fifo_queue and message.sequence_number:
+            answer["SequenceNumber"] = message.sequence_number
+        return answer
+
+    def receive_message(self, **kwargs: Any) -> dict[str, Any]:
+        from moto.core.exceptions import ServiceException
+        from moto.sqs.constants import MAXIMUM_VISIBILITY_TIMEOUT
+
+        count = kwargs.get("MaxNumberOfMessages", 1)
+        timeout = kwargs.get("VisibilityTimeout")
+        if (
+            not kwargs.keys() <= self._RECEIVE | {"VisibilityTimeout"}
+            or not 1 <= count <= 10
+            or kwargs.get("WaitTimeSeconds", 0) != 0
+            or (timeout is not None and not 0 <= timeout <= MAXIMUM_VISIBILITY_TIMEOUT)
+        ):
+            return dict(self.client.receive_message(**kwargs))
+        backend = self._backend()
+        name = self._name(kwargs["QueueUrl"])
+        try:
+            queue = backend.get_queue(name)
+            messages = backend.receive_message(
+                name,
+                count,
+                0,
+                queue.visibility_timeout if timeout is None else timeout,
+                list(kwargs.get("MessageAttributeNames", [])),
+            )
+        except ServiceException:
+            return dict(self.client.receive_message(**kwargs))
+        wanted = set(kwargs.get("AttributeNames", []))
+        included = [a for a in self._SYSTEM if "All" in wanted or a in wanted]
+        return {"Messages": [self._message(m, included) for m in messages]} if messages else {}
+
+    @staticmethod
+    def _message(message: Any, included: list[str]) -> dict[str, Any]:
+        """What moto's `SQSResponse.receive_message` answers, as botocore parses it."""
+        out: dict[str, Any] = {
+            "MessageId": message.id,
+            "ReceiptHandle": message.receipt_handle,
+            "MD5OfBody": message.body_md5,
+            "Body": message.body,
+        }
+        if len(message.message_attributes):
+            out["MessageAttributes"] = {
+                key: {
+                    k: base64.b64decode(v) if k == "BinaryValue" and isinstance(v, str) else v
+                    for k, v in value.items()
+                }
+                for key, value in message.message_attributes.items()
+            }
+            out["MD5OfMessageAttributes"] = message.attribute_md5
+        attributes: dict[str, str] = {}
+        values = {
+            "SenderId": lambda: message.sender_id,
+            "SentTimestamp": lambda: str(message.sent_timestamp),
+            "ApproximateReceiveCount": lambda: str(message.approximate_receive_count),
+            "ApproximateFirstReceiveTimestamp": lambda: str(message.approximate_first_receive_timestamp),
+            "MessageDeduplicationId": lambda: message.deduplication_id,
+            "MessageGroupId": lambda: message.group_id,
+            "AWSTraceHeader": lambda: (
+                (message.system_attributes or {}).get("AWSTraceHeader", {}).get("StringValue")
+                if (message.system_attributes or {}).get("AWSTraceHeader")
+                else None
+            ),
+            "SequenceNumber": lambda: message.sequence_number,
+        }
+        for name in included:
+            value = values[name]()
+            if value is not None:
+                attributes[name] = value
+        if included:
+            out["Attributes"] = attributes
+        return out
+
+    def _batch(self, operation: str, **kwargs: Any) -> dict[str, Any]:
+        from moto.core.exceptions import ServiceException
+
+        entries = kwargs.get("Entries") or []
+        receipts = [e.get("ReceiptHandle") for e in entries]
+        if (
+            kwargs.keys() != {"QueueUrl", "Entries"}
+            or not 1 <= len(entries) <= 10
+            or len(set(receipts)) != len(receipts)
+            or len({e.get("Id") for e in entries}) != len(entries)
+        ):
+            return dict(getattr(self.client, operation)(**kwargs))
+        backend = self._backend()
+        try:
+            success, failed = getattr(backend, operation)(self._name(kwargs["QueueUrl"]), entries)
+        except ServiceException:
+            return dict(getattr(self.client, operation)(**kwargs))
+        return {"Successful": [{"Id": i} for i in success], "Failed": failed}
+
+    def delete_message_batch(self, **kwargs: Any) -> dict[str, Any]:
+        return self._batch("delete_message_batch", **kwargs)
+
+    def change_message_visibility_batch(self, **kwargs: Any) -> dict[str, Any]:
+        return self._batch("change_message_visibility_batch", **kwargs)
+
+    def get_queue_attributes(self, **kwargs: Any) -> dict[str, Any]:
+        from moto.core.exceptions import ServiceException
+
+        names = kwargs.get("AttributeNames") or []
+        if kwargs.keys() != {"QueueUrl", "AttributeNames"} or "" in names:
+            return dict(self.client.get_queue_attributes(**kwargs))
+        try:
+            found = self._backend().get_queue_attributes(self._name(kwargs["QueueUrl"]), list(names))
+        except ServiceException:
+            return dict(self.client.get_queue_attributes(**kwargs))
+        attributes = {k: str(v) for k, v in found.items() if v is not None}
+        return {"Attributes": attributes} if attributes else {}
+
+
 def serve_in_process(endpoint: str) -> None:
     """Answer this process's boto3 calls to `endpoint` with moto's application directly."""
     import boto3
@@ -474,6 +716,9 @@ def serve_in_process(endpoint: str) -> None:
 
     with _lock:
         _clients[endpoint] = Client(DomainDispatcherApplication(create_backend_app))
+        global _ServerRequest
+        if _ServerRequest is None:
+            _ServerRequest = _server_request_class()
         if ("before-send", _send_in_process) not in BUILTIN_HANDLERS:
             # Every session made from now on, and the default one if it exists already (once:
             # a hook registered twice on a session answers twice, and a streamed body is lost).
@@ -527,6 +772,10 @@ def install() -> None:
 
         _originals["get_backend_for_host"] = DomainDispatcherApplication.get_backend_for_host
         DomainDispatcherApplication.get_backend_for_host = _get_backend_for_host  # type: ignore[method-assign]
+        import moto.core.responses
+
+        _originals["method_names_from_class"] = moto.core.responses.method_names_from_class
+        moto.core.responses.method_names_from_class = _method_names_from_class  # type: ignore[assignment]
         BaseResponse.serialized = _serialized  # type: ignore[method-assign]
         DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
         Table.__deepcopy__ = _table_deepcopy  # type: ignore[attr-defined]
@@ -560,4 +809,7 @@ def uninstall() -> None:
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
         DomainDispatcherApplication.get_backend_for_host = _originals.pop("get_backend_for_host")  # type: ignore[method-assign]
+        import moto.core.responses
+
+        moto.core.responses.method_names_from_class = _originals.pop("method_names_from_class")
         del Table.__deepcopy__  # type: ignore[attr-defined]

@@ -64,7 +64,11 @@ class LocalRuntime:
             isolate=isolate,
             clock=_SimulatedNow(self),
         )
-        self._sqs = emulator.client("sqs")
+        self._sqs: Any = emulator.client("sqs")
+        if emulator.observes_activity("sqs"):  # moto in this process: its queues directly
+            from sewerbill.local import motoshim
+
+            self._sqs = motoshim.DirectSqs(self._sqs, stack.account, stack.region)
         account = stack.account if emulator.started_here else None
         self._pollers: list[SqsPoller | StreamPoller] = [
             SqsPoller(source, self._sqs, self.invoker, stack.region, account)
