@@ -221,10 +221,14 @@ def main() -> None:
     meter.install()
     profile = Profile()
     pauses = GcPauses()
+    # The functions run in this process (isolate="modules"): the benchmark counts every AWS
+    # request the cycle makes (to price it and to replay its writes as the raw bound) by
+    # wrapping botocore here, which a function's own worker process would not see.
     with LocalRuntime.start(
         ROOT / "template.yaml",
         start_time=datetime(2026, 9, 30, 12, tzinfo=UTC),
         parameters={"TariffsDir": str(ROOT / "infra" / "tariffs")},
+        isolate="modules",
     ) as rt:
         ddb = rt.client("dynamodb")
         table = rt.resource("BillingTable")

@@ -26,21 +26,14 @@ for extra in (ROOT / "services", ROOT / "infra"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
 
-from sewerbill.local import LocalRuntime  # noqa: E402
+from procs import cpu_seconds  # noqa: E402
 
-TICK = os.sysconf("SC_CLK_TCK")
+from sewerbill.local import LocalRuntime  # noqa: E402
 
 
 def _cpu(pids: list[int | None]) -> float:
     """CPU seconds of this process plus those of the live workers `pids`."""
-    total = time.process_time()
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / TICK  # utime, stime
-    return total
+    return cpu_seconds(pids)
 
 
 def run(isolate: str, until: datetime, messages: int) -> dict[str, float]:

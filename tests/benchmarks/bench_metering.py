@@ -28,7 +28,6 @@ import csv
 import gc
 import io
 import os
-import resource
 import sys
 import tempfile
 import time
@@ -179,6 +178,8 @@ def bench_interval(rows: int) -> None:
 
 
 def bench_reads(sizes: tuple[int, ...] = (1_000, 10_000)) -> None:
+    from procs import cpu_seconds, peak_rss_mib, workers
+
     from sewerbill.local import LocalRuntime
 
     print("register read files on the local runtime (moto server, template.yaml), upload -> kept at billing:")
@@ -201,16 +202,18 @@ def bench_reads(sizes: tuple[int, ...] = (1_000, 10_000)) -> None:
             )
             began = time.perf_counter()
             rt.upload("UploadsBucket", f"meters/{tag}.csv", meters)
-            registered, cpu = time.perf_counter(), time.process_time()
+            # CPU and memory of the runtime's process and of the functions' own (isolate="process")
+            registered, cpu = time.perf_counter(), cpu_seconds(workers(rt))
             rt.upload("UploadsBucket", f"reads/{tag}.csv", reads)
-            done, cpu = time.perf_counter(), time.process_time() - cpu
+            done, cpu = time.perf_counter(), cpu_seconds(workers(rt)) - cpu
             kept = count_kept(rt, tag)
-            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            own, largest, rss = peak_rss_mib(workers(rt))
             rate = n / (done - registered)
             print(
                 f"  {n:>6,} reads: {done - registered:6.2f} s ({cpu:.2f} s CPU), {rate:>7,.0f} rows/s "
                 f"(meters file {registered - began:.2f} s); "
-                f"kept at billing {kept:,}; peak RSS {rss:,.0f} MiB; raw/pipeline {raw / rate:.1f}x wall, "
+                f"kept at billing {kept:,}; peak RSS {rss:,.0f} MiB at most (runtime {own:,.0f}, largest "
+                f"function {largest:,.0f}); raw/pipeline {raw / rate:.1f}x wall, "
                 f"{raw_cpu * cpu / n:.1f}x CPU (target <= 5x)"
             )
         print(f"  dead letters: {len(rt.dead_letters)}")
