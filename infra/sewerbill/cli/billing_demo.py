@@ -53,6 +53,7 @@ def load_accounts(rt: Any, bucket: str, say: Callable[[str], None]) -> None:
 def after_cycle(rt: Any, bucket: str, say: Callable[[str], None]) -> bool:
     """After the February cycle: show the bills, post a payment, pass the delinquency day."""
     ok = True
+    billed: set[str] = set()
     for tenant, account in (  # the sewer accounts' January use comes from metering's demo reads
         ("pleasant-prairie-sewer", "PP-0001"),
         ("pleasant-prairie-sewer", "PP-0002"),
@@ -62,11 +63,18 @@ def after_cycle(rt: Any, bucket: str, say: Callable[[str], None]) -> bool:
         for b in bills:
             lines = ", ".join(f"{ln['rule_id']} {ln['amount']}" for ln in b["lines"])
             say(f"      bill {b['bill_number']}: {lines} = {b['total']}, due {b['due_date']}")
-        if not bills:
+        if bills:
+            billed.add(account)
+        else:
             say(f"      {account}: no bill yet (held until its consumption is determined)")
         ok &= bool(bills) or tenant == "pleasant-prairie-sewer"
     say(
-        "      billing: lockbox payments/demo.csv pays PP-0001's bill (2 cents over: kept as a credit balance) ..."
+        "      billing: lockbox payments/demo.csv pays 68.00 on PP-0001 "
+        + (
+            "(its bill, 2 cents over: kept as a credit balance) ..."
+            if "PP-0001" in billed
+            else "(no bill yet: the whole payment stands as a credit balance on the account) ..."
+        )
     )
     rt.upload(
         bucket,
