@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import io
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -213,15 +213,7 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
     for i, text in enumerate(right):
         canvas.drawRightString(WIDTH - MARGIN, top - 14 - 11 * i, text)
 
-    # Mailing address (window) and service address.
-    y = top - 80
-    canvas.setFont("Helvetica", 10)
-    for address_line in (doc.customer_name, *doc.mailing_lines):
-        canvas.drawString(MARGIN + 18, y, address_line)
-        y -= 12
-    canvas.setFont("Helvetica", 9)
-    canvas.drawString(WIDTH / 2 + 20, top - 80, "Service address")
-    canvas.drawString(WIDTH / 2 + 20, top - 92, doc.service_address)
+    _addresses(canvas, top, doc.customer_name, doc.mailing_lines, doc.service_address)
 
     # Meter reads, estimates marked.
     y = top - 160
@@ -393,14 +385,7 @@ def draw_combined_bill(canvas: Canvas, doc: CombinedBillDocument) -> None:
     for i, text in enumerate(right):
         canvas.drawRightString(WIDTH - MARGIN, top - 38 - 11 * i, text)
 
-    y = top - 80
-    canvas.setFont("Helvetica", 10)
-    for address_line in (doc.customer_name, *doc.mailing_lines):
-        canvas.drawString(MARGIN + 18, y, address_line)
-        y -= 12
-    canvas.setFont("Helvetica", 9)
-    canvas.drawString(WIDTH / 2 + 20, top - 80, "Service address")
-    canvas.drawString(WIDTH / 2 + 20, top - 92, doc.service_address)
+    _addresses(canvas, top, doc.customer_name, doc.mailing_lines, doc.service_address)
 
     # Summary: what each utility's bill asks, then the total to remit.
     y = top - 150
@@ -679,3 +664,17 @@ def _serialised(value: Any) -> bytes:
     buffer = io.BytesIO()
     value.write_to_stream(buffer)
     return buffer.getvalue()
+
+
+def _addresses(
+    canvas: Canvas, top: float, customer_name: str, mailing_lines: Sequence[str], service_address: str
+) -> None:
+    """The mailing address (in the envelope's window) and the service address, beside it."""
+    y = top - 80
+    canvas.setFont("Helvetica", 10)
+    for address_line in (customer_name, *mailing_lines):
+        canvas.drawString(MARGIN + 18, y, address_line)
+        y -= 12
+    canvas.setFont("Helvetica", 9)
+    canvas.drawString(WIDTH / 2 + 20, top - 80, "Service address")
+    canvas.drawString(WIDTH / 2 + 20, top - 92, service_address)
