@@ -1,4 +1,4 @@
-"""The local runtime: the template's stack on an emulator, with its functions run in-process.
+"""The local runtime: the template's stack on an emulator, each function run in a worker process of its own.
 
 with LocalRuntime.start(template="template.yaml", start_time=datetime(2025, 1, 1, tzinfo=UTC)) as rt:
     rt.upload("UploadsBucket", "reads/2025-01.csv", data)
