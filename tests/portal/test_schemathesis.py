@@ -94,6 +94,7 @@ NOT_EXPRESSIBLE = {
     "POST /staff/{tenant}/accounts/{account_id}/preview": "period_end after period_start; a metered account needs a volume",
     "POST /staff/{tenant}/septage/permits": "GR-SEPTAGE-PERMIT: insurance of at least $100,000, distinct unit licences",
     "POST /staff/{tenant}/septage/disposals": "GR-SEPTAGE-PERMIT: the permit and unit must be on file (stored state)",
+    "POST /staff/{tenant}/accounts/{account_id}/arrangements": "instalments due from the day it is made (today) to end_on",
 }
 
 
