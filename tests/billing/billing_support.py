@@ -1,9 +1,12 @@
-"""Helpers for billing's pure tests (a module of its own: conftest names collide across dirs)."""
+"""Helpers for billing's tests (a module of its own: conftest names collide across dirs)."""
 
 from __future__ import annotations
 
+import json
+import urllib.request
 from datetime import date
 from decimal import Decimal
+from typing import Any
 
 from billing.domain.ledger import Entry
 
@@ -19,3 +22,19 @@ def payment(account_id: str, ref: str, paid_on: date, amount: str, tenant: str =
         fund="om",
         reference=ref,
     )
+
+
+# --- on the local runtime ---------------------------------------------------------------------
+def staff_get(rt: Any, path: str, tenant: str) -> dict[str, Any]:
+    """GET a staff route through the runtime's gateway with a clerk's token of ``tenant``."""
+    token = rt.mint_token(sub="clerk", claims={"role": "staff", "tenants": [tenant]})
+    req = urllib.request.Request(rt.gateway_url + path, headers={"authorization": f"Bearer {token}"})
+    with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - the local gateway
+        result: dict[str, Any] = json.loads(resp.read())
+    return result
+
+
+def publish(rt: Any, event: Any) -> None:
+    """Put a producer's event on the bus, as the producer's outbox would, and drain."""
+    rt.put_event(event.SOURCE, event.detail_type(), json.loads(event.detail_json()), bus="EventBus")
+    rt.drain()

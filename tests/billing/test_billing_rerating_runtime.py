@@ -6,13 +6,13 @@ and notices mails to the customer as a memo (X-IMMUTABLE), once, through the bus
 from __future__ import annotations
 
 import json
-import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
+from billing_support import publish, staff_get
 
 from metering.events import ConsumptionDetermined
 from sewerbill.local import LocalRuntime
@@ -37,19 +37,6 @@ def rt() -> Iterator[LocalRuntime]:
         stack_name="billing-rerate",
     ) as runtime:
         yield runtime
-
-
-def staff_get(rt: LocalRuntime, path: str, tenant: str) -> dict[str, Any]:
-    token = rt.mint_token(sub="clerk", claims={"role": "staff", "tenants": [tenant]})
-    req = urllib.request.Request(rt.gateway_url + path, headers={"authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - the local gateway
-        result: dict[str, Any] = json.loads(resp.read())
-    return result
-
-
-def publish(rt: LocalRuntime, event: Any) -> None:
-    rt.put_event(event.SOURCE, event.detail_type(), json.loads(event.detail_json()), bus="EventBus")
-    rt.drain()
 
 
 def eru(sequence: int, effective_from: str, value: str) -> dict[str, Any]:

@@ -6,7 +6,6 @@ weekends, month ends and 2028-02-29."""
 from __future__ import annotations
 
 import json
-import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from billing_support import publish, staff_get
 
 from metering.events import ConsumptionDetermined
 from sewerbill.local import LocalRuntime
@@ -41,19 +41,6 @@ def rt() -> Iterator[LocalRuntime]:
         stack_name="billing-year",
     ) as runtime:
         yield runtime
-
-
-def staff_get(rt: LocalRuntime, path: str, tenant: str) -> dict[str, Any]:
-    token = rt.mint_token(sub="clerk", claims={"role": "staff", "tenants": [tenant]})
-    req = urllib.request.Request(rt.gateway_url + path, headers={"authorization": f"Bearer {token}"})
-    with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - the local gateway
-        result: dict[str, Any] = json.loads(resp.read())
-    return result
-
-
-def publish(rt: LocalRuntime, event: Any) -> None:
-    rt.put_event(event.SOURCE, event.detail_type(), json.loads(event.detail_json()), bus="EventBus")
-    rt.drain()
 
 
 def ledger(rt: LocalRuntime, tenant: str, account: str) -> list[dict[str, Any]]:
