@@ -230,11 +230,8 @@ def run(emulator: Emulator, table: str) -> list[Any]:
 
 def test_the_fast_paths_answer_what_moto_as_shipped_answers(emulator: Emulator) -> None:
     fast = run(emulator, "fast")
-    motoshim.uninstall()
-    try:
+    with motoshim.shipped():
         shipped = run(emulator, "shipped")
-    finally:
-        motoshim.install()
 
     assert len(fast) == len(shipped) == len(calls("x")) + 1
     for i, (a, b) in enumerate(zip(fast, shipped, strict=True)):
@@ -251,12 +248,9 @@ def test_the_fast_paths_are_in_place_only_while_installed(emulator: Emulator) ->
 
     assert BaseResponse.serialized is motoshim._serialized
     assert moto.core.responses.method_names_from_class is motoshim._method_names_from_class
-    motoshim.uninstall()
-    try:
+    with motoshim.shipped():
         assert BaseResponse.serialized is not motoshim._serialized
         assert moto.core.responses.method_names_from_class is not motoshim._method_names_from_class
-    finally:
-        motoshim.install()
 
 
 # --- the runtime's own SQS calls, on moto's backend directly (motoshim.DirectSqs) ------------------

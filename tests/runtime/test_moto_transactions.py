@@ -81,11 +81,8 @@ def test_the_2000th_transaction_on_a_2000_item_table_copies_what_the_first_copie
 
 def test_without_the_shim_moto_copies_the_whole_table_per_transaction(ddb: Any) -> None:
     # Proves the count above can fail: moto as shipped deep-copies all ~4,000 items.
-    motoshim.uninstall()
-    try:
+    with motoshim.shipped():
         assert items_created_by(ddb, 5000) > 4000
-    finally:
-        motoshim.install()
 
 
 def test_a_cancelled_transaction_leaves_the_items_and_the_stream_as_they_were(ddb: Any) -> None:

@@ -813,3 +813,13 @@ def uninstall() -> None:
 
         moto.core.responses.method_names_from_class = _originals.pop("method_names_from_class")
         del Table.__deepcopy__  # type: ignore[attr-defined]
+
+
+@contextmanager
+def shipped() -> Iterator[None]:
+    """Moto as shipped for the block, the shim back after it (the differential tests)."""
+    uninstall()
+    try:
+        yield
+    finally:
+        install()
