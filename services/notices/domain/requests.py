@@ -21,12 +21,7 @@ def bill_notice(doc: BillDocument, recipient: Recipient, trigger: str) -> Notice
     """N-BILL: the bill itself; the PDF is attached to the email or mailed. A bill that
     leaves the account in credit says so: a credit balance, nothing due (never a negative
     amount "due")."""
-    if doc.credit:
-        balance = f"a credit balance of {money(-doc.amount_due)}, nothing due"
-    elif doc.amount_due == 0:
-        balance = "nothing due"
-    else:
-        balance = f"{money(doc.amount_due)} due {doc.due_date.isoformat()}"
+    balance = _balance(doc.amount_due, doc.due_date)
     return NoticeRequest(
         rule=Rule.BILL,
         tenant=doc.tenant,
@@ -65,6 +60,7 @@ def funds_text(funds: dict[str, Decimal]) -> str:
 
 
 def _balance(amount_due: Decimal, due_date: date) -> str:
+    """What a bill asks: a credit balance with nothing due, nothing due, or the amount by its date."""
     if amount_due < 0:
         return f"a credit balance of {money(-amount_due)}, nothing due"
     if amount_due == 0:
