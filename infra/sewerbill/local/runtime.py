@@ -30,6 +30,7 @@ from sewerbill.local.gateway import Gateway
 from sewerbill.local.invoker import Invocation, Invoker, start_forkserver
 from sewerbill.local.sources import DeadLetter, DeadLetterWatch, SqsPoller, StreamPoller
 from sewerbill.local.stack import Provisioner, ScheduledTarget, Stack, StreamSource
+from sewerbill.local.worker import stamp_logs_with
 
 log = logging.getLogger("sewerbill.local")
 
@@ -172,7 +173,7 @@ class LocalRuntime:
             for poller in runtime._stream_pollers:
                 poller.start()
             runtime._listening = emulator.listen(runtime._on_activity)
-            runtime._listening.callback(_stamp_logs_with(runtime.clock))
+            runtime._listening.callback(stamp_logs_with(lambda: runtime.clock.now))
             if gateway:
                 runtime.gateway = Gateway(runtime, gw_port)
                 runtime.gateway.start()
@@ -530,22 +531,6 @@ def _invocation(i: Invocation) -> dict[str, Any]:
         "error": i.error,
         "duration_ms": round(i.duration_ms, 1),
     }
-
-
-def _stamp_logs_with(clock: SimulatedClock) -> Callable[[], None]:
-    """Log records made while the runtime runs (its own and its handlers') carry the
-    simulated time, so a log line says when it happened on the simulated calendar.
-    Returns what puts the previous record factory back."""
-    previous = logging.getLogRecordFactory()
-
-    def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
-        record = previous(*args, **kwargs)
-        record.created = clock.now.timestamp()
-        record.msecs = 0.0
-        return record
-
-    logging.setLogRecordFactory(factory)
-    return lambda: logging.setLogRecordFactory(previous)
 
 
 class _SimulatedNow:

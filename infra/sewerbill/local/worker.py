@@ -30,6 +30,7 @@ import sys
 import time
 import traceback
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
@@ -84,7 +85,7 @@ def serve(conn: Any, fn: dict[str, Any], env: dict[str, str]) -> None:
     if fn["code_dir"]:
         sys.path.insert(0, fn["code_dir"])
     clock = SentClock()
-    _stamp_logs_with(clock)
+    stamp_logs_with(lambda: clock.at)
     module_name, _, attr = fn["handler"].rpartition(".")
     started = time.perf_counter()
     try:
@@ -192,15 +193,19 @@ def _clock_module() -> Any:
         return None
 
 
-def _stamp_logs_with(clock: SentClock) -> None:
-    """Log records a handler makes carry the simulated time, as the runtime's own do."""
+def stamp_logs_with(now: Callable[[], datetime | None]) -> Callable[[], None]:
+    """Log records made from here on carry the simulated time `now()` (when it gives one),
+    so a log line says when it happened on the simulated calendar: the runtime's own and,
+    in a worker, its handler's. Returns what puts the previous record factory back."""
     previous = logging.getLogRecordFactory()
 
     def factory(*args: Any, **kwargs: Any) -> logging.LogRecord:
         record = previous(*args, **kwargs)
-        if clock.at is not None:
-            record.created = clock.at.timestamp()
+        at = now()
+        if at is not None:
+            record.created = at.timestamp()
             record.msecs = 0.0
         return record
 
     logging.setLogRecordFactory(factory)
+    return lambda: logging.setLogRecordFactory(previous)
