@@ -137,10 +137,20 @@ class BillAdjusted(Event):
     staff correction's is the staff's). ``lines`` split ``amount`` by fund (they add up to
     it). ``kind`` is ``rerating`` (the period rated again on a re-determined consumption:
     ``from_volume_gal``, ``to_volume_gal`` and the ``source_event_id`` that brought it) or
-    ``correction`` (a staff memo, with its approver)."""
+    ``correction`` (a staff memo, with its approver).
+
+    schema_version 2 (issue 12, additive: version 1 details still parse): ``kind``
+    ``reversal`` (a late charge or penalty reduced because a payment dated before it was
+    posted after it was assessed, X-DUE: ``reverses_entry_id`` names the charge's entry);
+    a ``rerating`` of a stormwater period whose ERU or credit changed after it was billed
+    carries no volumes and names the ERU or credit event in ``source_event_id``;
+    ``rule_ids`` (the rules the amount stands on) and ``derivation`` (how it was found)
+    on every kind."""
 
     SOURCE = SOURCE
     BUSINESS_KEY = ("tenant", "reference")
+
+    schema_version: int = 2
 
     tenant: str
     account_id: str
@@ -155,11 +165,14 @@ class BillAdjusted(Event):
     lines: tuple[AdjustedFund, ...] = Field(min_length=1, max_length=8)
     reason: str = Field(max_length=2000)
     approver: str = Field(max_length=200)
-    kind: Literal["rerating", "correction"] = "correction"
+    kind: Literal["rerating", "correction", "reversal"] = "correction"
     from_volume_gal: Decimal | None = None
     to_volume_gal: Decimal | None = None
     source_event_id: str | None = None
     rule_id: str = "X-IMMUTABLE"
+    rule_ids: tuple[str, ...] = Field(default=(), max_length=16)
+    derivation: str | None = Field(default=None, max_length=2000)
+    reverses_entry_id: str | None = Field(default=None, max_length=200)
 
 
 class PaymentApplied(Event):

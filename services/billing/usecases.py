@@ -430,6 +430,7 @@ def correct_for_backdated(
     again, and a charge already reversed is not reversed twice. Returns the reversals."""
     today = local_today(now)
     reversals: list[Entry] = []
+    events: list[BillAdjusted] = []
     by_tenant: dict[str, dict[str, list[Entry]]] = {}
     for p in payments:
         if p.posted_on <= today:
@@ -472,15 +473,45 @@ def correct_for_backdated(
                     bills_by[b.account_id].append(b)
         for account_id in sorted(late):
             bills = bills_by[account_id]
-            reversals += late_charge_corrections(
+            found = late_charge_corrections(
                 bills=bills,
                 entries=[e for b in bills for e in b.entries()] + stored[account_id],
                 terms=terms,
                 payments=by_account[account_id],
                 today=today,
             )
+            reversals += found
+            by_id = {b.bill_id: b for b in bills}
+            events += [reversal_event(by_id[r.bill_id or ""], r, now) for r in found]
+    # The memos first, then the reversals: a crash between them is finished by the retry,
+    # which finds the same reversals (not yet written) and rewrites the same outbox items
+    # (an outbox item published once: its INSERT); the other way round a retry would find
+    # the charges reversed already and the memos would be lost.
+    repo.write_entries([], events=events, now=now)
     repo.write_entries(reversals, now=now)
     return len(reversals)
+
+
+REVERSAL_APPROVER = "billing (X-DUE back-dated payment)"
+
+
+def reversal_event(bill: Bill, reversal: Entry, now: datetime) -> BillAdjusted:
+    """A late charge or penalty reduced by a back-dated payment, as the same ``BillAdjusted``
+    every adjustment publishes (the customer is sent a credit memo; the portal's ledger
+    shows the entry): referring to the charge's bill, keyed by the reversal's entry id."""
+    return adjustment_event(
+        bill,
+        reference=reversal.entry_id,
+        posted_on=reversal.posted_on,
+        split={reversal.fund: reversal.amount},
+        reason=reversal.description,
+        approver=REVERSAL_APPROVER,
+        now=now,
+        kind="reversal",
+        rule_ids=(reversal.rule_id, "X-DUE", "X-IMMUTABLE"),
+        derivation=reversal.description,
+        reverses_entry_id=reversal.reference,
+    )
 
 
 def take_in_lockbox_file(
@@ -1111,26 +1142,24 @@ def post_adjustment(
         "recorded_at": now.isoformat(),
     }
     rerating = extra.get("kind") == "rerating"
-    event = BillAdjusted(
-        event_id=event_id_for("BillAdjusted", tenant, reference),
-        occurred_at=now,
-        tenant=tenant,
-        account_id=account_id,
-        bill_id=bill_id,
-        bill_number=bill.bill_number,
-        period_start=bill.period_start,
-        period_end=bill.period_end,
+
+    def volume(name: str) -> Decimal | None:
+        return Decimal(str(extra[name])) if rerating and extra.get(name) is not None else None
+
+    event = adjustment_event(
+        bill,
         reference=reference,
         posted_on=posted_on,
-        amount=amount,
-        memo="credit" if amount < 0 else "debit",
-        lines=tuple(AdjustedFund(fund=f, amount=v) for f, v in split.items()),
+        split=split,
         reason=reason,
         approver=approver,
+        now=now,
         kind="rerating" if rerating else "correction",
-        from_volume_gal=Decimal(extra["from_volume_gal"]) if rerating else None,
-        to_volume_gal=Decimal(extra["to_volume_gal"]) if rerating else None,
+        from_volume_gal=volume("from_volume_gal"),
+        to_volume_gal=volume("to_volume_gal"),
         source_event_id=extra.get("source_event_id") if rerating else None,
+        rule_ids=tuple(extra.get("rule_ids") or ("X-IMMUTABLE",)),
+        derivation=extra.get("derivation"),
     )
     result = {
         "entry_id": entries[0].entry_id,
@@ -1156,6 +1185,46 @@ def post_adjustment(
             raise AdjustmentRefused(f"reference: {reference!r} was used for another adjustment") from None
         return {**result, "posted_on": stored.get("posted_on"), "replayed": True}
     return {**result, "replayed": False}
+
+
+def adjustment_event(
+    bill: Bill,
+    *,
+    reference: str,
+    posted_on: date,
+    split: Mapping[str, Decimal],
+    reason: str,
+    approver: str,
+    now: datetime,
+    kind: str = "correction",
+    rule_ids: Sequence[str] = ("X-IMMUTABLE",),
+    derivation: str | None = None,
+    **extra: Any,
+) -> BillAdjusted:
+    """``BillAdjusted`` for an adjustment of ``bill`` (a staff memo, a re-rating or a late
+    charge's reversal): one contract for every adjustment, keyed by its ``reference``."""
+    amount = sum(split.values(), Decimal("0.00"))
+    return BillAdjusted(
+        event_id=event_id_for("BillAdjusted", bill.tenant, reference),
+        occurred_at=now,
+        tenant=bill.tenant,
+        account_id=bill.account_id,
+        bill_id=bill.bill_id,
+        bill_number=bill.bill_number,
+        period_start=bill.period_start,
+        period_end=bill.period_end,
+        reference=reference,
+        posted_on=posted_on,
+        amount=amount,
+        memo="credit" if amount < 0 else "debit",
+        lines=tuple(AdjustedFund(fund=f, amount=v) for f, v in sorted(split.items())),
+        reason=reason[:2000],
+        approver=approver,
+        kind=kind,  # type: ignore[arg-type]
+        rule_ids=tuple(dict.fromkeys(rule_ids)),
+        derivation=derivation[:2000] if derivation else None,
+        **extra,
+    )
 
 
 class AdjustmentRefused(PermanentError):

@@ -218,6 +218,20 @@ def test_a_backdated_lockbox_payment_reverses_the_late_charge_once_by_an_adjustm
     assert [e["amount"] for e in of(billed, "LEDGER#") if e["kind"] == "late_charge"] == ["5.84"]
     status, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
     assert status == 200 and ledger["balance"] == "0.00"
+    # The reversal is published as the same BillAdjusted as every adjustment (the notices
+    # memo and the portal), once for the file posted twice: a credit memo of 5.84 on the
+    # bill the late charge was assessed on, naming the charge, the payment and the rules.
+    [memo] = adjusted(billed)
+    assert (memo["kind"], memo["memo"], memo["amount"], memo["bill_id"]) == (
+        "reversal",
+        "credit",
+        "-5.84",
+        charge["bill_id"],
+    )
+    assert (memo["reference"], memo["reverses_entry_id"]) == (reversals[0]["entry_id"], charge["entry_id"])
+    assert memo["lines"] == [{"fund": charge["fund"], "amount": "-5.84"}]
+    assert memo["rule_ids"] == ["GR-LATE", "X-DUE", "X-IMMUTABLE"]
+    assert "LB-77 dated 2026-10-20" in memo["reason"] and "reduced to 0.00" in memo["derivation"]
 
 
 def test_a_backdated_partial_api_payment_leaves_the_late_charge_of_the_unpaid_rest(
@@ -237,3 +251,10 @@ def test_a_backdated_partial_api_payment_leaves_the_late_charge_of_the_unpaid_re
     _, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
     # 194.50 + 5.84 - 150.00 - 4.50 = 45.84
     assert Decimal(ledger["balance"]) == Decimal("45.84")
+    [memo] = adjusted(billed)  # the replayed payment publishes nothing more
+    assert (memo["kind"], memo["amount"], memo["posted_on"]) == ("reversal", "-4.50", "2026-11-02")
+    assert "reduced to 1.34" in memo["derivation"]
+
+
+def adjusted(stack: Stack) -> list[dict[str, Any]]:
+    return [json.loads(o["detail"]) for o in stack.outbox("billing") if o["detail_type"] == "BillAdjusted"]
