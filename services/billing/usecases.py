@@ -11,9 +11,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from billing.adapters.items import bill_item, bill_key, entry_of, event_id_for
+from billing.adapters.items import bill_item, bill_key, bill_of, entry_of, event_id_for
 from billing.adapters.projections import Redetermined
 from billing.adapters.repository import BillingRepo
 from billing.arrangements import all_arrangements
@@ -776,8 +776,17 @@ def run_cycle(
     return len(plan)
 
 
-def keep_producer_event(event: Any, *, projections: Any, clock: Any) -> None:
-    """Keep a sampling or stormwater event in billing's projections (by business key)."""
+def keep_producer_event(
+    event: Any,
+    *,
+    projections: Any,
+    clock: Any,
+    rerate: Callable[[list[ParcelChange], datetime], object] | None = None,
+) -> None:
+    """Keep a sampling or stormwater event in billing's projections (by business key); an
+    ERU or credit kept for a period already billed is then re-rated (``rerate``, see
+    :func:`rerate_parcels`). Kept first: a crash before the re-rating is finished by the
+    redelivery, which keeps the same values again and re-rates."""
     from sampling.events import SamplingCostCharged, SamplingCostsCharged, StrengthClassified
     from stormwater.events import CreditChanged, ERUDetermined, ERUsDetermined, FeeCharged, RefundGranted
 
@@ -805,6 +814,10 @@ def keep_producer_event(event: Any, *, projections: Any, clock: Any) -> None:
         projections.post_refund(event, now)
     else:  # pragma: no cover - the handler only passes the kinds above
         raise PermanentError(f"billing keeps no {type(event).__name__}")
+    if rerate is not None:
+        changes = parcel_changes(event)
+        if changes:
+            rerate(changes, now)
 
 
 def local_today(now: datetime) -> date:
@@ -1196,7 +1209,7 @@ def adjustment_event(
     reason: str,
     approver: str,
     now: datetime,
-    kind: str = "correction",
+    kind: Literal["rerating", "correction", "reversal"] = "correction",
     rule_ids: Sequence[str] = ("X-IMMUTABLE",),
     derivation: str | None = None,
     **extra: Any,
@@ -1220,7 +1233,7 @@ def adjustment_event(
         lines=tuple(AdjustedFund(fund=f, amount=v) for f, v in sorted(split.items())),
         reason=reason[:2000],
         approver=approver,
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         rule_ids=tuple(dict.fromkeys(rule_ids)),
         derivation=derivation[:2000] if derivation else None,
         **extra,
@@ -1255,9 +1268,8 @@ def rerate_billed(
     One BatchGetItem finds the bills of the chunk's re-determinations. A period that cannot
     be rated again (its tariff version changed, its account is gone) books nothing and is
     kept under ``RERATE-REFUSED#<tenant>`` with the reason; the consumption is still kept."""
-    from billing.adapters.items import bill_of
     from billing.adapters.repository import usage_of
-    from billing.domain.rerating import CannotRerate, rerate
+    from billing.domain.rerating import CannotRerate, billed_total_recs, rerate
 
     keys = {
         bill_key(r.tenant, r.new["account_id"], date.fromisoformat(r.new["period_start"])): r
@@ -1297,12 +1309,14 @@ def rerate_billed(
         new = usage_of(r.new)
         total_recs = None
         if r.tenant == "sullivan-sewer":
-            period = (bill.period_start.isoformat(), bill.period_end.isoformat())
-            if period not in recs:
-                recs[period] = total_recs_of(
-                    repo.accounts(r.tenant), bill.period_start, bill.period_end, book
-                )
-            total_recs = recs[period]
+            total_recs = billed_total_recs(bill)
+            if total_recs is None:  # a bill without its SU-REC derivation: the accounts then
+                period = (bill.period_start.isoformat(), item["issued_at"])
+                if period not in recs:
+                    recs[period] = total_recs_as_of(
+                        repo, r.tenant, datetime.fromisoformat(item["issued_at"]), bill, book
+                    )
+                total_recs = recs[period]
         strength = repo.strength_between(
             r.tenant, bill.account_id, bill.account_id, bill.period_start, bill.period_end
         ).get(bill.account_id)
@@ -1346,6 +1360,8 @@ def rerate_billed(
                         else str(new.winter_average_gal),
                         "source_event_id": rerated.source_event_id,
                         "tariff_versions": list(rerated.tariff_versions),
+                        "total_recs": None if total_recs is None else str(total_recs),
+                        "rule_lines": json.dumps([[r, str(b), str(a)] for r, b, a in rerated.lines]),
                     },
                 )
             )
@@ -1372,3 +1388,203 @@ def _refusal(r: Redetermined, bill_id: str, reason: str, now: datetime) -> dict[
         "rule_id": "X-IMMUTABLE",
         "recorded_at": now.isoformat(),
     }
+
+
+def total_recs_as_of(repo: BillingRepo, tenant: str, at: datetime, bill: Bill, book: TariffBook) -> Decimal:
+    """SU-REC's total REC units as the cycle that issued ``bill`` counted them: every
+    account's version recorded by ``at`` (the bill's issue; accounts are kept as history,
+    one item per change), active in the bill's period. One history query per account: only
+    for a bill that does not carry the figure in its SU-REC line (``billed_total_recs``)."""
+    then = [repo.account_as_of(tenant, a.account_id, at) for a in repo.accounts(tenant)]
+    return total_recs_of([a for a in then if a is not None], bill.period_start, bill.period_end, book)
+
+
+# --- re-rating a billed stormwater period whose ERU or credit changed (X-IMMUTABLE) ------
+
+
+@dataclass(frozen=True)
+class ParcelChange:
+    """An ERU determination or a credit change kept for a parcel, from ``effective_from``."""
+
+    tenant: str
+    parcel_id: str
+    effective_from: date
+    source_event_id: str
+    what: str  # as the memo names it: "ERU 2.00 from 2026-09-13 (manual_override OV-1, ...)"
+
+
+def parcel_changes(event: Any) -> list[ParcelChange]:
+    """The parcel changes a stormwater event brings (none for other events)."""
+    from stormwater.events import CreditChanged, ERUDetermined, ERUsDetermined
+
+    if isinstance(event, ERUsDetermined):
+        return [c for d in event.determinations for c in parcel_changes(d)]
+    if isinstance(event, ERUDetermined):
+        return [
+            ParcelChange(
+                event.tenant,
+                event.parcel_id,
+                event.effective_from,
+                event.event_id,
+                f"ERU of parcel {event.parcel_id} determined {event.eru} from {event.effective_from} "
+                f"({event.cause} {event.cause_ref}, determination {event.sequence}, event {event.event_id})",
+            )
+        ]
+    if isinstance(event, CreditChanged) and event.status in ("approved", "revoked"):
+        return [
+            ParcelChange(
+                event.tenant,
+                event.parcel_id,
+                event.effective_from,
+                event.event_id,
+                f"{event.rule_id} credit {event.credit_id} of parcel {event.parcel_id} {event.status} "
+                f"({event.credit_percent}%) from {event.effective_from} (event {event.event_id})",
+            )
+        ]
+    return []
+
+
+def rerate_parcels(
+    changes: Sequence[ParcelChange],
+    *,
+    repo: BillingRepo,
+    engine: RatingEngine,
+    book: TariffBook,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """X-IMMUTABLE, X-PERIOD: an ERU or credit kept for a parcel from a day inside or before
+    a period already billed (a back-dated override, a reconsideration or appeal outcome, a
+    credit approved or revoked with an effective date in a billed period, or an event that
+    simply arrived after the cycle) re-rates each such bill of the parcel's accounts: the
+    period rated with what is kept now against what the bill stands at, the difference one
+    adjustment on the bill in the same chain as consumption re-ratings
+    (``RERATE-<bill>-<nnn>``, :func:`post_adjustment`, published as ``BillAdjusted``).
+
+    A change effective today or later touches no billed period (a cycle bills periods that
+    have ended), so an extract's ordinary determinations cost nothing here. The same event
+    again finds the bill standing at its values and books nothing; a concurrent link makes
+    this delivery retry from it (TransientError). A bill that cannot be rated again (its
+    tariff version changed) is refused and listed for staff (``RERATE-REFUSED#<tenant>``).
+
+    Reconsideration (PP-CWU-RECONSIDER): its refund of the reconsidered bill comes as
+    ``RefundGranted``; its new ERU applies from the decision date, which is after that
+    bill's period (decided after it was issued), so no period is corrected twice."""
+    from billing.domain.accounts import STORMWATER
+    from billing.domain.rerating import CannotRerate, rerate_parcel, standing
+
+    today = local_today(now)
+    late = [c for c in changes if c.tenant == STORMWATER and c.effective_from < today]
+    if not late:
+        return []
+    by_parcel: dict[str, list[ParcelChange]] = {}
+    for c in late:
+        by_parcel.setdefault(c.parcel_id, []).append(c)
+    booked: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
+    for account in sorted(repo.accounts(STORMWATER), key=lambda a: a.account_id):
+        mine = by_parcel.get(account.parcel_id or "")
+        if not mine:
+            continue
+        first = min(c.effective_from for c in mine)
+        items = repo.query(f"BILLS#{STORMWATER}", prefix=f"{account.account_id}#")
+        for item in sorted(items, key=lambda i: i["sk"]):
+            bill = bill_of(item)
+            if bill.period_end <= first:
+                continue
+            relevant = [c for c in mine if c.effective_from < bill.period_end]
+            at_issue = repo.account_as_of(
+                STORMWATER, bill.account_id, datetime.fromisoformat(item["issued_at"])
+            )
+            rated_on = at_issue or account
+            eru = repo.erus(
+                STORMWATER, [rated_on.parcel_id or ""], bill.period_end, start=bill.period_start
+            ).get(rated_on.parcel_id or "")
+            if eru is None:
+                continue
+            chain = sorted(
+                repo.query(f"ADJUSTMENT#{STORMWATER}", prefix=f"RERATE-{bill.bill_id}-"),
+                key=lambda i: i["sk"],
+            )
+            try:
+                rerated = rerate_parcel(
+                    bill,
+                    rated_on,
+                    eru=eru,
+                    stands_at=_stands_at(bill, chain, standing),
+                    sequence=len(chain) + 1,
+                    engine=engine,
+                    what="; ".join(c.what for c in relevant),
+                    source_event_id=relevant[-1].source_event_id,
+                )
+            except CannotRerate as exc:
+                refused.append(
+                    {
+                        "pk": f"RERATE-REFUSED#{STORMWATER}",
+                        "sk": f"{bill.bill_id}#{relevant[-1].source_event_id}",
+                        "bill_id": bill.bill_id,
+                        "account_id": bill.account_id,
+                        "source_event_id": relevant[-1].source_event_id,
+                        "reason": str(exc)[:1000],
+                        "rule_id": "X-IMMUTABLE",
+                        "recorded_at": now.isoformat(),
+                    }
+                )
+                continue
+            if rerated is None:
+                continue
+            try:
+                booked.append(
+                    post_adjustment(
+                        STORMWATER,
+                        bill.account_id,
+                        bill.bill_id,
+                        rerated.amount,
+                        rerated.reason,
+                        RERATING_APPROVER,
+                        rerated.reference,
+                        today,
+                        repo=repo,
+                        now=now,
+                        funds=rerated.funds,
+                        extra={
+                            "kind": "rerating",
+                            "account_id": bill.account_id,
+                            "source_event_id": rerated.source_event_id,
+                            "tariff_versions": list(rerated.tariff_versions),
+                            "standing": json.dumps({f: str(v) for f, v in rerated.standing.items()}),
+                            "standing_rules": json.dumps(
+                                {r: str(v) for r, v in rerated.standing_rules.items()}
+                            ),
+                            "rule_ids": list(rerated.rule_ids),
+                            "derivation": rerated.derivation[:2000],
+                        },
+                    )
+                )
+            except AdjustmentRefused:  # another delivery wrote this link first: start again from it
+                raise TransientError(
+                    f"re-rating of bill {bill.bill_id}: {rerated.reference} was just written"
+                ) from None
+    repo.write(refused)
+    return booked
+
+
+def _stands_at(
+    bill: Bill,
+    chain: Sequence[dict[str, Any]],
+    standing: Callable[[Bill], tuple[dict[str, Decimal], dict[str, Decimal]]],
+) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
+    """What the bill stands at: the last re-rating's figures where it kept them, else the
+    bill's rated lines plus each re-rating's amounts by fund (its rules as billed)."""
+    if chain and chain[-1].get("standing"):
+        last = chain[-1]
+        return (
+            {f: Decimal(v) for f, v in json.loads(last["standing"]).items()},
+            {r: Decimal(v) for r, v in json.loads(last.get("standing_rules") or "{}").items()},
+        )
+    funds, rules = standing(bill)
+    for link in chain:
+        for fund, amount in (
+            json.loads(link["request"]).get("funds") or {"om": json.loads(link["request"])["amount"]}
+        ).items():
+            funds[fund] = funds.get(fund, Decimal("0.00")) + Decimal(amount)
+    return funds, rules
