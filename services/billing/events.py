@@ -239,6 +239,38 @@ class DisconnectionEligible(Event):
     rule_id: str = "GR-OVERDUE"
 
 
+class DisconnectionEligibilityWithdrawn(Event):
+    """GR-OVERDUE ("unless paid or arranged"): the ``DisconnectionEligible`` with the same
+    tenant, account, bill and ``eligible_on`` no longer holds from ``ended_on``: the bill
+    was paid (payments count from their ``paid_on`` date, so a payment posted late may date
+    from before the eligibility: ``never_held``, it was published in error) or a payment
+    arrangement covering it was made (``arranged``, with ``arrangement_id``). Service must
+    not be disconnected for it. Published once, by the posting of the payment or the
+    arrangement that ended it, else by the next daily assessment (``withdrawn_on``).
+
+    The notices service sends no disconnection notice for a withdrawn eligibility and, where
+    it sent one (or the overdue notice that announced it), a letter withdrawing it.
+    ``amount_unpaid`` is the bill's unpaid charges with the payments dated before
+    ``ended_on`` (0.00 when paid)."""
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "account_id", "bill_id", "eligible_on")
+
+    tenant: str
+    account_id: str
+    bill_id: str
+    bill_date: date
+    due_date: date
+    eligible_on: date
+    ended_on: date
+    never_held: bool
+    reason: Literal["paid", "arranged"]
+    arrangement_id: str | None = Field(default=None, max_length=64)
+    amount_unpaid: Decimal
+    withdrawn_on: date
+    rule_id: str = "GR-OVERDUE"
+
+
 class BillDelinquent(Event):
     """PP-CWU-DELINQUENT: unpaid 30 days after the bill date; PP-CWU-PENALTY starts."""
 

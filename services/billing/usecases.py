@@ -18,7 +18,15 @@ from billing.adapters.projections import Redetermined
 from billing.adapters.repository import BillingRepo
 from billing.arrangements import all_arrangements
 from billing.domain.accounts import AccountRecord, parse_account_file
-from billing.domain.assessment import TaxNotice, assess_account, late_charge_corrections
+from billing.domain.assessment import (
+    ELIGIBLE_MARK,
+    TaxNotice,
+    Withdrawn,
+    assess_account,
+    late_charge_corrections,
+    withdrawn_between_assessments,
+    withdrawn_mark,
+)
 from billing.domain.bills import Bill
 from billing.domain.csvfiles import LineError
 from billing.domain.issuing import ChunkInputs, ChunkResult, Held, chunks, rate_chunk
@@ -33,6 +41,7 @@ from billing.events import (
     BillDelinquent,
     BillIssued,
     BillOverdue,
+    DisconnectionEligibilityWithdrawn,
     DisconnectionEligible,
     IssuedLine,
     IssuedRead,
@@ -413,9 +422,11 @@ def post_payments(
     # has its entry, so a retry after a crash skips it (never posts it twice).
     repo.write_entries(entries, events=events, now=now)
     if book is not None:
-        correct_for_backdated(
-            [e for e in entries if not e.account_id.startswith("SUSPENSE-")], repo=repo, book=book, now=now
-        )
+        known_entries = [e for e in entries if not e.account_id.startswith("SUSPENSE-")]
+        correct_for_backdated(known_entries, repo=repo, book=book, now=now)
+        for tenant in sorted({e.tenant for e in known_entries}):
+            paying = {e.account_id for e in known_entries if e.tenant == tenant}
+            withdraw_eligibilities(tenant, paying, repo=repo, book=book, now=now)
     repo.write(refs)
     return len(fresh), suspense, conflicts
 
@@ -704,6 +715,7 @@ def _assessment_events(
                 arrangement_id=el.arrangement_id,
             )
         )
+    events += [withdrawal_event(tenant, account_id, w, local_today(now), now) for w in out.withdrawn]
     for d in out.delinquent:
         events.append(
             BillDelinquent(
@@ -903,9 +915,11 @@ def post_api_payment(
             raise PaymentConflict(f"{key!r} was used for another payment ({stored.get('request')})") from None
         if book is not None and known:  # a retry after a crash before the reversal: idempotent
             correct_for_backdated([entry], repo=repo, book=book, now=now)
+            withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
         return {**result, "suspense": bool(stored.get("suspense")), "replayed": True}
     if book is not None and known:
         correct_for_backdated([entry], repo=repo, book=book, now=now)
+        withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
     return {**result, "replayed": False}
 
 
@@ -1588,3 +1602,89 @@ def _stands_at(
         ).items():
             funds[fund] = funds.get(fund, Decimal("0.00")) + Decimal(amount)
     return funds, rules
+
+
+# --- disconnection eligibility withdrawn (GR-OVERDUE "unless paid or arranged") -----------
+
+
+def withdrawal_event(
+    tenant: str, account_id: str, w: Withdrawn, today: date, now: datetime
+) -> DisconnectionEligibilityWithdrawn:
+    return DisconnectionEligibilityWithdrawn(
+        event_id=event_id_for(
+            "DisconnectionEligibilityWithdrawn", tenant, w.bill.bill_id, w.eligible_on.isoformat()
+        ),
+        occurred_at=now,
+        tenant=tenant,
+        account_id=account_id,
+        bill_id=w.bill.bill_id,
+        bill_date=w.bill.bill_date,
+        due_date=w.bill.due_date,
+        eligible_on=w.eligible_on,
+        ended_on=w.ended_on,
+        never_held=w.never_held,
+        reason=w.reason,
+        arrangement_id=w.arrangement_id,
+        amount_unpaid=w.amount_unpaid,
+        withdrawn_on=today,
+    )
+
+
+def withdraw_eligibilities(
+    tenant: str, account_ids: Collection[str], *, repo: BillingRepo, book: TariffBook, now: datetime
+) -> int:
+    """Right after a payment (back-dated or not) or an arrangement is recorded for these
+    accounts: each disconnection eligibility published for them that no longer holds today
+    is withdrawn (``DisconnectionEligibilityWithdrawn``), so notices hears of it at once and
+    not only from the next daily assessment (which withdraws whatever this missed: a crash
+    between the two writes, a payment dated today, which counts from tomorrow). Only accounts
+    with an eligibility not yet withdrawn are read further. The event is written before the
+    mark: a retry after a crash between them finds the same withdrawal and rewrites the same
+    outbox item (published once, on its INSERT). Returns the withdrawals."""
+    from billing.arrangements import arrangements_of
+
+    today = local_today(now)
+    if not account_ids or not _in_force(book, tenant, today):
+        return 0
+    terms = terms_of(book.in_force(tenant, today))
+    if not terms.overdue:
+        return 0
+    marks: dict[str, set[str]] = {a: set() for a in account_ids}
+    if len(marks) <= FEW_ACCOUNTS:
+        for account_id in marks:
+            for i in repo.query(f"MARKS#{tenant}", prefix=f"{account_id}#"):
+                marks[account_id].add(i["sk"].split("#", 1)[1])
+    else:
+        for account_id, kept in repo.marks(tenant).items():
+            if account_id in marks:
+                marks[account_id] = kept
+    events: list[Any] = []
+    items: list[dict[str, Any]] = []
+    for account_id, kept in sorted(marks.items()):
+        open_ = [
+            m
+            for m in kept
+            if m.startswith(ELIGIBLE_MARK)
+            and withdrawn_mark(m[len(ELIGIBLE_MARK) : -11], date.fromisoformat(m[-10:])) not in kept
+        ]
+        if not open_:
+            continue
+        bills = repo.bills_of(tenant, account_id)
+        years = sorted({b.bill_date.year for b in bills} | {today.year})
+        found = withdrawn_between_assessments(
+            bills=bills,
+            entries=repo.entries_of(tenant, account_id),
+            marks=kept,
+            notices=tax_notices(repo, tenant, account_id, years),
+            terms=terms,
+            today=today,
+            arrangements=arrangements_of(repo, tenant, account_id),
+        )
+        events += [withdrawal_event(tenant, account_id, w, today, now) for w in found]
+        items += [
+            repo.mark_item(tenant, account_id, withdrawn_mark(w.bill.bill_id, w.eligible_on), now)
+            for w in found
+        ]
+    repo.write_entries([], events=events, now=now)
+    repo.write(items)
+    return len(events)
