@@ -264,6 +264,9 @@ class DisconnectionEligibilityWithdrawn(Event):
     eligible_on: date
     ended_on: date
     never_held: bool
+    # True when it began the day the overdue notice's 10 days ran out (the eligibility the
+    # overdue notice announced, DisconnectionEligible reason notice_period_ended).
+    after_overdue_notice: bool
     reason: Literal["paid", "arranged"]
     arrangement_id: str | None = Field(default=None, max_length=64)
     amount_unpaid: Decimal

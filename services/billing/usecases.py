@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
@@ -1623,6 +1623,7 @@ def withdrawal_event(
         eligible_on=w.eligible_on,
         ended_on=w.ended_on,
         never_held=w.never_held,
+        after_overdue_notice=w.eligible_on == w.bill.bill_date + timedelta(days=31),
         reason=w.reason,
         arrangement_id=w.arrangement_id,
         amount_unpaid=w.amount_unpaid,
