@@ -299,14 +299,15 @@ def withdrawals(
         ended = next((d for d in sorted(turns) if eligible_on <= d <= today and not holds(d)), None)
         if ended is None:
             continue
-        arranged = next((a for a in covering if a.active_on(ended, ledger)), None)
+        unpaid = max(unpaid_of_bill(bill, ended - timedelta(days=1)), ZERO)
+        arranged = None if unpaid == 0 else next((a for a in covering if a.active_on(ended, ledger)), None)
         out.append(
             Withdrawn(
                 bill,
                 eligible_on,
                 ended,
                 "arranged" if arranged is not None else "paid",
-                max(unpaid_of_bill(bill, ended - timedelta(days=1)), ZERO),
+                unpaid,
                 arranged.arrangement_id if arranged is not None else None,
             )
         )
