@@ -293,6 +293,12 @@ def plan_adjustment_memo(event: BillAdjusted, contacts: Contacts) -> Planned:
     }
     if event.kind == "rerating" and event.from_volume_gal is not None and event.to_volume_gal is not None:
         content["consumption"] = f"{event.from_volume_gal} gal re-determined as {event.to_volume_gal} gal"
+    if event.kind == "reversal" and event.reverses_entry_id:
+        content["late charge reduced"] = event.reverses_entry_id
+    if event.derivation and event.derivation != event.reason:
+        content["derivation"] = event.derivation
+    if event.rule_ids:
+        content["rules"] = ", ".join(event.rule_ids)
     return Planned(
         [
             delivery_notice(
