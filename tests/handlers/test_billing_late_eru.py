@@ -244,3 +244,30 @@ def test_a_sullivan_rerating_keeps_the_total_recs_the_bill_was_rated_on(
     assert Decimal(link["total_recs"]) == 2
     assert ["SU-REC", rec["amount"], rec["amount"]] in json.loads(link["rule_lines"])
     assert Decimal(rec["amount"]) == Decimal("22500.00")
+
+
+def test_a_billed_month_that_cannot_be_rated_again_is_listed_for_staff_and_nothing_booked(
+    flow: Stack,  # noqa: F811
+    at: clock.FixedClock,
+) -> None:
+    from handler_support import TABLES
+    from test_billing_staff_api import call
+
+    from common.dynamo import to_item
+
+    billed(flow, at, "residential", eru(1, date(2025, 1, 1), "1.00"))
+    # September's bill as if rated on a tariff version the month no longer rates on.
+    [item] = [i for i in flow.items("billing") if i["pk"] == f"BILLS#{SW}" and i["sk"] == "PPS-1#2026-09-01"]
+    document = json.loads(item["bill"])
+    document["tariff_versions"] = [f"{SW}@1999-01-01"]
+    flow.ddb.put_item(TableName=TABLES["billing"], Item=to_item({**item, "bill": json.dumps(document)}))
+    at.set(datetime(2026, 11, 5, 18, tzinfo=UTC))
+    deliver(eru(2, date(2026, 9, 13), "2.00", cause="manual_override", cause_ref="OV-1"))
+    # October re-rated (+6.00); September refused with the reason, for staff to settle.
+    assert adjustments(flow) == [("PPS-1-2026-10-01", "6.00")]
+    claims = {"sub": "clerk", "role": "staff", "tenants": f"[{SW}]"}
+    status, body = call("GET", f"/staff/{SW}/rerating/refused", claims=claims)
+    assert status == 200
+    [refused] = body["refused"]
+    assert (refused["bill_id"], refused["source_event_id"]) == ("PPS-1-2026-09-01", "ev-eru-2")
+    assert f"rated on tariff {SW}@1999-01-01" in refused["reason"]
