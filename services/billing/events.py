@@ -220,7 +220,9 @@ class DisconnectionEligible(Event):
     ``arrangement_cancelled`` / ``arrangement_ended``, with ``arrangement_id``), or a
     payment is reversed (``payment_reversed``). ``amount_unpaid`` is the bill's unpaid
     charges the day before ``eligible_on``. A day the daily assessment missed is caught up:
-    the event then comes later than ``eligible_on``, which keeps the day it began.
+    the event then comes later than ``eligible_on``, which keeps the day it began. When it
+    no longer holds (paid, or arranged), ``DisconnectionEligibilityWithdrawn`` with the
+    same business key withdraws it.
     """
 
     SOURCE = SOURCE
