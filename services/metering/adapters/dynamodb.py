@@ -132,6 +132,11 @@ def _reads_part(pk: str, first_line: int, rows: list[str], file_id: str, at: str
     }
 
 
+def _meter_of(pk: str) -> MeterKey:
+    _, tenant, meter_id = pk.split("#", 2)
+    return tenant, meter_id
+
+
 def file_key(file_id: str) -> tuple[str, str]:
     return key("FILE", file_id), "FILE"
 
@@ -148,6 +153,12 @@ class DynamoMeteringRepository:
         found = batch_get(self._client, self._table, (meter_key(*k) for k in keys))
         meters = (Meter.from_json(json.loads(item["meter"])) for item in found.values())
         return {(m.tenant, m.meter_id): m for m in meters}
+
+    def meter_accounts(self, keys: Iterable[MeterKey]) -> dict[MeterKey, str]:
+        found = batch_get(
+            self._client, self._table, (meter_key(*k) for k in keys), projection="pk, sk, account_id"
+        )
+        return {_meter_of(pk): item["account_id"] for (pk, _), item in found.items()}
 
     def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, AccountMetering]:
         found = batch_get(self._client, self._table, (account_key(*k) for k in keys))
