@@ -18,7 +18,9 @@ Targets: >= 200,000 rows/s, within 3x of the plain loop, memory flat, 1 item per
 reads (issue 7): on the local runtime (moto server, the real template), a meters file then
 a register read file of 1,000 and of 10,000 rows, from upload to every consumption kept at
 billing: rows/s and the process's peak RSS; beside moto's raw BatchWriteItem rate in the
-same run (10,000 items to a scratch table), and the ratio, by wall and by CPU time.
+same run (10,000 items to a scratch table), and the ratio, by wall and by CPU time; and what
+the file asked of moto from upload to billing (``Tally``): items written by table and key
+kind, stream records, SQS messages, EventBridge entries and API calls, each per row.
 Targets: 10,000 rows in < 30 s, peak RSS < 1 GB, within 5x of the raw batch write.
 """
 
