@@ -92,11 +92,9 @@ def transact(client: Any, actions: Sequence[dict[str, Any]]) -> None:
 
 
 def batch_get(
-    client: Any, table: str, keys: Iterable[tuple[str, str]], *, projection: str | None = None
+    client: Any, table: str, keys: Iterable[tuple[str, str]]
 ) -> dict[tuple[str, str], dict[str, Any]]:
-    """Read many items by (pk, sk); missing ones are absent from the result. ``projection``
-    (a ProjectionExpression naming ``pk`` and ``sk`` among others) returns only those
-    attributes."""
+    """Read many items by (pk, sk); missing ones are absent from the result."""
     wanted = list(dict.fromkeys(keys))
     found: dict[tuple[str, str], dict[str, Any]] = {}
     for start in range(0, len(wanted), MAX_BATCH_GET):
@@ -106,10 +104,7 @@ def batch_get(
             attempts += 1
             if attempts > 8:
                 raise TransientError("BatchGetItem kept returning unprocessed keys")
-            request: dict[str, Any] = {"Keys": pending, "ConsistentRead": True}
-            if projection:
-                request["ProjectionExpression"] = projection
-            resp = client.batch_get_item(RequestItems={table: request})
+            resp = client.batch_get_item(RequestItems={table: {"Keys": pending, "ConsistentRead": True}})
             for raw in resp.get("Responses", {}).get(table, []):
                 item = from_item(raw)
                 found[(item["pk"], item["sk"])] = item

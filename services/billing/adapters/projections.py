@@ -20,7 +20,7 @@ from botocore.exceptions import ClientError
 from billing.adapters.items import entry_item
 from billing.adapters.store import Store
 from billing.domain.ledger import Entry
-from common.dynamo import batch_get, to_item
+from common.dynamo import to_item
 from common.errors import TransientError
 from metering.events import ConsumptionDetermined
 from sampling.events import SamplingCostCharged, StrengthClassified
@@ -117,8 +117,7 @@ class Projections(Store):
         nothing, a re-determination with another volume or estimated flag replaces it. One
         BatchGetItem per 100 and one BatchWriteItem per 25 (a chunk of metering's
         consumptions is one message); within the chunk the last determination of a period
-        wins. Returns how many changed. The BatchGetItem asks only for what decides a change
-        (volume and estimated flag): a chunk's 50 kept items are not read whole to be compared.
+        wins. Returns how many changed.
 
         Re-determinations (a kept item replaced) go to ``redetermined`` first, which books the
         re-rating of a bill already issued for the period (X-IMMUTABLE: the bill stays as it
@@ -146,17 +145,14 @@ class Projections(Store):
             }
             items[(str(item["pk"]), str(item["sk"]))] = item
             tenants[(str(item["pk"]), str(item["sk"]))] = e.tenant
-        # what decides a change only; the whole kept item is read for a re-determination (rare)
-        self._count("BatchGetItem")
-        old = batch_get(self.client, self.table, items, projection="pk, sk, volume_gal, estimated")
+        old = self.get_many(list(items))
         changed = [
             k
             for k, item in items.items()
             if k not in old
             or (old[k].get("volume_gal"), old[k].get("estimated")) != (item["volume_gal"], item["estimated"])
         ]
-        kept = self.get_many([k for k in changed if k in old])
-        replaced = [Redetermined(tenants[k], kept[k], items[k]) for k in changed if k in kept]
+        replaced = [Redetermined(tenants[k], old[k], items[k]) for k in changed if k in old]
         if replaced and redetermined is not None:
             redetermined(replaced)
         self.write([items[k] for k in changed])
