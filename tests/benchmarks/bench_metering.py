@@ -263,7 +263,7 @@ class Tally:
         def kind(table: Any, attrs: dict[str, Any]) -> str:
             pk = attrs.get(table.hash_key_attr, {})
             value = pk.get("S", "") if isinstance(pk, dict) else str(getattr(pk, "value", ""))
-            return f"{table.name.split('-')[-2] if '-' in table.name else table.name}:{value.split('#')[0]}"
+            return f"{table.name.rsplit('-', 1)[-1]}:{value.split('#')[0]}"
 
         def put_item(original: Any, table: Any, item_attrs: dict[str, Any], *a: Any, **k: Any) -> Any:
             self.written[kind(table, item_attrs)] += 1
