@@ -45,6 +45,36 @@ def put_if_absent(table: str, values: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def put_new(client: Any, table: str, values: Mapping[str, Any]) -> bool:
+    """Put one item unless its key is there; False if it was (a repeat).
+
+    One conditional ``PutItem``: for a single item a transaction adds nothing but its cost
+    (on AWS twice the write units; on the embedded default a transaction's bookkeeping).
+    Conflicts and throttling raise :class:`TransientError`.
+    """
+    try:
+        client.put_item(TableName=table, Item=to_item(values), ConditionExpression="attribute_not_exists(pk)")
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code == "ConditionalCheckFailedException":
+            return False
+        if code in _TRANSIENT:
+            raise TransientError(code) from exc
+        raise
+    return True
+
+
+_TRANSIENT = frozenset(
+    {
+        "TransactionConflictException",
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+    }
+)
+
+
 class ConditionFailed(Exception):
     """A conditional write found its item already there (``indexes``: the failed actions)."""
 
@@ -73,13 +103,7 @@ def transact(client: Any, actions: Sequence[dict[str, Any]]) -> None:
             if failed:
                 raise ConditionFailed(failed) from exc
             raise TransientError(f"transaction cancelled: {reasons}") from exc
-        if code in {
-            "TransactionConflictException",
-            "ProvisionedThroughputExceededException",
-            "ThrottlingException",
-            "RequestLimitExceeded",
-            "InternalServerError",
-        }:
+        if code in _TRANSIENT:
             raise TransientError(code) from exc
         raise
 
