@@ -397,3 +397,27 @@ def test_the_runtime_s_direct_sqs_calls_answer_what_the_api_answers(emulator: Em
     assert dlq_counts == {
         "Attributes": {"ApproximateNumberOfMessages": "3", "ApproximateNumberOfMessagesNotVisible": "0"}
     }
+
+
+def test_a_receive_keeps_to_the_retention_period_as_moto_as_shipped_does(emulator: Emulator) -> None:
+    """motoshim._retained reads the queue's retention period itself: a message older than
+    it is dropped by a receive, a younger one handed out, as moto as shipped decides."""
+    import time
+
+    from moto.sqs.models import sqs_backends
+
+    sqs = emulator.client("sqs")
+    account = emulator.client("sts").get_caller_identity()["Account"]
+    backend = sqs_backends[account][emulator.region]
+    url = sqs.create_queue(QueueName="retention", Attributes={"MessageRetentionPeriod": "60"})["QueueUrl"]
+    sqs.send_message(QueueUrl=url, MessageBody="young")
+    sqs.send_message(QueueUrl=url, MessageBody="old")
+    queue = backend.get_queue("retention")
+    old = next(m for m in queue._messages if m.body == "old")
+    old.sent_timestamp = int((time.time() - 61) * 1000)  # 61 s ago: past the 60 s period
+    young = next(m for m in queue._messages if m.body == "young")
+    answers = [backend.is_message_valid_based_on_retention_period("retention", m) for m in (young, old)]
+    with motoshim.shipped():
+        shipped = [backend.is_message_valid_based_on_retention_period("retention", m) for m in (young, old)]
+    assert answers == shipped == [True, False]
+    assert backend.is_message_valid_based_on_retention_period.__func__ is motoshim._retained  # type: ignore[attr-defined]

@@ -342,6 +342,17 @@ def _queue_attributes(self: Queue) -> dict[str, Any]:
     return {k: str(v).lower() if isinstance(v, bool) else v for k, v in result.items()}
 
 
+def _retained(self: Any, queue_name: str, message: Any) -> bool:
+    """moto's `SQSBackend.is_message_valid_based_on_retention_period` (asked once for every
+    message a receive hands out), reading the queue's retention period itself: moto reads
+    it through `get_queue_attributes`, which builds the queue's whole attribute dict (every
+    message counted, every name converted) three times for one value."""
+    from moto.core.utils import unix_time
+
+    period = self.get_queue(queue_name).message_retention_period
+    return bool(period + message.sent_timestamp / 1000 > unix_time())
+
+
 def _send_message(self: Any, *args: Any, **kwargs: Any) -> Any:
     token = _sending.set(True)
     try:
@@ -762,6 +773,8 @@ def install() -> None:
         _originals["queue_messages"] = Queue.__dict__["messages"]
         Queue.messages = property(_visible_messages)  # type: ignore[assignment,method-assign]
         SQSBackend.send_message = _send_message  # type: ignore[method-assign]
+        _originals["retained"] = SQSBackend.is_message_valid_based_on_retention_period
+        SQSBackend.is_message_valid_based_on_retention_period = _retained  # type: ignore[method-assign]
         jsonpath_ng.ext.parse = _jsonpath
         from moto.events.models import Rule
 
@@ -801,6 +814,7 @@ def uninstall() -> None:
         Queue.attributes = _originals.pop("queue_attributes")  # type: ignore[method-assign]
         Queue.messages = _originals.pop("queue_messages")  # type: ignore[method-assign]
         SQSBackend.send_message = _originals.pop("send_message")  # type: ignore[method-assign]
+        SQSBackend.is_message_valid_based_on_retention_period = _originals.pop("retained")  # type: ignore[method-assign]
         jsonpath_ng.ext.parse = _originals.pop("jsonpath_parse")
         from moto.events.models import Rule
 
