@@ -421,3 +421,37 @@ def test_a_receive_keeps_to_the_retention_period_as_moto_as_shipped_does(emulato
         shipped = [backend.is_message_valid_based_on_retention_period("retention", m) for m in (young, old)]
     assert answers == shipped == [True, False]
     assert backend.is_message_valid_based_on_retention_period.__func__ is motoshim._retained  # type: ignore[attr-defined]
+
+
+def test_a_worker_s_unsigned_dynamodb_calls_answer_what_signed_calls_answer(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """worker.unsigned_dynamodb (a function's worker, its DynamoDB calls to moto in the
+    runtime's process) skips SigV4 and sends the credential alone: every answer, errors and
+    the stream included, is the signed calls' answer, and nothing was signed."""
+    import botocore.auth
+
+    from sewerbill.local import worker
+
+    signed = run(emulator, "signed")
+    signatures: list[str] = []
+    sign = botocore.auth.SigV4Auth.add_auth
+
+    def counted(self: Any, request: Any) -> None:
+        signatures.append(str(request.headers.get("X-Amz-Target", "")))
+        sign(self, request)
+
+    monkeypatch.setattr(botocore.auth.SigV4Auth, "add_auth", counted)
+    client = emulator.client
+
+    def unsigned_client(service: str) -> Any:
+        made = client(service)
+        if service == "dynamodb":
+            for event, handler in worker.unsigned_dynamodb(emulator.credentials["AWS_ACCESS_KEY_ID"]):
+                made.meta.events.register(event, handler)
+        return made
+
+    monkeypatch.setattr(emulator, "client", unsigned_client)
+    unsigned = run(emulator, "unsigned")
+    assert unsigned == signed
+    assert not [t for t in signatures if t.startswith("DynamoDB_")]  # only the streams' calls signed
