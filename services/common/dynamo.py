@@ -45,36 +45,6 @@ def put_if_absent(table: str, values: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def put_new(client: Any, table: str, values: Mapping[str, Any]) -> bool:
-    """Put one item unless its key is there; False if it was (a repeat).
-
-    One conditional ``PutItem``: for a single item a transaction adds nothing but its cost
-    (on AWS twice the write units; on the embedded default a transaction's bookkeeping).
-    Conflicts and throttling raise :class:`TransientError`.
-    """
-    try:
-        client.put_item(TableName=table, Item=to_item(values), ConditionExpression="attribute_not_exists(pk)")
-    except ClientError as exc:
-        code = exc.response.get("Error", {}).get("Code", "")
-        if code == "ConditionalCheckFailedException":
-            return False
-        if code in _TRANSIENT:
-            raise TransientError(code) from exc
-        raise
-    return True
-
-
-_TRANSIENT = frozenset(
-    {
-        "TransactionConflictException",
-        "ProvisionedThroughputExceededException",
-        "ThrottlingException",
-        "RequestLimitExceeded",
-        "InternalServerError",
-    }
-)
-
-
 class ConditionFailed(Exception):
     """A conditional write found its item already there (``indexes``: the failed actions)."""
 
@@ -103,7 +73,13 @@ def transact(client: Any, actions: Sequence[dict[str, Any]]) -> None:
             if failed:
                 raise ConditionFailed(failed) from exc
             raise TransientError(f"transaction cancelled: {reasons}") from exc
-        if code in _TRANSIENT:
+        if code in {
+            "TransactionConflictException",
+            "ProvisionedThroughputExceededException",
+            "ThrottlingException",
+            "RequestLimitExceeded",
+            "InternalServerError",
+        }:
             raise TransientError(code) from exc
         raise
 
@@ -177,3 +153,28 @@ def batch_put(client: Any, table: str, items: Iterable[Mapping[str, Any]]) -> in
     if batch:
         flush(batch)
     return calls
+
+
+def put_new(client: Any, table: str, values: Mapping[str, Any]) -> bool:
+    """Put one item unless its key is there; False if it was (a repeat).
+
+    One conditional ``PutItem``: for a single item a transaction adds nothing but its cost
+    (on AWS twice the write units; on the embedded default a transaction's bookkeeping).
+    Conflicts and throttling raise :class:`TransientError`, as :func:`transact` does.
+    """
+    try:
+        client.put_item(TableName=table, Item=to_item(values), ConditionExpression="attribute_not_exists(pk)")
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code == "ConditionalCheckFailedException":
+            return False
+        if code in {
+            "TransactionConflictException",
+            "ProvisionedThroughputExceededException",
+            "ThrottlingException",
+            "RequestLimitExceeded",
+            "InternalServerError",
+        }:
+            raise TransientError(code) from exc
+        raise
+    return True
