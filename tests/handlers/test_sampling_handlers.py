@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
-from handler_support import TABLES, Stack, http_event, lambda_context, sqs_event
+from handler_support import TABLES, Stack, dynamodb_calls, http_event, lambda_context, sqs_event
 
 from common import clock
 from sampling.handlers import api, on_lab_file_uploaded, run_sampling_daily
@@ -194,22 +194,6 @@ def test_a_dischargers_split_with_a_significant_difference_gets_a_resample_at_it
     assert status == 200 and chosen["category"] == "A"
 
 
-def _dynamodb_calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The DynamoDB operations every client makes from here on, in order."""
-    from botocore.client import BaseClient
-
-    calls: list[str] = []
-    real = BaseClient._make_api_call
-
-    def counted(self: Any, operation: str, params: Any) -> Any:
-        if self.meta.service_model.service_name == "dynamodb":
-            calls.append(operation)
-        return real(self, operation, params)
-
-    monkeypatch.setattr(BaseClient, "_make_api_call", counted)
-    return calls
-
-
 def test_a_day_with_nothing_due_costs_one_read_and_a_deadline_written_since_is_acted_on_its_day(
     sampling: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -219,7 +203,7 @@ def test_a_day_with_nothing_due_costs_one_read_and_a_deadline_written_since_is_a
     from sampling.domain.satellite import ResultsDeadline
 
     run_day(sampling, "2026-03-01")  # a full run over an empty table: nothing due for 28 days
-    calls = _dynamodb_calls(monkeypatch)
+    calls = dynamodb_calls(monkeypatch)
     run_day(sampling, "2026-03-02")
     assert calls == ["GetItem"]  # the mark only: no query of exits, deadlines or reports
 
