@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Literal, Protocol
 
@@ -22,6 +22,7 @@ from billing.domain.assessment import (
     ELIGIBLE_MARK,
     TaxNotice,
     Withdrawn,
+    announced_by_overdue_notice,
     assess_account,
     late_charge_corrections,
     withdrawn_between_assessments,
@@ -1623,7 +1624,7 @@ def withdrawal_event(
         eligible_on=w.eligible_on,
         ended_on=w.ended_on,
         never_held=w.never_held,
-        after_overdue_notice=w.eligible_on == w.bill.bill_date + timedelta(days=31),
+        after_overdue_notice=announced_by_overdue_notice(w.bill, w.eligible_on),
         reason=w.reason,
         arrangement_id=w.arrangement_id,
         amount_unpaid=w.amount_unpaid,

@@ -36,6 +36,17 @@ from common.dates import add_months
 from common.money import round_line
 
 HUNDRED = Decimal(100)
+OVERDUE_AFTER = timedelta(days=21)  # GR-OVERDUE: the overdue notice, 21 days after the bill date
+NOTICE_PERIOD = timedelta(days=10)  # GR-OVERDUE: eligible for disconnection 10 days after that notice
+
+
+def announced_by_overdue_notice(bill: Bill, eligible_on: date) -> bool:
+    """An eligibility that began the day the overdue notice's 10 days ran out was announced
+    by that notice; one that began later (an arrangement broken, a payment reversed) had a
+    disconnection notice of its own."""
+    return eligible_on == bill.bill_date + OVERDUE_AFTER + NOTICE_PERIOD
+
+
 MAX_MONTHS = 600  # a bound on anniversaries (50 years)
 
 
@@ -185,13 +196,13 @@ def assess_account(
                 if n == 0 and terms.delinquent:
                     out.delinquent.append(Delinquent(bill, falls_on, unpaid, amount, late.percent))
         if terms.overdue:
-            overdue_on = bill.bill_date + timedelta(days=21)
+            overdue_on = bill.bill_date + OVERDUE_AFTER
             mark = f"OVERDUE-{bill.bill_id}"
             if overdue_on <= today and mark not in done:
                 unpaid = unpaid_of_bill(bill, overdue_on - timedelta(days=1))
                 if unpaid > 0:
                     out.marks.append(mark)
-                    out.overdue.append(Overdue(bill, overdue_on, unpaid, overdue_on + timedelta(days=10)))
+                    out.overdue.append(Overdue(bill, overdue_on, unpaid, overdue_on + NOTICE_PERIOD))
             if mark in done or mark in out.marks:
                 eligible = _eligibility(
                     bill, overdue_on, ledger + out.entries, arrangements, today, unpaid_of_bill
@@ -347,7 +358,7 @@ def _eligibility(
     That can change only on the first day, the day after an entry's date, or a day an
     arrangement starts, breaks, is cancelled or ends; so those days are walked back from
     ``today`` to find where the current stretch began."""
-    first_day = overdue_on + timedelta(days=10)
+    first_day = overdue_on + NOTICE_PERIOD
     if first_day > today:
         return None
     covering = [a for a in arrangements if a.covers(bill.bill_date)]
