@@ -129,6 +129,16 @@ def _by_fund(rated: RatedBill) -> dict[str, Decimal]:
     return out
 
 
+def _difference(old: dict[str, Decimal], new: dict[str, Decimal]) -> dict[str, Decimal] | None:
+    """What each fund moves by (funds that do not move left out), or None when the
+    re-rating books nothing: no fund moves, or the moves sum to zero."""
+    funds = {f: new.get(f, ZERO) - old.get(f, ZERO) for f in sorted(set(old) | set(new))}
+    funds = {f: amount for f, amount in funds.items() if amount != ZERO}
+    if not funds or sum(funds.values(), ZERO) == ZERO:
+        return None
+    return funds
+
+
 def _by_rule(rated: RatedBill) -> dict[str, Decimal]:
     out: dict[str, Decimal] = {}
     for bl in rated.lines:
@@ -161,13 +171,8 @@ def rerate(
             f"bill {bill.bill_id}: rated on tariff {', '.join(bill.tariff_versions)}, "
             f"the period now rates on {', '.join(after.tariff_versions)}"
         )
-    old_funds, new_funds = _by_fund(before), _by_fund(after)
-    funds = {
-        f: new_funds.get(f, ZERO) - old_funds.get(f, ZERO)
-        for f in sorted(set(old_funds) | set(new_funds))
-        if new_funds.get(f, ZERO) != old_funds.get(f, ZERO)
-    }
-    if not funds or sum(funds.values(), ZERO) == ZERO:
+    funds = _difference(_by_fund(before), _by_fund(after))
+    if funds is None:
         return None
     old_rules, new_rules = _by_rule(before), _by_rule(after)
     return Rerated(
@@ -242,12 +247,8 @@ def rerate_parcel(
         )
     old_funds, old_rules = stands_at
     new_funds, new_rules = _by_fund(after), _by_rule(after)
-    funds = {
-        f: new_funds.get(f, ZERO) - old_funds.get(f, ZERO)
-        for f in sorted(set(old_funds) | set(new_funds))
-        if new_funds.get(f, ZERO) != old_funds.get(f, ZERO)
-    }
-    if not funds or sum(funds.values(), ZERO) == ZERO:
+    funds = _difference(old_funds, new_funds)
+    if funds is None:
         return None
     return Rerated(
         bill_id=bill.bill_id,
