@@ -29,6 +29,19 @@ _serializer = TypeSerializer()
 _deserializer = TypeDeserializer()
 
 
+# DynamoDB refusals that say "try again" (conflicts, throttling, a service fault): raised as
+# TransientError so the message is retried, then dead-lettered.
+TRANSIENT_CODES = frozenset(
+    {
+        "TransactionConflictException",
+        "ProvisionedThroughputExceededException",
+        "ThrottlingException",
+        "RequestLimitExceeded",
+        "InternalServerError",
+    }
+)
+
+
 def to_item(values: Mapping[str, Any]) -> dict[str, Any]:
     return {k: _serializer.serialize(v) for k, v in values.items() if v is not None}
 
@@ -80,13 +93,7 @@ def transact(client: Any, actions: Sequence[dict[str, Any]]) -> None:
             if failed:
                 raise ConditionFailed(failed) from exc
             raise TransientError(f"transaction cancelled: {reasons}") from exc
-        if code in {
-            "TransactionConflictException",
-            "ProvisionedThroughputExceededException",
-            "ThrottlingException",
-            "RequestLimitExceeded",
-            "InternalServerError",
-        }:
+        if code in TRANSIENT_CODES:
             raise TransientError(code) from exc
         raise
 
@@ -175,13 +182,7 @@ def put_new(client: Any, table: str, values: Mapping[str, Any]) -> bool:
         code = exc.response.get("Error", {}).get("Code", "")
         if code == "ConditionalCheckFailedException":
             return False
-        if code in {
-            "TransactionConflictException",
-            "ProvisionedThroughputExceededException",
-            "ThrottlingException",
-            "RequestLimitExceeded",
-            "InternalServerError",
-        }:
+        if code in TRANSIENT_CODES:
             raise TransientError(code) from exc
         raise
     return True
