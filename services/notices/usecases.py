@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from typing import Any
 
 from billing.events import (
@@ -20,6 +20,7 @@ from billing.events import (
 from common.clock import Clock
 from common.errors import PermanentError, TransientError
 from common.events import Event
+from common.money import round_line
 from common.tariffs import TariffBook
 from metering.events import SatelliteFlowReady
 from notices.domain import combined
@@ -92,7 +93,7 @@ def annual_rate_notice(book: TariffBook, event: BillIssued) -> str | None:
     rate = tariff.use_rate_per_kgal.value
     share = tariff.treatment_portion.value
     use = sum((line.amount for line in event.lines if line.rule_id == "SU-USE"), Decimal(0))
-    portion = (use * share).quantize(Decimal("0.01"), ROUND_HALF_UP)
+    portion = round_line(use * share)
     return (
         f"The sewer use charge is ${rate} per 1,000 gallons (tariff {tariff.version_id}). "
         f"{share * 100:.0f}% of it pays for wastewater treatment: ${portion} of this bill's "

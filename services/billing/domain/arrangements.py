@@ -25,6 +25,7 @@ from decimal import Decimal
 from typing import Any
 
 from billing.domain.ledger import ZERO, Entry
+from common.money import CENT
 
 MAX_INSTALMENTS = 60
 MAX_AMOUNT = Decimal("10000000")
@@ -174,7 +175,7 @@ def make_arrangement(
             raise ArrangementRefused(
                 f"instalments[{n}].due_on: {due_on} is not after the instalment before it ({previous})"
             )
-        if amount <= 0 or amount >= MAX_AMOUNT or amount != amount.quantize(Decimal("0.01")):
+        if amount <= 0 or amount >= MAX_AMOUNT or amount != amount.quantize(CENT):
             raise ArrangementRefused(
                 f"instalments[{n}].amount: must be above zero in cents below {MAX_AMOUNT}, got {amount}"
             )
@@ -189,7 +190,7 @@ def make_arrangement(
         account_id=account_id,
         arrangement_id=arrangement_id,
         made_on=made_on,
-        instalments=tuple(Instalment(d, a.quantize(Decimal("0.01"))) for d, a in instalments),
+        instalments=tuple(Instalment(d, a.quantize(CENT)) for d, a in instalments),
         end_on=end_on,
         approver=approver,
         note=note,

@@ -15,6 +15,7 @@ from decimal import Decimal
 
 from billing.domain.csvfiles import BadCell, LineError, key_cell, rows
 from billing.domain.ledger import OM, Entry
+from common.money import CENT
 from common.values import BadValue, to_date, to_decimal
 
 REQUIRED = ("tenant", "account_id", "reference", "paid_on", "amount")
@@ -54,9 +55,9 @@ def parse_amount(value: str, column: str = "amount") -> Decimal:
         amount = to_decimal(value)
     except BadValue as exc:
         raise BadCell(column, str(exc)) from None
-    if amount == 0 or abs(amount) > MAX_AMOUNT or amount != amount.quantize(Decimal("0.01")):
+    if amount == 0 or abs(amount) > MAX_AMOUNT or amount != amount.quantize(CENT):
         raise BadCell(column, f"must be a non-zero amount in cents below {MAX_AMOUNT}, got {value!r}")
-    return amount.quantize(Decimal("0.01"))
+    return amount.quantize(CENT)
 
 
 def parse_payment_row(row: Mapping[str, str], tenants: Collection[str]) -> Payment:

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from common.money import CENT
+
 
 class Channel(StrEnum):
     EMAIL = "email"
@@ -119,6 +121,6 @@ def notice_id(request: NoticeRequest, channel: Channel) -> str:
 
 def money(value: Decimal | str | int) -> str:
     """Display money with a dollar sign and two places (the amount is already rounded)."""
-    amount = Decimal(str(value)).quantize(Decimal("0.01"))
+    amount = Decimal(str(value)).quantize(CENT)
     sign = "-" if amount < 0 else ""
     return f"{sign}${abs(amount):,.2f}"

@@ -11,10 +11,9 @@ from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
 
 from common.dates import add_months
+from common.money import CENT
 from notices.domain.documents import BillDocument, CombinedBillDocument
 from notices.domain.model import NoticeRequest, Recipient, Rule, money
-
-CENT = Decimal("0.01")
 
 
 def bill_notice(doc: BillDocument, recipient: Recipient, trigger: str) -> NoticeRequest:
