@@ -129,7 +129,7 @@ def _by_fund(rated: RatedBill) -> dict[str, Decimal]:
     return out
 
 
-def _difference(old: dict[str, Decimal], new: dict[str, Decimal]) -> dict[str, Decimal] | None:
+def _difference(old: Mapping[str, Decimal], new: Mapping[str, Decimal]) -> dict[str, Decimal] | None:
     """What each fund moves by (funds that do not move left out), or None when the
     re-rating books nothing: no fund moves, or the moves sum to zero."""
     funds = {f: new.get(f, ZERO) - old.get(f, ZERO) for f in sorted(set(old) | set(new))}
