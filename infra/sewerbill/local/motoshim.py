@@ -46,6 +46,12 @@ Eight changes, installed by `install()` when the runtime starts moto itself:
    quarter of a billing cycle's time): a rule whose pattern lists plain strings at a key
    where the event holds another string is skipped first, the answer moto's matcher gives
    (`tests/runtime/test_moto_event_rules.py` compares the deliveries with moto as shipped).
+   moto's `PutEvents` then builds each event's message for every rule on the bus (a deep
+   copy, the detail parsed again, two clock reads), and for each matched SQS target fills a
+   JSONPath template and parses it back: here the message, its flattened view and the
+   body are made once per event, matched by moto's own matcher; whatever moto's template
+   would alter, and every other kind of target, takes moto's own path (the same test, byte
+   for byte). A send looks up a queue attribute's name with a regex once per name.
 7. **A Query reads its partition, not the table.** moto's `Table.query` on the table's own
    key takes `all_items()` (every item of the table, sorted) and keeps those of the hash key,
    so each Query costs the size of the table (a 10,000-account cycle's chunk queries walked
@@ -325,8 +331,6 @@ def _queue_attributes(self: Queue) -> dict[str, Any]:
     if not _sending.get():
         return _originals["queue_attributes"].fget(self)
     # moto's property as shipped, without the three counts (nothing on the send path reads them)
-    from moto.core.utils import camelcase_to_underscores
-
     result: dict[str, Any] = {}
     names = [a for a in self.BASE_ATTRIBUTES if a not in _COUNTS]
     if self.fifo_queue:
@@ -334,12 +338,20 @@ def _queue_attributes(self: Queue) -> dict[str, Any]:
     if self.kms_master_key_id:  # type: ignore[attr-defined]
         names += self.KMS_ATTRIBUTES
     for name in names:
-        result[name] = getattr(self, camelcase_to_underscores(name))
+        result[name] = getattr(self, _attribute_name(name))
     if self.policy:
         result["Policy"] = self.policy
     if self.redrive_policy:
         result["RedrivePolicy"] = json.dumps(self.redrive_policy)
     return {k: str(v).lower() if isinstance(v, bool) else v for k, v in result.items()}
+
+
+@functools.lru_cache(maxsize=128)
+def _attribute_name(name: str) -> str:
+    """moto's attribute of a queue attribute's name (its regex conversion, once per name)."""
+    from moto.core.utils import camelcase_to_underscores
+
+    return str(camelcase_to_underscores(name))
 
 
 def _send_message(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -380,6 +392,125 @@ def _send_to_targets(self: Any, event: dict[str, Any], transform_input: bool = T
 @functools.lru_cache(maxsize=256)
 def _jsonpath(expression: str) -> Any:
     return _originals["jsonpath_parse"](expression)
+
+
+# --- 6b. PutEvents: each event built, matched and written once -------------------------------------
+def _plain(text: Any, *, in_json: bool) -> bool:
+    """True when moto's default input template would carry ``text`` unchanged: no ``<``
+    (its placeholders are replaced one after the other, inside what was already put in)
+    and, for a value put between quotes unescaped (``in_json`` False), no quote, backslash
+    or control character."""
+    if not isinstance(text, str) or "<" in text:
+        return False
+    return in_json or ('"' not in text and "\\" not in text and all(c >= " " for c in text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _sqs_queue_of(arn: str) -> str | None:
+    from moto.utilities.arns import parse_arn
+
+    parsed = parse_arn(arn)
+    return parsed.resource_id if parsed.service == "sqs" else None
+
+
+def _plain_queues(rule: Any) -> list[str] | None:
+    """The queues of ``rule`` when every target is an SQS queue taking the event as moto
+    delivers it by default (no input transformer, no message group); else None."""
+    queues = []
+    for target in rule.targets:
+        queue = _sqs_queue_of(target["Arn"])
+        if (
+            queue is None
+            or target.get("InputTransformer")
+            or target.get("SqsParameters", {}).get("MessageGroupId")
+        ):
+            return None
+        queues.append(queue)
+    return queues
+
+
+def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """moto's `EventsBackend.put_events`, building each event's message, its flattened view
+    and the body its SQS targets receive once per event instead of once per rule on the bus
+    (a deep copy, a parse of the detail, two clock reads, a JSON round trip and flattening,
+    a JSONPath template filled and parsed again, per rule and event: three quarters of a
+    billing cycle's publishing). What is delivered is what moto delivers: the rules are
+    matched by moto's own matcher on moto's flattened view of the same message, and the body
+    is the default template's output (its keys in its order, the time as moto writes it).
+    Anything else takes moto's own path: an entry moto refuses or warns about, a value
+    moto's string template would alter, a ``Time`` given, a rule with any other target."""
+    original = _originals["put_events"]
+    if len(events) > 10:
+        return list(original(self, events))  # moto's ValidationException
+    from moto.core.utils import iso_8601_datetime_without_milliseconds, unix_time, utcfromtimestamp
+    from moto.events.models import EventPattern
+    from moto.moto_api._internal import mock_random
+    from moto.sqs import sqs_backends
+
+    entries: list[dict[str, Any]] = []
+    for event in events:
+        detail_text = event.get("Detail")
+        resources = event.get("Resources", [])
+        try:
+            detail = json.loads(detail_text) if isinstance(detail_text, str) else None
+        except ValueError:
+            detail = None
+        if (
+            not isinstance(detail, dict)
+            or not _plain(event.get("Source"), in_json=False)
+            or not _plain(event.get("DetailType"), in_json=False)
+            or not _plain(detail_text, in_json=True)
+            or not isinstance(resources, list)
+            or not all(_plain(r, in_json=True) for r in resources)
+            or "Time" in event
+        ):
+            entries.extend(original(self, [event]))
+            continue
+        event_id = str(mock_random.uuid4())
+        entries.append({"EventId": event_id})
+        event_bus = self.describe_event_bus(self._normalize_event_bus_arn(event.get("EventBusName")))
+        now = unix_time()
+        message = {
+            "version": "0",
+            "id": event_id,
+            "detail-type": event["DetailType"],
+            "source": event["Source"],
+            "account": self.account_id,
+            "time": now,
+            "region": self.region_name,
+            "resources": resources,
+            "detail": detail,
+            "ingestion-time": now,
+        }
+        flat = EventPattern._flatten_dict(json.loads(json.dumps(message)))
+        body: str | None = None
+        for rule in event_bus.rules.values():
+            pattern = rule.event_pattern.get_pattern()
+            if pattern and (
+                _cannot_match(pattern, message) or not rule.event_pattern._does_event_match(flat, pattern)
+            ):
+                continue
+            queues = _plain_queues(rule)
+            if queues is None:
+                _originals["send_to_targets"](rule, json.loads(json.dumps(message)))
+                continue
+            if body is None:
+                body = json.dumps(
+                    {
+                        "id": event_id,
+                        "time": iso_8601_datetime_without_milliseconds(utcfromtimestamp(now)),  # type: ignore[arg-type]
+                        "version": "0",
+                        "detail-type": message["detail-type"],
+                        "source": message["source"],
+                        "region": message["region"],
+                        "resources": resources,
+                        "detail": detail,
+                    }
+                )
+            backend = sqs_backends[rule.account_id][rule.region_name]
+            for queue in queues:
+                backend.send_message(queue_name=queue, message_body=body, group_id=None)
+    return entries
 
 
 # --- 7. a query's partition -------------------------------------------------------------------------
@@ -767,6 +898,10 @@ def install() -> None:
 
         _originals["send_to_targets"] = Rule.send_to_targets
         Rule.send_to_targets = _send_to_targets  # type: ignore[method-assign,assignment]
+        from moto.events.models import EventsBackend
+
+        _originals["put_events"] = EventsBackend.put_events
+        EventsBackend.put_events = _put_events  # type: ignore[method-assign]
         Item.__init__ = _item_init  # type: ignore[method-assign]
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
@@ -805,6 +940,9 @@ def uninstall() -> None:
         from moto.events.models import Rule
 
         Rule.send_to_targets = _originals.pop("send_to_targets")  # type: ignore[method-assign]
+        from moto.events.models import EventsBackend
+
+        EventsBackend.put_events = _originals.pop("put_events")  # type: ignore[method-assign]
         Item.__init__ = _originals.pop("item_init")  # type: ignore[method-assign]
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
