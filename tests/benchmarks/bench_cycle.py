@@ -175,18 +175,20 @@ class GcPauses:
 
     def __init__(self) -> None:
         self.seconds = 0.0
+        self.cpu = 0.0
         self.collections: Counter[int] = Counter()
         self.on = False
-        self._began = 0.0
+        self._began = (0.0, 0.0)
         gc.callbacks.append(self._callback)
 
     def _callback(self, phase: str, info: dict[str, Any]) -> None:
         if not self.on:
             return
         if phase == "start":
-            self._began = time.perf_counter()
+            self._began = (time.perf_counter(), time.process_time())
         else:
-            self.seconds += time.perf_counter() - self._began
+            self.seconds += time.perf_counter() - self._began[0]
+            self.cpu += time.process_time() - self._began[1]
             self.collections[info["generation"]] += 1
 
 
@@ -308,7 +310,7 @@ def main() -> None:
     rest_wall, rest_cpu = cycle_s - sum(profile.wall.values()), cycle_cpu - sum(profile.cpu.values())
     print(f"    {'runtime: polling and dispatch':40s} {rest_wall:7.2f} / {rest_cpu:6.2f}")
     print(
-        f"  of which garbage collection   {pauses.seconds:8.2f} s   (collections by generation:"
+        f"  of which garbage collection   {pauses.seconds:8.2f} s, CPU {pauses.cpu:.2f} s (collections by generation:"
         f" {dict(sorted(pauses.collections.items()))})"
     )
     print(f"  requests: {dict(sorted(meter.calls.items()))}")

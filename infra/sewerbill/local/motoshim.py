@@ -59,7 +59,11 @@ Eight changes, installed by `install()` when the runtime starts moto itself:
    items only (those its sort-key condition keeps, the same test moto's loop makes, with the
    comparison and its bounds looked up once per query, not once per item); moto's
    query then sorts, pages, filters and projects them as shipped.
-   Queries on an index, and scans, are unchanged.
+   Queries on an index, and scans, are unchanged. Nor is the answer copied: moto deep-copies
+   the items a Query found before converting them (`dynamo_to_dict`) into the dictionaries
+   it writes out; a Query that neither projects nor reads an index hands the items
+   themselves to that conversion (which only reads them), and the conversion takes string,
+   number, boolean and null attributes directly (the rest is moto's own).
 8. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
    a DLQ) and `StreamShard.add` (a stream record) tell the runtime which source received
    something, so a drain polls only those instead of every queue and stream.
@@ -552,6 +556,85 @@ def _all_items(self: Table) -> list[Item]:
     return list(found.values())
 
 
+# --- 7b. a query's answer without copies --------------------------------------------------------
+_sharing: contextvars.ContextVar[bool] = contextvars.ContextVar("sharing", default=False)
+
+
+class _TableCopies:
+    """The `copy` module as moto's table module sees it: during a Query that neither projects
+    nor reads an index, the deep copy of the items found (`Table.query`'s last step before it
+    returns them) is a new list of the same items: what the answer is made of is only read
+    (a filter tests them, the response converts their attributes into new dictionaries) and
+    written out before the next request. Everything else is the copy module's."""
+
+    copy = staticmethod(copy.copy)
+
+    @staticmethod
+    def deepcopy(value: Any, memo: dict[int, Any] | None = None) -> Any:
+        if _sharing.get() and type(value) is list and all(type(i) is Item for i in value):
+            return list(value)
+        return copy.deepcopy(value, memo)
+
+
+def _backend_query(
+    self: DynamoDBBackend,
+    table_name: str,
+    hash_key_dict: Any,
+    range_comparison: Any,
+    range_value_dicts: Any,
+    limit: Any,
+    exclusive_start_key: Any,
+    scan_index_forward: Any,
+    projection_expressions: Any,
+    index_name: str | None = None,
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    token = _sharing.set(index_name is None and not projection_expressions)
+    try:
+        return _originals["backend_query"](
+            self,
+            table_name,
+            hash_key_dict,
+            range_comparison,
+            range_value_dicts,
+            limit,
+            exclusive_start_key,
+            scan_index_forward,
+            projection_expressions,
+            index_name,
+            *args,
+            **kwargs,
+        )
+    finally:
+        _sharing.reset(token)
+
+
+_SCALARS = frozenset({"S", "N", "BOOL", "NULL"})
+
+
+def _wire_form(value: Any) -> Any:
+    """moto's `dynamo_to_dict` (what a DynamoDB answer is converted with before it is
+    written), taking the common shapes directly: a string, number, boolean or null attribute
+    is its ``{type: value}``, dictionaries and lists are walked here; anything else (binary
+    values, sets, maps, lists of values, model objects, times) is moto's own conversion."""
+    if type(value) is DynamoType:
+        if value.type in _SCALARS and type(value.value) in (str, bool):
+            return {value.type: value.value}
+        return _originals["dynamo_to_dict"](value)
+    if type(value) in (dict, LimitedSizeDict):
+        return {k: _wire_form(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_wire_form(v) for v in value]
+    if type(value) in (str, int, bool) or value is None:
+        return value
+    return _originals["dynamo_to_dict"](value)
+
+
+def _dynamo_result_init(self: Any, result: object) -> None:
+    ActionResult.__init__(self, _wire_form(result))
+
+
 # --- 8. activity ------------------------------------------------------------------------------
 def _notify(kind: str, name: str) -> None:
     for listener in list(_listeners):
@@ -916,6 +999,31 @@ def install() -> None:
         Table.__deepcopy__ = _table_deepcopy  # type: ignore[attr-defined]
         Queue.add_message = _queue_add_message  # type: ignore[method-assign]
         StreamShard.add = _shard_add  # type: ignore[method-assign]
+        _install_query_answers()
+
+
+def _install_query_answers() -> None:
+    import moto.dynamodb.models.table as table_module
+    from moto.dynamodb.models.utilities import dynamo_to_dict
+    from moto.dynamodb.responses import DynamoResult
+
+    _originals["table_copy_module"] = table_module.copy
+    _originals["backend_query"] = DynamoDBBackend.query
+    _originals["dynamo_to_dict"] = dynamo_to_dict
+    _originals["dynamo_result_init"] = DynamoResult.__init__
+    table_module.copy = _TableCopies  # type: ignore[assignment]
+    DynamoDBBackend.query = _backend_query  # type: ignore[method-assign]
+    DynamoResult.__init__ = _dynamo_result_init  # type: ignore[method-assign]
+
+
+def _uninstall_query_answers() -> None:
+    import moto.dynamodb.models.table as table_module
+    from moto.dynamodb.responses import DynamoResult
+
+    table_module.copy = _originals.pop("table_copy_module")
+    DynamoDBBackend.query = _originals.pop("backend_query")  # type: ignore[method-assign]
+    DynamoResult.__init__ = _originals.pop("dynamo_result_init")  # type: ignore[method-assign]
+    _originals.pop("dynamo_to_dict")
 
 
 def uninstall() -> None:
@@ -951,6 +1059,7 @@ def uninstall() -> None:
 
         moto.core.responses.method_names_from_class = _originals.pop("method_names_from_class")
         del Table.__deepcopy__  # type: ignore[attr-defined]
+        _uninstall_query_answers()
 
 
 @contextmanager
