@@ -433,8 +433,7 @@ def test_an_item_s_size_is_moto_s(emulator: Emulator) -> None:
     for attrs in items:
         item = Item(DynamoType(attrs["pk"]), None, attrs)
         assert motoshim._item_size(item) == motoshim._originals["item_size"](item) > 0
-    # every_kind: 2+3 (pk "P#1") + 2+1 + 1+5 ("12.50") + 3+38 + 1+8 (binary) + 2+2 + 2+2 + 2+4 + 4+1 + 4+1
-    # + the map (moto's own count)
+    # plain(0): "pk" "P#0" 2+3, "sk" "S" 2+1, "v" "" 1+0, "n" "0" 1+1
     assert (
         motoshim._item_size(Item(DynamoType(items[1]["pk"]), None, items[1])) == 2 + 3 + 2 + 1 + 1 + 0 + 1 + 1
     )
