@@ -9,7 +9,8 @@ prefixes, ``$or``, detail filters, no source at all, an event whose source is no
 and the targets moto treats otherwise (an input transformer, a FIFO queue's message group),
 with the shim and with moto as shipped (`motoshim.uninstall()`), and every queue must
 receive the same messages, byte for byte but the event id and the time (moto reads the
-clock per rule, the shim once per event; both must be the time moto writes).
+clock per rule, the shim once per event; both must be the time moto writes). The shim's
+requests go to moto's events handler without Flask: a refusal is answered the same too.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 
 from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
@@ -115,6 +117,13 @@ def deliveries(emulator: Emulator, bus: str) -> dict[str, list[Any]]:
     refused = [e.get("ErrorCode") for a in answers for e in a["Entries"] if e.get("ErrorCode")]
     assert refused == ["InvalidArgument"]  # the entry without a detail, as moto answers it
     received: dict[str, list[Any]] = {}
+    try:  # moto's refusal of an 11-entry request, answered the same through either transport
+        events.put_events(Entries=entries[:1] * 11)
+    except ClientError as exc:
+        received["refused"] = [
+            exc.response["Error"]["Code"],
+            exc.response["ResponseMetadata"]["HTTPStatusCode"],
+        ]
     for name, url in urls.items():
         bodies = []
         while True:
@@ -156,6 +165,8 @@ def test_rules_skipped_by_the_fast_path_are_those_moto_would_not_match(
 
     assert fast == shipped
     # the comparison is not vacuous: some rules match, some do not
+    assert fast.pop("refused") == ["ValidationException", 400]
+    shipped.pop("refused")
     counts = {name: len(bodies) for name, bodies in fast.items()}
     # 8 BillIssued: the first 2, 3 more in the detail, 3 more in resources and time
     assert counts == {
