@@ -487,7 +487,9 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
             "detail": detail,
             "ingestion-time": now,
         }
-        flat = EventPattern._flatten_dict(json.loads(json.dumps(message)))
+        # moto flattens a JSON round trip of the message: the identity on what is built here
+        # from parsed JSON, strings and a float (so the message itself is flattened)
+        flat = EventPattern._flatten_dict(message)
         body: str | None = None
         for rule in event_bus.rules.values():
             pattern = rule.event_pattern.get_pattern()
