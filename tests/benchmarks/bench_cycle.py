@@ -12,7 +12,10 @@ again under a ``RAW#`` partition key) written by plain BatchWriteItem calls to t
 table (the raw-write bound), and the ratio of the two. Where the cycle's time goes is
 printed per function (wall and CPU seconds inside its invocations: the handler's own work
 and the emulator's answers to it, which run in this process), beside the runtime's own
-polling and dispatch (the rest).
+polling and dispatch (the rest). Both timed runs (the cycle, then the raw writes) start from a
+settled heap (``sewerbill.local.heap``, as the runtime's after provisioning): what exists
+before each is frozen out of the garbage collector's sight; the collector's pauses during the
+cycle are printed (wall and CPU).
 
 Counts every AWS request the cycle made (botocore, in-process; the runtime's own polling of queues and streams excluded, as
 Lambda's event source mappings and stream reads are not billed per request) and prices them at
