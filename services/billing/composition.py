@@ -40,6 +40,7 @@ from billing.usecases import (
     run_cycle,
 )
 from common.config import RuntimeClock, cold_start, load
+from common.dynamo import BULK_CLIENT
 from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariff_files import load_tariff_book
@@ -115,7 +116,7 @@ def repo() -> BillingRepo:
 
 @cold_start
 def projections() -> Projections:
-    return Projections(boto3.client("dynamodb"), load(TableConfig).table_name)
+    return Projections(boto3.client("dynamodb", config=BULK_CLIENT), load(TableConfig).table_name)
 
 
 @cold_start

@@ -11,6 +11,7 @@ import boto3
 
 from common.clock import Clock
 from common.config import RuntimeClock, cold_start, load
+from common.dynamo import BULK_CLIENT
 from common.handling import RejectionSink, rejections_for
 from common.messages import UploadedObject
 from common.outbox import OutboxPublisher
@@ -37,7 +38,7 @@ def tariff_book() -> TariffBook:
 
 @cold_start
 def clients() -> dict[str, Any]:
-    return {"s3": boto3.client("s3"), "dynamodb": boto3.client("dynamodb")}
+    return {"s3": boto3.client("s3"), "dynamodb": boto3.client("dynamodb", config=BULK_CLIENT)}
 
 
 @cold_start

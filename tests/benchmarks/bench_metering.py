@@ -18,7 +18,9 @@ Targets: >= 200,000 rows/s, within 3x of the plain loop, memory flat, 1 item per
 reads (issue 7): on the local runtime (moto server, the real template), a meters file then
 a register read file of 1,000 and of 10,000 rows, from upload to every consumption kept at
 billing: rows/s and the process's peak RSS; beside moto's raw BatchWriteItem rate in the
-same run (10,000 items to a scratch table), and the ratio, by wall and by CPU time.
+same run (10,000 items to a scratch table), and the ratio, by wall and by CPU time; and what
+the file asked of moto from upload to billing (``Tally``): items written by table and key
+kind, stream records, SQS messages, EventBridge entries and API calls, each per row.
 Targets: 10,000 rows in < 30 s, peak RSS < 1 GB, within 5x of the raw batch write.
 """
 
@@ -204,8 +206,9 @@ def bench_reads(sizes: tuple[int, ...] = (1_000, 10_000)) -> None:
             rt.upload("UploadsBucket", f"meters/{tag}.csv", meters)
             # CPU and memory of the runtime's process and of the functions' own (isolate="process")
             registered, cpu = time.perf_counter(), cpu_seconds(workers(rt))
-            rt.upload("UploadsBucket", f"reads/{tag}.csv", reads)
-            done, cpu = time.perf_counter(), cpu_seconds(workers(rt)) - cpu
+            with Tally() as tally:
+                rt.upload("UploadsBucket", f"reads/{tag}.csv", reads)
+                done, cpu = time.perf_counter(), cpu_seconds(workers(rt)) - cpu
             kept = count_kept(rt, tag)
             own, largest, rss = peak_rss_mib(workers(rt))
             rate = n / (done - registered)
@@ -216,7 +219,92 @@ def bench_reads(sizes: tuple[int, ...] = (1_000, 10_000)) -> None:
                 f"function {largest:,.0f}); raw/pipeline {raw / rate:.1f}x wall, "
                 f"{raw_cpu * cpu / n:.1f}x CPU (target <= 5x)"
             )
+            print(tally.report(n))
         print(f"  dead letters: {len(rt.dead_letters)}")
+
+
+class Tally:
+    """Counts what the pipeline asks of the emulator, in the runtime's process (where moto
+    answers every function's calls, over their pipes): API calls by service and action,
+    DynamoDB items written (puts, updates, deletes: by table and key kind, the ``pk`` before
+    its first ``#``), stream records by table, items read by GetItem/BatchGetItem/Query, SQS
+    messages by queue, and EventBridge entries put. Moto's classes are wrapped for the block
+    and restored after it."""
+
+    def __init__(self) -> None:
+        from collections import Counter
+
+        self.calls: Counter[str] = Counter()
+        self.written: Counter[str] = Counter()
+        self.streamed: Counter[str] = Counter()
+        self.messages: Counter[str] = Counter()
+        self.events = 0
+        self._undo: list[Callable[[], None]] = []
+
+    def _wrap(self, owner: Any, name: str, around: Callable[..., Any]) -> None:
+        original = owner.__dict__[name]
+
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            return around(original, *args, **kwargs)
+
+        setattr(owner, name, wrapper)
+        self._undo.append(lambda: setattr(owner, name, original))
+
+    def __enter__(self) -> Tally:
+        from moto.core.responses import BaseResponse
+        from moto.dynamodb.models.table import StreamShard, Table
+        from moto.events.models import EventsBackend
+        from moto.sqs.models import Queue
+
+        def call_action(original: Any, response: Any) -> Any:
+            self.calls[f"{response.service_name}.{response._get_action()}"] += 1
+            return original(response)
+
+        def kind(table: Any, attrs: dict[str, Any]) -> str:
+            pk = attrs.get(table.hash_key_attr, {})
+            value = pk.get("S", "") if isinstance(pk, dict) else str(getattr(pk, "value", ""))
+            return f"{table.name.rsplit('-', 1)[-1]}:{value.split('#')[0]}"
+
+        def put_item(original: Any, table: Any, item_attrs: dict[str, Any], *a: Any, **k: Any) -> Any:
+            self.written[kind(table, item_attrs)] += 1
+            return original(table, item_attrs, *a, **k)
+
+        def shard_add(original: Any, shard: Any, old: Any, new: Any) -> Any:
+            self.streamed[shard.table.name] += 1
+            return original(shard, old, new)
+
+        def add_message(original: Any, queue: Any, message: Any) -> Any:
+            self.messages[queue.name] += 1
+            return original(queue, message)
+
+        def put_events(original: Any, backend: Any, events: list[Any]) -> Any:
+            self.events += len(events)
+            return original(backend, events)
+
+        self._wrap(BaseResponse, "call_action", call_action)
+        self._wrap(Table, "put_item", put_item)
+        self._wrap(StreamShard, "add", shard_add)
+        self._wrap(Queue, "add_message", add_message)
+        self._wrap(EventsBackend, "put_events", put_events)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for undo in reversed(self._undo):
+            undo()
+
+    def report(self, rows: int) -> str:
+        def per(counter: Any) -> str:
+            return ", ".join(f"{k} {v:,} ({v / rows:.2f}/row)" for k, v in counter.most_common())
+
+        writes = sum(self.written.values()) + self.calls["dynamodb.UpdateItem"]
+        return (
+            f"    items put (table:key kind): {per(self.written)}\n"
+            f"    UpdateItem: {self.calls['dynamodb.UpdateItem']:,}; stream records: {per(self.streamed)}\n"
+            f"    SQS messages: {per(self.messages)}; EventBridge entries: {self.events:,}\n"
+            f"    API calls: {per(self.calls)}\n"
+            f"    => {writes / rows:.2f} items written and "
+            f"{sum(self.streamed.values()) / rows:.2f} stream records per row"
+        )
 
 
 def raw_batch_write_rate(ddb: Any, items: int) -> tuple[float, float]:

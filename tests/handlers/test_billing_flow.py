@@ -545,6 +545,11 @@ def test_keeping_a_chunk_of_new_consumptions_stays_one_batch_get_and_batched_wri
         ("grafton-sewer", "1000", "5000"),
         ("grafton-sewer", "1002", "7000"),
     ]
+    # the item as it was kept, whole (the re-rating prints its reads)
+    assert all(
+        r.old["recorded_at"] == "2026-10-05T00:00:00+00:00" and "source_event_id" in r.old for r in handed
+    )
+    assert kept.requests == {"BatchGetItem": 2, "BatchWriteItem": 3}
 
 
 def test_a_chunk_of_stormwater_determinations_is_kept_parcel_by_parcel_once(flow: Stack) -> None:

@@ -79,3 +79,33 @@ def test_an_interval_file_is_not_taken_in_as_register_reads(metering: Stack) -> 
     result = handle(metering, "reads/interval/2026-04-01.csv", "tenant,meter_id,interval_start,volume\n")
     assert result == {"batchItemFailures": []}  # acknowledged as a wiring fault, never retried
     assert metering.state("metering") == []
+
+
+def reads_kept(stack: Stack) -> list[dict[str, Any]]:
+    """Every read a file's batches recorded, as dicts of the item's columns."""
+    rows = []
+    for item in stack.items("metering"):
+        if item["pk"].startswith("READS#"):
+            columns = item["columns"].split(",")
+            rows += [dict(zip(columns, row, strict=True)) for row in json.loads(item["reads"])]
+    return rows
+
+
+def test_a_batch_keeps_its_reads_in_one_item_the_failed_ones_with_their_reason(metering: Stack) -> None:
+    handle(metering, "meters/2026-01.csv", METERS)
+    # line 2 accepted; line 3: GR-M2 read on 2026-05-01, after "today" (2026-04-03): refused
+    handle(
+        metering,
+        "reads/2026-04.csv",
+        "tenant,meter_id,read_on,reading\n" + READS.splitlines()[1] + "\n"
+        "grafton-sewer,GR-M2,2026-05-01,820\n",
+    )
+    parts = [i for i in metering.items("metering") if i["pk"].startswith("READS#")]
+    assert len(parts) == 1  # one item for the batch, not one per read
+    kept = reads_kept(metering)
+    assert [(r["line"], r["meter_id"], r["account_id"], r["status"]) for r in kept] == [
+        (2, "GR-M1", "GR-1", "accepted"),
+        (3, "GR-M2", "GR-2", "failed"),
+    ]
+    assert kept[1]["column"] == "read_on" and "in the future" in kept[1]["reason"]
+    assert kept[0]["reading"] == "11000" and kept[0]["read_on"] == "2026-04-01"

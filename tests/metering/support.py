@@ -50,6 +50,9 @@ class MemoryRepo:
     def meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, Meter]:
         return {k: Meter.from_json(self.meters_[k]) for k in keys if k in self.meters_}
 
+    def meter_accounts(self, keys: Iterable[MeterKey]) -> dict[MeterKey, str]:
+        return {k: m.account_id for k, m in self.meters(keys).items()}
+
     def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, AccountMetering]:
         return {
             k: AccountMetering.from_json(k[0], k[1], self.accounts_[k], 0)

@@ -109,3 +109,32 @@ def test_a_corrected_determination_carries_every_flag_that_can_come_together() -
     corrected = ConsumptionDetermined.model_validate({**corrected.model_dump(), "flags": together})
     again = ConsumptionDetermined.model_validate_json(corrected.model_dump_json())
     assert again.flags == together and again.business_key() == largest_consumption().business_key()
+
+
+def test_a_batch_s_reads_are_cut_into_items_under_the_item_limit() -> None:
+    from datetime import date
+    from decimal import Decimal
+
+    from metering.adapters.dynamodb import READS_PART_BYTES, reads_items
+    from metering.domain.ingest import BatchOutput, FailedRead
+    from metering.domain.readings import Reading
+
+    longest = "M" * 64
+    out = BatchOutput(
+        failed_reads=[
+            FailedRead(
+                Reading("t", longest, date(2026, 4, 1), Decimal(n), "actual", n),
+                "A" * 64,
+                "reading",
+                "x" * 300,
+            )
+            for n in range(2, 2002)
+        ]
+    )
+    items = list(reads_items(out, "etag-1", "2026-04-01T00:00:00+00:00"))
+    # 2,000 rows of about 470 bytes of JSON: 940 KB -> at least 4 items of at most 300,000 bytes
+    assert len(items) >= 4
+    assert all(len(i["reads"]) <= READS_PART_BYTES for i in items)
+    assert sum(i["count"] for i in items) == 2000
+    assert [i["sk"] for i in items] == sorted({i["sk"] for i in items})  # distinct keys, line order
+    assert items[0]["sk"] == "PART#000000002"

@@ -4,8 +4,11 @@
   ``METER#...`` / ``V#<recorded_at>#<file_id>#<line>``: each accepted version (history);
 - ``ACCOUNT#<tenant>#<account_id>`` / ``STATE``: the account's meters, register series and
   recent periods (``metering.domain.model.AccountMetering``, JSON);
-- ``READS#<tenant>#<meter_id>`` / ``READ#<date>``: an accepted read; ``FAILED#<date>#...``:
-  a read that failed validation, kept with its reason (never dropped);
+- ``READS#<file_id>`` / ``PART#<first line>``: the reads a batch of a file took in, accepted
+  and failed ones (a failure with its column and reason: never dropped), as one JSON list
+  (``READ_COLUMNS``) of at most ``READS_PART_BYTES``: the batch's record of its rows, one
+  item per batch rather than one per read (issue 7: a read's effect on the register is in the
+  account's ``STATE`` item, written in the same batch; nothing queries reads one by one);
 - ``DAY#<tenant>#<meter_id>`` / ``DATE#<local date>``: interval volume of one local day;
 - ``FILE#<file_id>`` / ``FILE``: a file taken in; ``OUTBOX#<event_id>`` / ``OUTBOX``: events.
   A ``ConsumptionsDetermined`` chunk item is also metering's record of what it determined
@@ -51,6 +54,89 @@ def determinations_item(chunk: Event, now: datetime) -> dict[str, Any]:
     return item
 
 
+READ_COLUMNS = (
+    "line",
+    "tenant",
+    "meter_id",
+    "account_id",
+    "read_on",
+    "reading",
+    "read_type",
+    "status",
+    "column",
+    "reason",
+)
+READS_PART_BYTES = 300_000  # under the 400 KB item limit with the keys and the other attributes
+
+
+def reads_items(batch: BatchOutput, file_id: str, at: str) -> Iterator[dict[str, Any]]:
+    """The batch's reads in line order, cut into items of at most ``READS_PART_BYTES`` of JSON
+    (a row is at most about 700 bytes: ids of 64 characters, a reason of 300), each keyed by
+    its first line, so taking the same file in again rewrites the same items."""
+    rows: list[list[Any]] = [
+        [
+            r.line,
+            r.tenant,
+            r.meter_id,
+            account,
+            r.read_on.isoformat(),
+            str(r.reading),
+            r.read_type,
+            "accepted",
+            None,
+            None,
+        ]
+        for r, account in batch.reads
+    ]
+    rows += [
+        [
+            f.reading.line,
+            f.reading.tenant,
+            f.reading.meter_id,
+            f.account_id,
+            f.reading.read_on.isoformat(),
+            str(f.reading.reading),
+            f.reading.read_type,
+            "failed",
+            f.column,
+            f.reason,
+        ]
+        for f in batch.failed_reads
+    ]
+    rows.sort(key=lambda row: row[0])
+    pk = key("READS", file_id.replace("#", "-"))
+    part: list[str] = []
+    first, size = 0, 0
+    for row in rows:
+        text = json.dumps(row, separators=(",", ":"))
+        if part and size + len(text) + 1 > READS_PART_BYTES:
+            yield _reads_part(pk, first, part, file_id, at)
+            part, size = [], 0
+        if not part:
+            first = row[0]
+        part.append(text)
+        size += len(text) + 1
+    if part:
+        yield _reads_part(pk, first, part, file_id, at)
+
+
+def _reads_part(pk: str, first_line: int, rows: list[str], file_id: str, at: str) -> dict[str, Any]:
+    return {
+        "pk": pk,
+        "sk": key("PART", f"{first_line:09d}"),
+        "columns": ",".join(READ_COLUMNS),
+        "reads": "[" + ",".join(rows) + "]",
+        "count": len(rows),
+        "source": file_id,
+        "recorded_at": at,
+    }
+
+
+def _meter_of(pk: str) -> MeterKey:
+    _, tenant, meter_id = pk.split("#", 2)
+    return tenant, meter_id
+
+
 def file_key(file_id: str) -> tuple[str, str]:
     return key("FILE", file_id), "FILE"
 
@@ -67,6 +153,12 @@ class DynamoMeteringRepository:
         found = batch_get(self._client, self._table, (meter_key(*k) for k in keys))
         meters = (Meter.from_json(json.loads(item["meter"])) for item in found.values())
         return {(m.tenant, m.meter_id): m for m in meters}
+
+    def meter_accounts(self, keys: Iterable[MeterKey]) -> dict[MeterKey, str]:
+        # the whole item: a ProjectionExpression saves no read capacity on AWS, and moto
+        # builds a new item for each projected one (it cost more than it saved here)
+        found = batch_get(self._client, self._table, (meter_key(*k) for k in keys))
+        return {_meter_of(pk): item["account_id"] for (pk, _), item in found.items()}
 
     def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, AccountMetering]:
         found = batch_get(self._client, self._table, (account_key(*k) for k in keys))
@@ -150,42 +242,7 @@ class DynamoMeteringRepository:
     def save(self, batch: BatchOutput, *, file_id: str, now: datetime) -> None:
         at = now.isoformat()
         batch_put(self._client, self._table, (determinations_item(chunk, now) for chunk in batch.chunks))
-        reads = [
-            {
-                "pk": key("READS", r.tenant, r.meter_id),
-                "sk": key("READ", r.read_on.isoformat()),
-                "tenant": r.tenant,
-                "meter_id": r.meter_id,
-                "account_id": account_id,
-                "read_on": r.read_on.isoformat(),
-                "reading": str(r.reading),
-                "read_type": r.read_type,
-                "source": file_id,
-                "line": r.line,
-                "recorded_at": at,
-            }
-            for r, account_id in batch.reads
-        ]
-        reads += [
-            {
-                "pk": key("READS", f.reading.tenant, f.reading.meter_id),
-                "sk": key("FAILED", f.reading.read_on.isoformat(), file_id.replace("#", "-"), f.reading.line),
-                "tenant": f.reading.tenant,
-                "meter_id": f.reading.meter_id,
-                "account_id": f.account_id,
-                "read_on": f.reading.read_on.isoformat(),
-                "reading": str(f.reading.reading),
-                "read_type": f.reading.read_type,
-                "status": "failed",
-                "column": f.column,
-                "reason": f.reason,
-                "source": file_id,
-                "line": f.reading.line,
-                "recorded_at": at,
-            }
-            for f in batch.failed_reads
-        ]
-        batch_put(self._client, self._table, reads)
+        batch_put(self._client, self._table, reads_items(batch, file_id, at))
         meters: list[dict[str, Any]] = []
         for meter, line in batch.meters:
             pk, sk = meter_key(meter.tenant, meter.meter_id)

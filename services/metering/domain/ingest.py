@@ -133,6 +133,11 @@ class MeteringRepository(Protocol):
 
     def meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, Meter]: ...
 
+    def meter_accounts(self, keys: Iterable[MeterKey]) -> dict[MeterKey, str]:
+        """The account each registered meter is on (a read needs no more of the meter: the
+        account's state holds its series)."""
+        ...
+
     def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, AccountMetering]: ...
 
     def save(self, batch: BatchOutput, *, file_id: str, now: datetime) -> None:
@@ -599,13 +604,13 @@ def _reads_batch(
     reads: list[Reading], run: _Run, repo: MeteringRepository, settings: Settings, now: datetime, today: date
 ) -> BatchOutput:
     out = BatchOutput()
-    meters = repo.meters({(r.tenant, r.meter_id) for r in reads})
-    accounts = repo.accounts({(m.tenant, m.account_id) for m in meters.values()})
+    registered = repo.meter_accounts({(r.tenant, r.meter_id) for r in reads})
+    accounts = repo.accounts({(tenant, account_id) for (tenant, _), account_id in registered.items()})
     touched: dict[AccountKey, AccountMetering] = {}
     replaced: dict[AccountKey, list[tuple[str, date, date]]] = {}
     for read in sorted(reads, key=lambda r: (r.tenant, r.meter_id, r.read_on, r.line)):
-        meter = meters.get((read.tenant, read.meter_id))
-        if meter is None:
+        account_id = registered.get((read.tenant, read.meter_id))
+        if account_id is None:
             run.reject(
                 LineRejection(
                     line=read.line,
@@ -614,8 +619,8 @@ def _reads_batch(
                 )
             )
             continue
-        account = accounts.get((meter.tenant, meter.account_id))
-        series = account.series.get(meter.meter_id) if account else None
+        account = accounts.get((read.tenant, account_id))
+        series = account.series.get(read.meter_id) if account else None
         if account is None or series is None:
             run.reject(
                 LineRejection(
@@ -641,7 +646,7 @@ def _reads_batch(
             touched[(account.tenant, account.account_id)] = account
             if isinstance(outcome, Accepted) and outcome.replaced_after is not None:
                 replaced.setdefault((account.tenant, account.account_id), []).append(
-                    (meter.meter_id, outcome.replaced_after, read.read_on)
+                    (read.meter_id, outcome.replaced_after, read.read_on)
                 )
     _determine(touched, out, run, settings, now, today, replaced)
     return out
