@@ -421,19 +421,3 @@ def test_the_runtime_s_direct_sqs_calls_answer_what_the_api_answers(emulator: Em
     assert dlq_counts == {
         "Attributes": {"ApproximateNumberOfMessages": "3", "ApproximateNumberOfMessagesNotVisible": "0"}
     }
-
-
-def test_an_item_s_size_is_moto_s(emulator: Emulator) -> None:
-    """A Query pages its answer by moto's item sizes: the shim's count is moto's, byte for
-    byte, for every kind of attribute (a number's text, 1 for a boolean or null, a string's
-    UTF-8 bytes; sets, maps, lists and binary values measured by moto itself)."""
-    from moto.dynamodb.models.dynamo_type import DynamoType, Item
-
-    items = [every_kind(1), plain(0), plain(300), {"pk": {"S": "\u00e9\u6f22"}, "k\u00e9y": {"N": "-1E+3"}}]
-    for attrs in items:
-        item = Item(DynamoType(attrs["pk"]), None, attrs)
-        assert motoshim._item_size(item) == motoshim._originals["item_size"](item) > 0
-    # plain(0): "pk" "P#0" 2+3, "sk" "S" 2+1, "v" "" 1+0, "n" "0" 1+1
-    assert (
-        motoshim._item_size(Item(DynamoType(items[1]["pk"]), None, items[1])) == 2 + 3 + 2 + 1 + 1 + 0 + 1 + 1
-    )

@@ -656,25 +656,6 @@ def _dynamo_result_init(self: Any, result: object) -> None:
     ActionResult.__init__(self, _wire_form(result))
 
 
-def _item_size(self: Item) -> int:
-    """moto's `Item.size` (a Query measures every item it returns twice against its 1 MB
-    page), taking string, number, boolean and null attributes directly, in moto's order of
-    tests (a number's text; a boolean or null 1 byte; a string its UTF-8 bytes)."""
-    total = 0
-    for key, value in self.attrs.items():
-        kind, raw = value.type, value.value
-        if kind == "N":
-            size = len(str(raw))
-        elif kind in ("BOOL", "NULL") and type(raw) is bool:
-            size = 1
-        elif kind == "S" and type(raw) is str:
-            size = len(raw.encode("utf-8"))
-        else:
-            size = value.size()
-        total += len(key.encode("utf-8")) + size
-    return total
-
-
 # --- 8. activity ------------------------------------------------------------------------------
 def _notify(kind: str, name: str) -> None:
     for listener in list(_listeners):
@@ -1071,8 +1052,6 @@ def _install_query_answers() -> None:
     _originals["backend_query"] = DynamoDBBackend.query
     _originals["dynamo_to_dict"] = dynamo_to_dict
     _originals["dynamo_result_init"] = DynamoResult.__init__
-    _originals["item_size"] = Item.size
-    Item.size = _item_size  # type: ignore[method-assign]
     table_module.copy = _TableCopies  # type: ignore[assignment]
     DynamoDBBackend.query = _backend_query  # type: ignore[method-assign]
     DynamoResult.__init__ = _dynamo_result_init  # type: ignore[method-assign]
@@ -1085,7 +1064,6 @@ def _uninstall_query_answers() -> None:
     table_module.copy = _originals.pop("table_copy_module")
     DynamoDBBackend.query = _originals.pop("backend_query")  # type: ignore[method-assign]
     DynamoResult.__init__ = _originals.pop("dynamo_result_init")  # type: ignore[method-assign]
-    Item.size = _originals.pop("item_size")  # type: ignore[method-assign]
     _originals.pop("dynamo_to_dict")
 
 
