@@ -521,6 +521,9 @@ def run_assessment(today: date, *, repo: BillingRepo, book: TariffBook, now: dat
     """Assess every account of every tenant for ``today`` (idempotent; catches up)."""
     counts = {"entries": 0, "events": 0}
     for tenant in book.tenants:
+        terms = terms_of(book.in_force(tenant, today)) if _in_force(book, tenant, today) else None
+        if terms is None:  # no tariff in force: nothing to assess, and nothing read to learn it
+            continue
         bills_by: dict[str, list[Bill]] = {}
         for b in repo.all_bills(tenant):
             bills_by.setdefault(b.account_id, []).append(b)
@@ -544,9 +547,6 @@ def run_assessment(today: date, *, repo: BillingRepo, book: TariffBook, now: dat
                         Decimal(item["arrears"]),
                     )
                 )
-        terms = terms_of(book.in_force(tenant, today)) if _in_force(book, tenant, today) else None
-        if terms is None:
-            continue
         new_entries: list[Entry] = []
         extra: list[dict[str, Any]] = []
         events: list[Any] = []

@@ -160,3 +160,28 @@ def batch_put(client: Any, table: str, items: Iterable[Mapping[str, Any]]) -> in
     if batch:
         flush(batch)
     return calls
+
+
+def put_new(client: Any, table: str, values: Mapping[str, Any]) -> bool:
+    """Put one item unless its key is there; False if it was (a repeat).
+
+    One conditional ``PutItem``: for a single item a transaction adds nothing but its cost
+    (on AWS twice the write units; on the embedded default a transaction's bookkeeping).
+    Conflicts and throttling raise :class:`TransientError`, as :func:`transact` does.
+    """
+    try:
+        client.put_item(TableName=table, Item=to_item(values), ConditionExpression="attribute_not_exists(pk)")
+    except ClientError as exc:
+        code = exc.response.get("Error", {}).get("Code", "")
+        if code == "ConditionalCheckFailedException":
+            return False
+        if code in {
+            "TransactionConflictException",
+            "ProvisionedThroughputExceededException",
+            "ThrottlingException",
+            "RequestLimitExceeded",
+            "InternalServerError",
+        }:
+            raise TransientError(code) from exc
+        raise
+    return True

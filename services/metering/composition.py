@@ -17,7 +17,7 @@ from common.messages import UploadedObject
 from common.outbox import OutboxPublisher
 from common.tariff_files import load_tariff_book
 from common.tariffs import TariffBook
-from metering.adapters.dynamodb import DynamoMeteringRepository
+from metering.adapters.dynamodb import DailyScan, DynamoMeteringRepository
 from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
 from metering.config import MeteringConfig, PublishOutboxConfig
 from metering.domain import ingest
@@ -106,10 +106,6 @@ def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:
     )
 
 
-def publish_satellite_flow() -> int:
-    return ingest.publish_satellite_flow(repo=repository(), now=clock().now())
-
-
 def take_in_read(read: Reading, source: str) -> tuple[str, ingest.IngestResult]:
     day = today()
     return ingest.take_in_read(
@@ -117,11 +113,15 @@ def take_in_read(read: Reading, source: str) -> tuple[str, ingest.IngestResult]:
     )
 
 
-def estimate_missing(run_id: str) -> int:
+def run_daily(run_id: str) -> tuple[int, int]:
+    """The daily run: missing reads estimated, then last month's satellite flow published,
+    both from one scan of the table (`DailyScan`). Returns (estimated, satellite months)."""
     day = today()
-    return ingest.estimate_missing(
-        repo=repository(), settings=settings_on(day), now=clock().now(), today=day, run_id=run_id
+    repo = DailyScan(clients()["dynamodb"], config().table_name)
+    estimated = ingest.estimate_missing(
+        repo=repo, settings=settings_on(day), now=clock().now(), today=day, run_id=run_id
     )
+    return estimated, ingest.publish_satellite_flow(repo=repo, now=clock().now())
 
 
 @cold_start

@@ -239,7 +239,7 @@ def release_held_bills(
     holds: BillHolds,
     ports: dict[str, Any],
     clock: Clock,
-    mail_day: date | None = None,
+    mail_day: date | Callable[[], date] | None = None,
     attempt: int = 1,
 ) -> Outcome:
     """The release run (the print batch's morning): every group whose release day has come
@@ -247,9 +247,18 @@ def release_held_bills(
     both utilities' are in, else each alone. Its letters join ``mail_day``'s print batch
     (``day``'s unless that batch is assembled already), so a mailed bill is not later than
     an unheld one of the same bill date. A group that cannot be sent now (SES refused) is
-    counted in ``failed`` and the others still go; the caller retries the run."""
+    counted in ``failed`` and the others still go; the caller retries the run. ``mail_day``
+    may be a function, asked once and only if a group goes out (a morning with nothing held
+    reads nothing to learn it)."""
     now = clock.now()
     sent = already = failed = 0
+    mailed_on: list[date] = []
+
+    def mail_today() -> date:
+        if not mailed_on:
+            mailed_on.append(mail_day() if callable(mail_day) else mail_day or day)
+        return mailed_on[0]
+
     for group in holds.due(day + timedelta(days=1)):
         held, claim = holds.group(group)
         if not held:
@@ -263,7 +272,7 @@ def release_held_bills(
             continue
         try:
             delivery = _send_claimed(
-                group, held, decision.claim, holds, ports, now=now, today=mail_day or day, attempt=attempt
+                group, held, decision.claim, holds, ports, now=now, today=mail_today(), attempt=attempt
             )
         except TransientError:
             failed += 1

@@ -27,6 +27,7 @@ from common.events import Event
 from common.money import round_line
 from sampling.adapters.dynamodb import DynamoSamplingRepository
 from sampling.adapters.s3 import S3Objects
+from sampling.domain.daily import deadline_next, next_due, report_window_next
 from sampling.domain.errors import InvalidInput, SamplingError
 from sampling.domain.intake import (
     after_new_results,
@@ -451,11 +452,19 @@ class SamplingService:
 
     # --- the daily run --------------------------------------------------------------------
     def run_daily(self, today: date) -> DailyRun:
+        """The day's exits, deadline reminders and breaches and report reminders; a day with
+        nothing due costs one read of the mark (``sampling.domain.daily``)."""
+        mark = self.repo.daily_due()
+        if mark is not None and not mark.due(today):
+            return DailyRun()
         exits = reminders = breaches = report_reminders = 0
         now = self.clock.now()
+        candidates: list[date | None] = []
         for tenant in CLASSIFIED_TENANTS:
             policy = self.policies(tenant, today)
-            for account_id, returns_on in self.repo.exits_due(tenant, today):
+            clocks = self.repo.exits(tenant)
+            candidates += [returns_on for _, returns_on in clocks]  # an exit left running is due again
+            for account_id, returns_on in [(a, r) for a, r in clocks if r <= today]:
                 record = self.repo.account(tenant, account_id)
                 if record.info is None:
                     continue
@@ -509,9 +518,20 @@ class SamplingService:
                         SatelliteResultsOverdue(recorded_on=today, **common),
                     )
                     breaches += 1
+                candidates.append(
+                    deadline_next(
+                        deadline,
+                        today,
+                        delivered is not None,
+                        actions.remind or "reminded_on" in item,
+                        actions.breach or "breached_on" in item,
+                    )
+                )
             report_reminders += self._report_reminders(
                 tenant, policy.report_due, policy.report_reminder_days, today
             )
+            candidates.append(report_window_next(policy.report_due, policy.report_reminder_days, today))
+        self.repo.set_daily_due(next_due(today, candidates), mark)
         return DailyRun(exits, reminders, breaches, report_reminders)
 
     def _report_reminders(

@@ -267,3 +267,19 @@ def authorized_http_event(
         event["body"] = body
         event["headers"]["content-type"] = "application/json"
     return event
+
+
+def dynamodb_calls(monkeypatch: Any) -> list[str]:
+    """The DynamoDB operations every client makes from here on, in order."""
+    from botocore.client import BaseClient
+
+    calls: list[str] = []
+    real = BaseClient._make_api_call
+
+    def counted(self: Any, operation: str, params: Any) -> Any:
+        if self.meta.service_model.service_name == "dynamodb":
+            calls.append(operation)
+        return real(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", counted)
+    return calls

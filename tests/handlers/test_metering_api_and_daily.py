@@ -7,11 +7,13 @@ from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
+import boto3
 import pytest
-from handler_support import Stack, http_event, lambda_context, sqs_event
+from handler_support import TABLES, Stack, dynamodb_calls, http_event, lambda_context, sqs_event
 
 from common import clock
-from metering.handlers import api, on_read_file_uploaded, run_daily
+from metering.adapters.dynamodb import DynamoMeteringRepository
+from metering.handlers import api, on_interval_file_uploaded, on_read_file_uploaded, run_daily
 
 METERS = (
     "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading\n"
@@ -144,3 +146,34 @@ def test_a_read_after_the_daily_estimate_publishes_a_corrected_determination(
     assert corrected["flags"] == ["estimate_replaced"]
     [march] = [c for c in published if c["period_start"] == "2026-03-01"]
     assert Decimal(march["volume_gal"]) == Decimal("1050.847")  # 5,100 - 4,049.153: nothing lost
+
+
+def test_the_daily_run_estimates_and_publishes_satellite_flow_from_one_scan(
+    metering: Stack, simulated_time: clock.FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    meters = METERS + "pleasant-prairie-sewer,PP-FM7,PP-SAT-7,flow-monitor,gal,9,2026-01-01,0\n"
+    body = json.dumps(metering.put_upload("meters/m.csv", meters.encode()))
+    assert on_read_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {
+        "batchItemFailures": []
+    }
+    intervals = "tenant,meter_id,interval_start,volume\n" + "".join(
+        f"pleasant-prairie-sewer,PP-FM7,2026-02-10T18:{m:02d}:00+00:00,100\n" for m in (0, 5, 10)
+    )
+    body = json.dumps(metering.put_upload("reads/interval/2026-02-10.csv", intervals.encode()))
+    assert on_interval_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {
+        "batchItemFailures": []
+    }
+    post_read({"read_on": "2026-02-01", "reading": "3100"})
+    simulated_time.set(datetime(2026, 3, 7, 11, tzinfo=UTC))
+    calls = dynamodb_calls(monkeypatch)
+    event = sqs_event(json.dumps({"scheduled_time": "2026-03-07T11:00:00Z"}))
+    assert run_daily.lambda_handler(event, lambda_context()) == {"batchItemFailures": []}
+    assert calls.count("Scan") == 1  # accounts and flow monitors in one pass (it was two)
+    details = [json.loads(i["detail"]) for i in metering.items("metering") if "detail" in i]
+    [flow] = [d for d in details if d.get("meter_id") == "PP-FM7" and "month" in d]
+    assert (flow["month"], Decimal(flow["volume_gal"]), flow["days_with_data"]) == ("2026-02", 300, 1)
+    [february] = [c for d in details for c in d.get("consumptions", []) if c["period_start"] == "2026-02-01"]
+    assert february["quality"] == "estimated" and Decimal(february["volume_gal"]) == 2800  # 100 gal/day x 28
+    # the repository's own scan for flow monitors (a run that did not finish its account scan)
+    repo = DynamoMeteringRepository(boto3.client("dynamodb"), TABLES["metering"])
+    assert [m.meter_id for m in repo.flow_monitors()] == ["PP-FM7"]

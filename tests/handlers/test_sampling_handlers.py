@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest
-from handler_support import TABLES, Stack, http_event, lambda_context, sqs_event
+from handler_support import TABLES, Stack, dynamodb_calls, http_event, lambda_context, sqs_event
 
 from common import clock
 from sampling.handlers import api, on_lab_file_uploaded, run_sampling_daily
@@ -192,3 +192,50 @@ def test_a_dischargers_split_with_a_significant_difference_gets_a_resample_at_it
         "POST", f"/staff/{PP}/samples/ORIG-5/decision", {"decision": "resample", "reason": "split differed"}
     )
     assert status == 200 and chosen["category"] == "A"
+
+
+def test_a_day_with_nothing_due_costs_one_read_and_a_deadline_written_since_is_acted_on_its_day(
+    sampling: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import boto3
+
+    from sampling.adapters.dynamodb import DynamoSamplingRepository
+    from sampling.domain.satellite import ResultsDeadline
+
+    run_day(sampling, "2026-03-01")  # a full run over an empty table: nothing due for 28 days
+    calls = dynamodb_calls(monkeypatch)
+    run_day(sampling, "2026-03-02")
+    assert calls == ["GetItem"]  # the mark only: no query of exits, deadlines or reports
+
+    # A satellite deadline written as the lab intake writes it: remind 03-05, due 03-10.
+    repo = DynamoSamplingRepository(boto3.client("dynamodb"), TABLES["sampling"], sampling.clock)  # type: ignore[attr-defined]
+    deadline = ResultsDeadline("S-9", date(2026, 3, 1), due_on=date(2026, 3, 10), remind_on=date(2026, 3, 5))
+    repo.record_deadline(PP, "PP-0002", deadline)
+    calls.clear()
+    run_day(sampling, "2026-03-04")
+    assert calls == ["GetItem"]  # not due before 03-05
+    run_day(sampling, "2026-03-05")
+    assert [e["sample_id"] for e in outbox_events(sampling, "SatelliteResultsDueSoon")] == ["S-9"]
+    calls.clear()
+    for day in ("2026-03-06", "2026-03-10"):  # reminded; the breach cannot come before 03-11
+        run_day(sampling, day)
+    assert calls == ["GetItem", "GetItem"]
+    assert outbox_events(sampling, "SatelliteResultsOverdue") == []
+    run_day(sampling, "2026-03-11")
+    assert [e["sample_id"] for e in outbox_events(sampling, "SatelliteResultsOverdue")] == ["S-9"]
+
+
+def test_a_run_that_raced_a_new_deadline_leaves_the_next_run_a_full_one(sampling: Stack) -> None:
+    import boto3
+
+    from sampling.adapters.dynamodb import DynamoSamplingRepository
+    from sampling.domain.daily import DueMark
+
+    repo = DynamoSamplingRepository(boto3.client("dynamodb"), TABLES["sampling"], sampling.clock)  # type: ignore[attr-defined]
+    run_day(sampling, "2026-03-01")
+    seen = repo.daily_due()
+    assert seen == DueMark(next_on=date(2026, 3, 29), pending=frozenset(), writes=0)  # 03-01 + 28 days
+    repo._mark_due([date(2026, 3, 20)])  # a write between a run's read of the mark and its record
+    assert repo.set_daily_due(date(2026, 3, 29), seen) is False  # the run's record is refused
+    mark = repo.daily_due()
+    assert mark is not None and mark.due(date(2026, 3, 20)) and not mark.due(date(2026, 3, 19))

@@ -273,6 +273,7 @@ class Invoker:
         self._modules: dict[str, dict[str, ModuleType]] = {}  # function -> its private modules
         self._entry_modules: dict[str, ModuleType] = {}
         self._tops: dict[Path, frozenset[str]] = {}
+        self._specs: dict[str, dict[str, Any]] = {}
 
     # --- environment ------------------------------------------------------------------
     def environment(self, fn: Function) -> dict[str, str]:
@@ -312,6 +313,13 @@ class Invoker:
             return None
         now: datetime = self.clock.now()
         return now
+
+    def _spec(self, fn: Function) -> dict[str, Any]:
+        """The function's spec for its context objects, built once (not per invocation)."""
+        spec = self._specs.get(fn.logical_id)
+        if spec is None:
+            spec = self._specs[fn.logical_id] = _spec(fn)
+        return spec
 
     # --- process isolation ------------------------------------------------------------
     def _worker(self, logical_id: str) -> _Worker:
@@ -503,7 +511,7 @@ class Invoker:
             if extra_env:
                 os.environ.update(extra_env)
             try:
-                entry.result = handler(event, FakeLambdaContext(_spec(fn)))
+                entry.result = handler(event, FakeLambdaContext(self._spec(fn)))
             except Exception as exc:  # noqa: BLE001 - a failed invocation, as Lambda reports it
                 entry.error = f"{type(exc).__name__}: {exc}"
                 log.warning("%s failed: %s\n%s", fn.logical_id, entry.error, traceback.format_exc(limit=5))

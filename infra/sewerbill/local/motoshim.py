@@ -343,6 +343,27 @@ def _visible_messages(self: Queue) -> list[Any]:
     return [m for m in self._messages if now > m.visible_at and not now < m.delayed_until]
 
 
+def _retained(self: Any, queue_name: str, message: Any) -> bool:
+    """moto's `SQSBackend.is_message_valid_based_on_retention_period` (asked once for every
+    message a receive hands out), reading the queue's retention period itself: moto reads
+    it through `get_queue_attributes`, which builds the queue's whole attribute dict (every
+    message counted, every name converted) three times for one value."""
+    from moto.core.utils import unix_time
+
+    period = self.get_queue(queue_name).message_retention_period
+    return bool(period + message.sent_timestamp / 1000 > unix_time())
+
+
+def _install_retention(install: bool) -> None:
+    from moto.sqs.models import SQSBackend
+
+    if install:
+        _originals["retained"] = SQSBackend.is_message_valid_based_on_retention_period
+        SQSBackend.is_message_valid_based_on_retention_period = _retained  # type: ignore[method-assign]
+    else:
+        SQSBackend.is_message_valid_based_on_retention_period = _originals.pop("retained")  # type: ignore[method-assign]
+
+
 _COUNTS = frozenset(
     {
         "ApproximateNumberOfMessages",
@@ -994,6 +1015,7 @@ def install() -> None:
                 setattr(model, "instances_tracked", Created())  # noqa: B010 - moto's class attribute
         if _originals:
             return
+        _install_retention(True)
         _originals["transact_write_items"] = DynamoDBBackend.transact_write_items
         _originals["add_message"] = Queue.add_message
         _originals["shard_add"] = StreamShard.add
@@ -1072,6 +1094,7 @@ def uninstall() -> None:
     with _lock:
         if not _originals:
             return
+        _install_retention(False)
         DynamoDBBackend.transact_write_items = _originals.pop("transact_write_items")  # type: ignore[method-assign]
         Queue.add_message = _originals.pop("add_message")  # type: ignore[method-assign]
         StreamShard.add = _originals.pop("shard_add")  # type: ignore[method-assign]

@@ -11,7 +11,7 @@ from typing import Any
 
 from billing.events import BillingCycleStarted
 from common.clock import Clock
-from common.dynamo import ConditionFailed, put_if_absent, transact
+from common.dynamo import ConditionFailed, put_if_absent, put_new, transact
 from common.ids import key
 from common.outbox import outbox_put
 
@@ -45,7 +45,7 @@ class DynamoBillingRepository:
             "scheduled_time": scheduled_time.isoformat(),
             "recorded_at": self._clock.now().isoformat(),
         }
-        return self._write([put_if_absent(self._table, item)])
+        return put_new(self._client, self._table, item)  # one item: no transaction needed
 
     def _write(self, actions: list[dict[str, Any]]) -> bool:
         try:

@@ -32,8 +32,7 @@ def record_handler(record: SQSRecord) -> None:
         run = DailyRunScheduled.model_validate_json(record.body)
     except ValidationError as exc:
         raise MalformedMessage(f"daily run: {first_error(exc)}") from None
-    estimated = composition.estimate_missing(run.scheduled_time.date().isoformat())
-    satellites = composition.publish_satellite_flow()
+    estimated, satellites = composition.run_daily(run.scheduled_time.date().isoformat())
     logger.info("daily run", extra={"estimated": estimated, "satellite_months": satellites})
 
 

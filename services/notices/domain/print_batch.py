@@ -41,11 +41,13 @@ def assemble_print_batch(
 
     ``merge`` reads the letters one at a time, in ZIP order, and returns the batch PDF as a
     file (spooled to disk when large), so a day of 10,000 letters is never held at once."""
+    found = iter(mail.letters(day))
+    first = next(found, None)
+    if first is None:  # no letter: nothing to assemble, and no need to ask whether it was
+        return None
     if mail.batch_exists(day):
         return None
-    letters = sorted(mail.letters(day), key=lambda letter: (letter.get("zip", ""), letter["notice_id"]))
-    if not letters:
-        return None
+    letters = sorted([first, *found], key=lambda letter: (letter.get("zip", ""), letter["notice_id"]))
     with merge(mail.pdf(letter["pages_key"]) for letter in letters) as pdf:
         pdf_key, manifest_key = mail.store_batch(day, pdf, manifest(letters), len(letters))
     return PrintBatch(day=day, letters=len(letters), pdf_key=pdf_key, manifest_key=manifest_key)

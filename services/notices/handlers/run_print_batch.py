@@ -40,7 +40,7 @@ def record_handler(record: SQSRecord) -> None:
         holds=composition.bill_holds(),
         ports=composition.ports(),
         clock=composition.clock(),
-        mail_day=day + timedelta(days=1) if composition.mail_room().batch_exists(day) else day,
+        mail_day=lambda: day + timedelta(days=1) if composition.mail_room().batch_exists(day) else day,
         attempt=int(record.attributes.approximate_receive_count or 1),
     )
     batch = composition.print_batch()(day)

@@ -12,6 +12,8 @@ Keys:
 - ``EXITS#<tenant>`` / ``<account_id>``: a running PP-SEW-CAT-B-EXIT clock and its end;
 - ``DEADLINES#<tenant>`` / ``<account_id>#<sample_id>``: a satellite results deadline;
 - ``REPORTS#<tenant>#<year>`` / ``<account_id>``: an annual report received;
+- ``DAILY`` / ``DUE``: when the daily run next has work (``sampling.domain.daily.DueMark``):
+  the date its last full run computed, and the dates of exit clocks and deadlines written since;
 - ``OUTBOX#<digest of the event's type and business key>`` / ``OUTBOX``: the outbox,
   keyed by business key so an event is published once however often it is produced.
 
@@ -43,6 +45,7 @@ from common.errors import TransientError
 from common.events import Event
 from common.handling import MessageRejected
 from common.outbox import outbox_item
+from sampling.domain.daily import DueMark
 from sampling.domain.intake import LabFile, StoredSample
 from sampling.domain.lab_files import LabRow
 from sampling.domain.samples import AccountInfo, AccountRecord, Decision, StoredResult
@@ -358,6 +361,7 @@ class DynamoSamplingRepository:
             actions.append(
                 {"Put": {"TableName": self._table, "Item": to_item(self._exit_item(event, exit_returns_on))}}
             )
+            actions.append({"Update": self._due_update([exit_returns_on])})  # after its clock
         else:
             actions.append(
                 {
@@ -387,16 +391,10 @@ class DynamoSamplingRepository:
                     TableName=self._table, Key=key_of(f"EXITS#{event.tenant}", event.account_id)
                 )
         batch_put(self._client, self._table, clocks)
+        self._mark_due([date.fromisoformat(c["returns_on"]) for c in clocks])  # after the clocks
         for event, record in classified:
             if not self._write([{"Update": self._classification_update(event, record.version)}], None):
                 raise TransientError(f"the classification of {event.account_id} changed concurrently; retry")
-
-    def exits_due(self, tenant: str, today: date) -> list[tuple[str, date]]:
-        return [
-            (i["sk"], date.fromisoformat(i["returns_on"]))
-            for i in self._query(f"EXITS#{tenant}")
-            if date.fromisoformat(i["returns_on"]) <= today
-        ]
 
     # --- decisions ------------------------------------------------------------------------
     def record_decision(self, tenant: str, account_id: str, decision: Decision, event: Event) -> bool:
@@ -428,6 +426,8 @@ class DynamoSamplingRepository:
                 "rule_id": deadline.rule_id,
             }
         )
+        # After the deadline (a redelivery, which finds it written, marks it again).
+        self._mark_due([min(deadline.remind_on, deadline.due_on + timedelta(days=1))])
 
     def deadlines(self, tenant: str) -> list[dict[str, Any]]:
         return self._query(f"DEADLINES#{tenant}")
@@ -453,6 +453,63 @@ class DynamoSamplingRepository:
             if there is None:
                 raise TransientError(f"no deadline for {sample_id}")
             # set before: nothing to add
+
+    # --- when the daily run has work (sampling.domain.daily) ---------------------------------
+    def _due_update(self, dates: Collection[date]) -> dict[str, Any]:
+        return {
+            "TableName": self._table,
+            "Key": key_of("DAILY", "DUE"),
+            "UpdateExpression": "ADD writes :one, pending :dates",
+            "ExpressionAttributeValues": {
+                ":one": {"N": "1"},
+                ":dates": {"SS": sorted({d.isoformat() for d in dates})},
+            },
+        }
+
+    def _mark_due(self, dates: Collection[date]) -> None:
+        """Add dates on which the daily run has work (one UpdateItem, creates the mark)."""
+        if dates:
+            self._client.update_item(**self._due_update(dates))
+
+    def daily_due(self) -> DueMark | None:
+        item = get(self._client, self._table, "DAILY", "DUE")
+        if item is None:
+            return None
+        return DueMark(
+            next_on=date.fromisoformat(item["next_on"]) if "next_on" in item else None,
+            pending=frozenset(date.fromisoformat(d) for d in item.get("pending", ())),
+            writes=int(item.get("writes", 0)),
+        )
+
+    def set_daily_due(self, next_on: date, seen: DueMark | None) -> bool:
+        """Record a full run's next date, unless a write added a date since ``seen`` was read
+        (then the mark stays as that write left it and the next run is a full one)."""
+        condition, values = "attribute_not_exists(pk)", {}
+        if seen is not None:
+            condition, values = "writes = :writes", {":writes": {"N": str(seen.writes)}}
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item=to_item(
+                    {
+                        "pk": "DAILY",
+                        "sk": "DUE",
+                        "next_on": next_on.isoformat(),
+                        "writes": seen.writes if seen else 0,
+                    }
+                ),
+                ConditionExpression=condition,
+                **({"ExpressionAttributeValues": values} if values else {}),
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise TransientError(f"writing the daily mark: {exc}") from exc
+        return True
+
+    def exits(self, tenant: str) -> list[tuple[str, date]]:
+        """Every running exit clock of the tenant: (account, the day it ends)."""
+        return [(i["sk"], date.fromisoformat(i["returns_on"])) for i in self._query(f"EXITS#{tenant}")]
 
     # --- annual reports -------------------------------------------------------------------
     def record_report(self, tenant: str, account_id: str, year: int, received_on: date, event: Event) -> bool:

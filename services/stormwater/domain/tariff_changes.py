@@ -21,7 +21,10 @@ from stormwater.events import ERUDetermined
 
 
 class TariffChangeRepository(Protocol):
-    def applied_version(self, tenant: str) -> str | None: ...
+    def applied_version(self, tenant: str, expected: str | None = None) -> str | None:
+        """The version last applied; may answer ``expected`` without a read when it knows
+        that version applied (a version once applied stays applied)."""
+        ...
 
     def set_applied_version(self, tenant: str, version_id: str, changed: int) -> None: ...
 
@@ -50,7 +53,7 @@ def apply_tariff_versions(
     results: list[TariffChangeResult] = []
     for tenant in sorted(tenants):
         tariff = tariff_for(tenant, now.date())
-        if repo.applied_version(tenant) == tariff.version_id:
+        if repo.applied_version(tenant, expected=tariff.version_id) == tariff.version_id:
             results.append(TariffChangeResult(tenant, tariff.version_id, applied_already=True))
             continue
         redetermined = published = 0
