@@ -18,6 +18,7 @@ from typing import Any
 from billing.adapters.repository import BillingRepo
 from billing.domain.arrangements import Arrangement, ArrangementRefused, arrangement_of, make_arrangement
 from common.errors import PermanentError
+from common.tariffs import TariffBook
 
 CANCELLED = "CANCELLED"
 
@@ -78,9 +79,14 @@ def make(
     repo: BillingRepo,
     today: date,
     now: datetime,
+    book: TariffBook | None = None,
 ) -> dict[str, Any]:
     """Keep a checked arrangement (ArrangementRefused names the field at fault). The same
-    request again, on any later day, is replayed with the day it was made."""
+    request again, on any later day, is replayed with the day it was made.
+
+    With the ``book``, an eligibility for disconnection already published for a bill the
+    arrangement covers is withdrawn at once (GR-OVERDUE "unless ... arranged";
+    ``usecases.withdraw_eligibilities``), on a replay too (a retry after a crash)."""
     if not repo.existing_accounts(tenant, [account_id]):
         raise UnknownArrangement(f"account_id: no account {account_id!r}")
     stored = repo.get(pk(tenant), f"{account_id}#{arrangement_id}")
@@ -107,11 +113,23 @@ def make(
         "recorded_at": now.isoformat(),
     }
     if stored is None and repo.put_new(item):
+        _withdraw(tenant, account_id, repo, book, now)
         return {**arrangement.to_json(), "status": "active", "replayed": False}
     stored = stored or repo.get(pk(tenant), f"{account_id}#{arrangement_id}") or {}
     if stored.get("asked") != asked:
         raise ArrangementConflict(f"arrangement_id: {arrangement_id!r} was made with other values")
+    _withdraw(tenant, account_id, repo, book, now)
     return {**arrangement_of(json.loads(stored["request"])).to_json(), "replayed": True}
+
+
+def _withdraw(
+    tenant: str, account_id: str, repo: BillingRepo, book: TariffBook | None, now: datetime
+) -> None:
+    if book is None:
+        return
+    from billing.usecases import withdraw_eligibilities  # the use cases import this module
+
+    withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
 
 
 def listed(repo: BillingRepo, tenant: str, account_id: str, today: date) -> list[dict[str, Any]]:

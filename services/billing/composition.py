@@ -36,6 +36,7 @@ from billing.usecases import (
     issue_chunk,
     keep_producer_event,
     rerate_billed,
+    rerate_parcels,
     run_assessment,
     run_cycle,
 )
@@ -72,7 +73,15 @@ def keep_consumption_use_case() -> Callable[[Sequence[ConsumptionDetermined]], i
 
 @cold_start
 def keep_producer_event_use_case() -> Callable[[Any], None]:
-    return partial(keep_producer_event, projections=projections(), clock=RuntimeClock())
+    """Keep a producer's event; an ERU or credit for a period already billed re-rates it."""
+    return partial(
+        keep_producer_event,
+        projections=projections(),
+        clock=RuntimeClock(),
+        rerate=lambda changes, now: rerate_parcels(
+            changes, repo=repo(), engine=engine(), book=book(), now=now
+        ),
+    )
 
 
 @cold_start

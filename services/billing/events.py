@@ -137,10 +137,20 @@ class BillAdjusted(Event):
     staff correction's is the staff's). ``lines`` split ``amount`` by fund (they add up to
     it). ``kind`` is ``rerating`` (the period rated again on a re-determined consumption:
     ``from_volume_gal``, ``to_volume_gal`` and the ``source_event_id`` that brought it) or
-    ``correction`` (a staff memo, with its approver)."""
+    ``correction`` (a staff memo, with its approver).
+
+    schema_version 2 (issue 12, additive: version 1 details still parse): ``kind``
+    ``reversal`` (a late charge or penalty reduced because a payment dated before it was
+    posted after it was assessed, X-DUE: ``reverses_entry_id`` names the charge's entry);
+    a ``rerating`` of a stormwater period whose ERU or credit changed after it was billed
+    carries no volumes and names the ERU or credit event in ``source_event_id``;
+    ``rule_ids`` (the rules the amount stands on) and ``derivation`` (how it was found)
+    on every kind."""
 
     SOURCE = SOURCE
     BUSINESS_KEY = ("tenant", "reference")
+
+    schema_version: int = 2
 
     tenant: str
     account_id: str
@@ -155,11 +165,14 @@ class BillAdjusted(Event):
     lines: tuple[AdjustedFund, ...] = Field(min_length=1, max_length=8)
     reason: str = Field(max_length=2000)
     approver: str = Field(max_length=200)
-    kind: Literal["rerating", "correction"] = "correction"
+    kind: Literal["rerating", "correction", "reversal"] = "correction"
     from_volume_gal: Decimal | None = None
     to_volume_gal: Decimal | None = None
     source_event_id: str | None = None
     rule_id: str = "X-IMMUTABLE"
+    rule_ids: tuple[str, ...] = Field(default=(), max_length=16)
+    derivation: str | None = Field(default=None, max_length=2000)
+    reverses_entry_id: str | None = Field(default=None, max_length=200)
 
 
 class PaymentApplied(Event):
@@ -207,7 +220,9 @@ class DisconnectionEligible(Event):
     ``arrangement_cancelled`` / ``arrangement_ended``, with ``arrangement_id``), or a
     payment is reversed (``payment_reversed``). ``amount_unpaid`` is the bill's unpaid
     charges the day before ``eligible_on``. A day the daily assessment missed is caught up:
-    the event then comes later than ``eligible_on``, which keeps the day it began.
+    the event then comes later than ``eligible_on``, which keeps the day it began. When it
+    no longer holds (paid, or arranged), ``DisconnectionEligibilityWithdrawn`` with the
+    same business key withdraws it.
     """
 
     SOURCE = SOURCE
@@ -223,6 +238,41 @@ class DisconnectionEligible(Event):
     amount_unpaid: Decimal
     reason: str = Field(max_length=40)
     arrangement_id: str | None = Field(default=None, max_length=64)
+    rule_id: str = "GR-OVERDUE"
+
+
+class DisconnectionEligibilityWithdrawn(Event):
+    """GR-OVERDUE ("unless paid or arranged"): the ``DisconnectionEligible`` with the same
+    tenant, account, bill and ``eligible_on`` no longer holds from ``ended_on``: the bill
+    was paid (payments count from their ``paid_on`` date, so a payment posted late may date
+    from before the eligibility: ``never_held``, it was published in error) or a payment
+    arrangement covering it was made (``arranged``, with ``arrangement_id``). Service must
+    not be disconnected for it. Published once, by the posting of the payment or the
+    arrangement that ended it, else by the next daily assessment (``withdrawn_on``).
+
+    The notices service sends no disconnection notice for a withdrawn eligibility and, where
+    it sent one (or the overdue notice that announced it), a letter withdrawing it.
+    ``amount_unpaid`` is the bill's unpaid charges with the payments dated before
+    ``ended_on`` (0.00 when paid)."""
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "account_id", "bill_id", "eligible_on")
+
+    tenant: str
+    account_id: str
+    bill_id: str
+    bill_date: date
+    due_date: date
+    eligible_on: date
+    ended_on: date
+    never_held: bool
+    # True when it began the day the overdue notice's 10 days ran out (the eligibility the
+    # overdue notice announced, DisconnectionEligible reason notice_period_ended).
+    after_overdue_notice: bool
+    reason: Literal["paid", "arranged"]
+    arrangement_id: str | None = Field(default=None, max_length=64)
+    amount_unpaid: Decimal
+    withdrawn_on: date
     rule_id: str = "GR-OVERDUE"
 
 

@@ -9,16 +9,24 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from decimal import Decimal
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
-from billing.adapters.items import bill_item, bill_key, entry_of, event_id_for
+from billing.adapters.items import bill_item, bill_key, bill_of, entry_of, event_id_for
 from billing.adapters.projections import Redetermined
 from billing.adapters.repository import BillingRepo
 from billing.arrangements import all_arrangements
 from billing.domain.accounts import AccountRecord, parse_account_file
-from billing.domain.assessment import TaxNotice, assess_account, late_charge_corrections
+from billing.domain.assessment import (
+    ELIGIBLE_MARK,
+    TaxNotice,
+    Withdrawn,
+    assess_account,
+    late_charge_corrections,
+    withdrawn_between_assessments,
+    withdrawn_mark,
+)
 from billing.domain.bills import Bill
 from billing.domain.csvfiles import LineError
 from billing.domain.issuing import ChunkInputs, ChunkResult, Held, chunks, rate_chunk
@@ -33,6 +41,7 @@ from billing.events import (
     BillDelinquent,
     BillIssued,
     BillOverdue,
+    DisconnectionEligibilityWithdrawn,
     DisconnectionEligible,
     IssuedLine,
     IssuedRead,
@@ -413,9 +422,11 @@ def post_payments(
     # has its entry, so a retry after a crash skips it (never posts it twice).
     repo.write_entries(entries, events=events, now=now)
     if book is not None:
-        correct_for_backdated(
-            [e for e in entries if not e.account_id.startswith("SUSPENSE-")], repo=repo, book=book, now=now
-        )
+        known_entries = [e for e in entries if not e.account_id.startswith("SUSPENSE-")]
+        correct_for_backdated(known_entries, repo=repo, book=book, now=now)
+        for tenant in sorted({e.tenant for e in known_entries}):
+            paying = {e.account_id for e in known_entries if e.tenant == tenant}
+            withdraw_eligibilities(tenant, paying, repo=repo, book=book, now=now)
     repo.write(refs)
     return len(fresh), suspense, conflicts
 
@@ -430,6 +441,7 @@ def correct_for_backdated(
     again, and a charge already reversed is not reversed twice. Returns the reversals."""
     today = local_today(now)
     reversals: list[Entry] = []
+    events: list[BillAdjusted] = []
     by_tenant: dict[str, dict[str, list[Entry]]] = {}
     for p in payments:
         if p.posted_on <= today:
@@ -472,15 +484,45 @@ def correct_for_backdated(
                     bills_by[b.account_id].append(b)
         for account_id in sorted(late):
             bills = bills_by[account_id]
-            reversals += late_charge_corrections(
+            found = late_charge_corrections(
                 bills=bills,
                 entries=[e for b in bills for e in b.entries()] + stored[account_id],
                 terms=terms,
                 payments=by_account[account_id],
                 today=today,
             )
+            reversals += found
+            by_id = {b.bill_id: b for b in bills}
+            events += [reversal_event(by_id[r.bill_id or ""], r, now) for r in found]
+    # The memos first, then the reversals: a crash between them is finished by the retry,
+    # which finds the same reversals (not yet written) and rewrites the same outbox items
+    # (an outbox item published once: its INSERT); the other way round a retry would find
+    # the charges reversed already and the memos would be lost.
+    repo.write_entries([], events=events, now=now)
     repo.write_entries(reversals, now=now)
     return len(reversals)
+
+
+REVERSAL_APPROVER = "billing (X-DUE back-dated payment)"
+
+
+def reversal_event(bill: Bill, reversal: Entry, now: datetime) -> BillAdjusted:
+    """A late charge or penalty reduced by a back-dated payment, as the same ``BillAdjusted``
+    every adjustment publishes (the customer is sent a credit memo; the portal's ledger
+    shows the entry): referring to the charge's bill, keyed by the reversal's entry id."""
+    return adjustment_event(
+        bill,
+        reference=reversal.entry_id,
+        posted_on=reversal.posted_on,
+        split={reversal.fund: reversal.amount},
+        reason=reversal.description,
+        approver=REVERSAL_APPROVER,
+        now=now,
+        kind="reversal",
+        rule_ids=(reversal.rule_id, "X-DUE", "X-IMMUTABLE"),
+        derivation=reversal.description,
+        reverses_entry_id=reversal.reference,
+    )
 
 
 def take_in_lockbox_file(
@@ -673,6 +715,7 @@ def _assessment_events(
                 arrangement_id=el.arrangement_id,
             )
         )
+    events += [withdrawal_event(tenant, account_id, w, local_today(now), now) for w in out.withdrawn]
     for d in out.delinquent:
         events.append(
             BillDelinquent(
@@ -745,8 +788,17 @@ def run_cycle(
     return len(plan)
 
 
-def keep_producer_event(event: Any, *, projections: Any, clock: Any) -> None:
-    """Keep a sampling or stormwater event in billing's projections (by business key)."""
+def keep_producer_event(
+    event: Any,
+    *,
+    projections: Any,
+    clock: Any,
+    rerate: Callable[[list[ParcelChange], datetime], object] | None = None,
+) -> None:
+    """Keep a sampling or stormwater event in billing's projections (by business key); an
+    ERU or credit kept for a period already billed is then re-rated (``rerate``, see
+    :func:`rerate_parcels`). Kept first: a crash before the re-rating is finished by the
+    redelivery, which keeps the same values again and re-rates."""
     from sampling.events import SamplingCostCharged, SamplingCostsCharged, StrengthClassified
     from stormwater.events import CreditChanged, ERUDetermined, ERUsDetermined, FeeCharged, RefundGranted
 
@@ -774,6 +826,10 @@ def keep_producer_event(event: Any, *, projections: Any, clock: Any) -> None:
         projections.post_refund(event, now)
     else:  # pragma: no cover - the handler only passes the kinds above
         raise PermanentError(f"billing keeps no {type(event).__name__}")
+    if rerate is not None:
+        changes = parcel_changes(event)
+        if changes:
+            rerate(changes, now)
 
 
 def local_today(now: datetime) -> date:
@@ -859,9 +915,11 @@ def post_api_payment(
             raise PaymentConflict(f"{key!r} was used for another payment ({stored.get('request')})") from None
         if book is not None and known:  # a retry after a crash before the reversal: idempotent
             correct_for_backdated([entry], repo=repo, book=book, now=now)
+            withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
         return {**result, "suspense": bool(stored.get("suspense")), "replayed": True}
     if book is not None and known:
         correct_for_backdated([entry], repo=repo, book=book, now=now)
+        withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
     return {**result, "replayed": False}
 
 
@@ -1111,26 +1169,24 @@ def post_adjustment(
         "recorded_at": now.isoformat(),
     }
     rerating = extra.get("kind") == "rerating"
-    event = BillAdjusted(
-        event_id=event_id_for("BillAdjusted", tenant, reference),
-        occurred_at=now,
-        tenant=tenant,
-        account_id=account_id,
-        bill_id=bill_id,
-        bill_number=bill.bill_number,
-        period_start=bill.period_start,
-        period_end=bill.period_end,
+
+    def volume(name: str) -> Decimal | None:
+        return Decimal(str(extra[name])) if rerating and extra.get(name) is not None else None
+
+    event = adjustment_event(
+        bill,
         reference=reference,
         posted_on=posted_on,
-        amount=amount,
-        memo="credit" if amount < 0 else "debit",
-        lines=tuple(AdjustedFund(fund=f, amount=v) for f, v in split.items()),
+        split=split,
         reason=reason,
         approver=approver,
+        now=now,
         kind="rerating" if rerating else "correction",
-        from_volume_gal=Decimal(extra["from_volume_gal"]) if rerating else None,
-        to_volume_gal=Decimal(extra["to_volume_gal"]) if rerating else None,
+        from_volume_gal=volume("from_volume_gal"),
+        to_volume_gal=volume("to_volume_gal"),
         source_event_id=extra.get("source_event_id") if rerating else None,
+        rule_ids=tuple(extra.get("rule_ids") or ("X-IMMUTABLE",)),
+        derivation=extra.get("derivation"),
     )
     result = {
         "entry_id": entries[0].entry_id,
@@ -1156,6 +1212,46 @@ def post_adjustment(
             raise AdjustmentRefused(f"reference: {reference!r} was used for another adjustment") from None
         return {**result, "posted_on": stored.get("posted_on"), "replayed": True}
     return {**result, "replayed": False}
+
+
+def adjustment_event(
+    bill: Bill,
+    *,
+    reference: str,
+    posted_on: date,
+    split: Mapping[str, Decimal],
+    reason: str,
+    approver: str,
+    now: datetime,
+    kind: Literal["rerating", "correction", "reversal"] = "correction",
+    rule_ids: Sequence[str] = ("X-IMMUTABLE",),
+    derivation: str | None = None,
+    **extra: Any,
+) -> BillAdjusted:
+    """``BillAdjusted`` for an adjustment of ``bill`` (a staff memo, a re-rating or a late
+    charge's reversal): one contract for every adjustment, keyed by its ``reference``."""
+    amount = sum(split.values(), Decimal("0.00"))
+    return BillAdjusted(
+        event_id=event_id_for("BillAdjusted", bill.tenant, reference),
+        occurred_at=now,
+        tenant=bill.tenant,
+        account_id=bill.account_id,
+        bill_id=bill.bill_id,
+        bill_number=bill.bill_number,
+        period_start=bill.period_start,
+        period_end=bill.period_end,
+        reference=reference,
+        posted_on=posted_on,
+        amount=amount,
+        memo="credit" if amount < 0 else "debit",
+        lines=tuple(AdjustedFund(fund=f, amount=v) for f, v in sorted(split.items())),
+        reason=reason[:2000],
+        approver=approver,
+        kind=kind,
+        rule_ids=tuple(dict.fromkeys(rule_ids)),
+        derivation=derivation[:2000] if derivation else None,
+        **extra,
+    )
 
 
 class AdjustmentRefused(PermanentError):
@@ -1186,9 +1282,8 @@ def rerate_billed(
     One BatchGetItem finds the bills of the chunk's re-determinations. A period that cannot
     be rated again (its tariff version changed, its account is gone) books nothing and is
     kept under ``RERATE-REFUSED#<tenant>`` with the reason; the consumption is still kept."""
-    from billing.adapters.items import bill_of
     from billing.adapters.repository import usage_of
-    from billing.domain.rerating import CannotRerate, rerate
+    from billing.domain.rerating import CannotRerate, billed_total_recs, rerate
 
     keys = {
         bill_key(r.tenant, r.new["account_id"], date.fromisoformat(r.new["period_start"])): r
@@ -1228,12 +1323,14 @@ def rerate_billed(
         new = usage_of(r.new)
         total_recs = None
         if r.tenant == "sullivan-sewer":
-            period = (bill.period_start.isoformat(), bill.period_end.isoformat())
-            if period not in recs:
-                recs[period] = total_recs_of(
-                    repo.accounts(r.tenant), bill.period_start, bill.period_end, book
-                )
-            total_recs = recs[period]
+            total_recs = billed_total_recs(bill)
+            if total_recs is None:  # a bill without its SU-REC derivation: the accounts then
+                period = (bill.period_start.isoformat(), item["issued_at"])
+                if period not in recs:
+                    recs[period] = total_recs_as_of(
+                        repo, r.tenant, datetime.fromisoformat(item["issued_at"]), bill, book
+                    )
+                total_recs = recs[period]
         strength = repo.strength_between(
             r.tenant, bill.account_id, bill.account_id, bill.period_start, bill.period_end
         ).get(bill.account_id)
@@ -1277,6 +1374,8 @@ def rerate_billed(
                         else str(new.winter_average_gal),
                         "source_event_id": rerated.source_event_id,
                         "tariff_versions": list(rerated.tariff_versions),
+                        "total_recs": None if total_recs is None else str(total_recs),
+                        "rule_lines": json.dumps([[r, str(b), str(a)] for r, b, a in rerated.lines]),
                     },
                 )
             )
@@ -1303,3 +1402,290 @@ def _refusal(r: Redetermined, bill_id: str, reason: str, now: datetime) -> dict[
         "rule_id": "X-IMMUTABLE",
         "recorded_at": now.isoformat(),
     }
+
+
+def total_recs_as_of(repo: BillingRepo, tenant: str, at: datetime, bill: Bill, book: TariffBook) -> Decimal:
+    """SU-REC's total REC units as the cycle that issued ``bill`` counted them: every
+    account's version recorded by ``at`` (the bill's issue; accounts are kept as history,
+    one item per change), active in the bill's period. One history query per account: only
+    for a bill that does not carry the figure in its SU-REC line (``billed_total_recs``)."""
+    then = [repo.account_as_of(tenant, a.account_id, at) for a in repo.accounts(tenant)]
+    return total_recs_of([a for a in then if a is not None], bill.period_start, bill.period_end, book)
+
+
+# --- re-rating a billed stormwater period whose ERU or credit changed (X-IMMUTABLE) ------
+
+
+@dataclass(frozen=True)
+class ParcelChange:
+    """An ERU determination or a credit change kept for a parcel, from ``effective_from``."""
+
+    tenant: str
+    parcel_id: str
+    effective_from: date
+    source_event_id: str
+    what: str  # as the memo names it: "ERU 2.00 from 2026-09-13 (manual_override OV-1, ...)"
+
+
+def parcel_changes(event: Any) -> list[ParcelChange]:
+    """The parcel changes a stormwater event brings (none for other events)."""
+    from stormwater.events import CreditChanged, ERUDetermined, ERUsDetermined
+
+    if isinstance(event, ERUsDetermined):
+        return [c for d in event.determinations for c in parcel_changes(d)]
+    if isinstance(event, ERUDetermined):
+        return [
+            ParcelChange(
+                event.tenant,
+                event.parcel_id,
+                event.effective_from,
+                event.event_id,
+                f"ERU of parcel {event.parcel_id} determined {event.eru} from {event.effective_from} "
+                f"({event.cause} {event.cause_ref}, determination {event.sequence}, event {event.event_id})",
+            )
+        ]
+    if isinstance(event, CreditChanged) and event.status in ("approved", "revoked"):
+        return [
+            ParcelChange(
+                event.tenant,
+                event.parcel_id,
+                event.effective_from,
+                event.event_id,
+                f"{event.rule_id} credit {event.credit_id} of parcel {event.parcel_id} {event.status} "
+                f"({event.credit_percent}%) from {event.effective_from} (event {event.event_id})",
+            )
+        ]
+    return []
+
+
+def rerate_parcels(
+    changes: Sequence[ParcelChange],
+    *,
+    repo: BillingRepo,
+    engine: RatingEngine,
+    book: TariffBook,
+    now: datetime,
+) -> list[dict[str, Any]]:
+    """X-IMMUTABLE, X-PERIOD: an ERU or credit kept for a parcel from a day inside or before
+    a period already billed (a back-dated override, a reconsideration or appeal outcome, a
+    credit approved or revoked with an effective date in a billed period, or an event that
+    simply arrived after the cycle) re-rates each such bill of the parcel's accounts: the
+    period rated with what is kept now against what the bill stands at, the difference one
+    adjustment on the bill in the same chain as consumption re-ratings
+    (``RERATE-<bill>-<nnn>``, :func:`post_adjustment`, published as ``BillAdjusted``).
+
+    A change effective today or later touches no billed period (a cycle bills periods that
+    have ended), so an extract's ordinary determinations cost nothing here. The same event
+    again finds the bill standing at its values and books nothing; a concurrent link makes
+    this delivery retry from it (TransientError). A bill that cannot be rated again (its
+    tariff version changed) is refused and listed for staff (``RERATE-REFUSED#<tenant>``).
+
+    Reconsideration (PP-CWU-RECONSIDER): its refund of the reconsidered bill comes as
+    ``RefundGranted``; its new ERU applies from the decision date, which is after that
+    bill's period (decided after it was issued), so no period is corrected twice."""
+    from billing.domain.accounts import STORMWATER
+    from billing.domain.rerating import CannotRerate, rerate_parcel, standing
+
+    today = local_today(now)
+    late = [c for c in changes if c.tenant == STORMWATER and c.effective_from < today]
+    if not late:
+        return []
+    by_parcel: dict[str, list[ParcelChange]] = {}
+    for c in late:
+        by_parcel.setdefault(c.parcel_id, []).append(c)
+    booked: list[dict[str, Any]] = []
+    refused: list[dict[str, Any]] = []
+    for account in sorted(repo.accounts(STORMWATER), key=lambda a: a.account_id):
+        mine = by_parcel.get(account.parcel_id or "")
+        if not mine:
+            continue
+        first = min(c.effective_from for c in mine)
+        items = repo.query(f"BILLS#{STORMWATER}", prefix=f"{account.account_id}#")
+        for item in sorted(items, key=lambda i: i["sk"]):
+            bill = bill_of(item)
+            if bill.period_end <= first:
+                continue
+            relevant = [c for c in mine if c.effective_from < bill.period_end]
+            at_issue = repo.account_as_of(
+                STORMWATER, bill.account_id, datetime.fromisoformat(item["issued_at"])
+            )
+            rated_on = at_issue or account
+            eru = repo.erus(
+                STORMWATER, [rated_on.parcel_id or ""], bill.period_end, start=bill.period_start
+            ).get(rated_on.parcel_id or "")
+            if eru is None:
+                continue
+            chain = sorted(
+                repo.query(f"ADJUSTMENT#{STORMWATER}", prefix=f"RERATE-{bill.bill_id}-"),
+                key=lambda i: i["sk"],
+            )
+            try:
+                rerated = rerate_parcel(
+                    bill,
+                    rated_on,
+                    eru=eru,
+                    stands_at=_stands_at(bill, chain, standing),
+                    sequence=len(chain) + 1,
+                    engine=engine,
+                    what="; ".join(c.what for c in relevant),
+                    source_event_id=relevant[-1].source_event_id,
+                )
+            except CannotRerate as exc:
+                refused.append(
+                    {
+                        "pk": f"RERATE-REFUSED#{STORMWATER}",
+                        "sk": f"{bill.bill_id}#{relevant[-1].source_event_id}",
+                        "bill_id": bill.bill_id,
+                        "account_id": bill.account_id,
+                        "source_event_id": relevant[-1].source_event_id,
+                        "reason": str(exc)[:1000],
+                        "rule_id": "X-IMMUTABLE",
+                        "recorded_at": now.isoformat(),
+                    }
+                )
+                continue
+            if rerated is None:
+                continue
+            try:
+                booked.append(
+                    post_adjustment(
+                        STORMWATER,
+                        bill.account_id,
+                        bill.bill_id,
+                        rerated.amount,
+                        rerated.reason,
+                        RERATING_APPROVER,
+                        rerated.reference,
+                        today,
+                        repo=repo,
+                        now=now,
+                        funds=rerated.funds,
+                        extra={
+                            "kind": "rerating",
+                            "account_id": bill.account_id,
+                            "source_event_id": rerated.source_event_id,
+                            "tariff_versions": list(rerated.tariff_versions),
+                            "standing": json.dumps({f: str(v) for f, v in rerated.standing.items()}),
+                            "standing_rules": json.dumps(
+                                {r: str(v) for r, v in rerated.standing_rules.items()}
+                            ),
+                            "rule_ids": list(rerated.rule_ids),
+                            "derivation": rerated.derivation[:2000],
+                        },
+                    )
+                )
+            except AdjustmentRefused:  # another delivery wrote this link first: start again from it
+                raise TransientError(
+                    f"re-rating of bill {bill.bill_id}: {rerated.reference} was just written"
+                ) from None
+    repo.write(refused)
+    return booked
+
+
+def _stands_at(
+    bill: Bill,
+    chain: Sequence[dict[str, Any]],
+    standing: Callable[[Bill], tuple[dict[str, Decimal], dict[str, Decimal]]],
+) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
+    """What the bill stands at: the last re-rating's figures where it kept them, else the
+    bill's rated lines plus each re-rating's amounts by fund (its rules as billed)."""
+    if chain and chain[-1].get("standing"):
+        last = chain[-1]
+        return (
+            {f: Decimal(v) for f, v in json.loads(last["standing"]).items()},
+            {r: Decimal(v) for r, v in json.loads(last.get("standing_rules") or "{}").items()},
+        )
+    funds, rules = standing(bill)
+    for link in chain:
+        for fund, amount in (
+            json.loads(link["request"]).get("funds") or {"om": json.loads(link["request"])["amount"]}
+        ).items():
+            funds[fund] = funds.get(fund, Decimal("0.00")) + Decimal(amount)
+    return funds, rules
+
+
+# --- disconnection eligibility withdrawn (GR-OVERDUE "unless paid or arranged") -----------
+
+
+def withdrawal_event(
+    tenant: str, account_id: str, w: Withdrawn, today: date, now: datetime
+) -> DisconnectionEligibilityWithdrawn:
+    return DisconnectionEligibilityWithdrawn(
+        event_id=event_id_for(
+            "DisconnectionEligibilityWithdrawn", tenant, w.bill.bill_id, w.eligible_on.isoformat()
+        ),
+        occurred_at=now,
+        tenant=tenant,
+        account_id=account_id,
+        bill_id=w.bill.bill_id,
+        bill_date=w.bill.bill_date,
+        due_date=w.bill.due_date,
+        eligible_on=w.eligible_on,
+        ended_on=w.ended_on,
+        never_held=w.never_held,
+        after_overdue_notice=w.eligible_on == w.bill.bill_date + timedelta(days=31),
+        reason=w.reason,
+        arrangement_id=w.arrangement_id,
+        amount_unpaid=w.amount_unpaid,
+        withdrawn_on=today,
+    )
+
+
+def withdraw_eligibilities(
+    tenant: str, account_ids: Collection[str], *, repo: BillingRepo, book: TariffBook, now: datetime
+) -> int:
+    """Right after a payment (back-dated or not) or an arrangement is recorded for these
+    accounts: each disconnection eligibility published for them that no longer holds today
+    is withdrawn (``DisconnectionEligibilityWithdrawn``), so notices hears of it at once and
+    not only from the next daily assessment (which withdraws whatever this missed: a crash
+    between the two writes, a payment dated today, which counts from tomorrow). Only accounts
+    with an eligibility not yet withdrawn are read further. The event is written before the
+    mark: a retry after a crash between them finds the same withdrawal and rewrites the same
+    outbox item (published once, on its INSERT). Returns the withdrawals."""
+    from billing.arrangements import arrangements_of
+
+    today = local_today(now)
+    if not account_ids or not _in_force(book, tenant, today):
+        return 0
+    terms = terms_of(book.in_force(tenant, today))
+    if not terms.overdue:
+        return 0
+    marks: dict[str, set[str]] = {a: set() for a in account_ids}
+    if len(marks) <= FEW_ACCOUNTS:
+        for account_id in marks:
+            for i in repo.query(f"MARKS#{tenant}", prefix=f"{account_id}#"):
+                marks[account_id].add(i["sk"].split("#", 1)[1])
+    else:
+        for account_id, kept in repo.marks(tenant).items():
+            if account_id in marks:
+                marks[account_id] = kept
+    events: list[Any] = []
+    items: list[dict[str, Any]] = []
+    for account_id, kept in sorted(marks.items()):
+        open_ = [
+            m
+            for m in kept
+            if m.startswith(ELIGIBLE_MARK)
+            and withdrawn_mark(m[len(ELIGIBLE_MARK) : -11], date.fromisoformat(m[-10:])) not in kept
+        ]
+        if not open_:
+            continue
+        bills = repo.bills_of(tenant, account_id)
+        years = sorted({b.bill_date.year for b in bills} | {today.year})
+        found = withdrawn_between_assessments(
+            bills=bills,
+            entries=repo.entries_of(tenant, account_id),
+            marks=kept,
+            notices=tax_notices(repo, tenant, account_id, years),
+            terms=terms,
+            today=today,
+            arrangements=arrangements_of(repo, tenant, account_id),
+        )
+        events += [withdrawal_event(tenant, account_id, w, today, now) for w in found]
+        items += [
+            repo.mark_item(tenant, account_id, withdrawn_mark(w.bill.bill_id, w.eligible_on), now)
+            for w in found
+        ]
+    repo.write_entries([], events=events, now=now)
+    repo.write(items)
+    return len(events)

@@ -21,6 +21,7 @@ from billing.events import (
     BillDelinquent,
     BillIssued,
     BillOverdue,
+    DisconnectionEligibilityWithdrawn,
     DisconnectionEligible,
     Party,
     TaxRollNoticed,
@@ -34,6 +35,7 @@ from notices.domain.requests import (
     delinquency_notice,
     delivery_notice,
     disconnection_notice,
+    disconnection_withdrawn_notice,
     tax_roll_notices,
 )
 from sampling.events import AnnualReportReminderDue, SatelliteResultsDelivered
@@ -64,6 +66,14 @@ class Contacts(Protocol):
     def annual_notice_due(self, tenant: str, account_id: str, year: int) -> bool: ...
 
     def annual_notice_sent(self, tenant: str, account_id: str, year: int) -> None: ...
+
+    def keep_withdrawal(self, event: DisconnectionEligibilityWithdrawn) -> None:
+        """Keep that an eligibility was withdrawn (its event), by the eligibility's key."""
+        ...
+
+    def withdrawal(
+        self, tenant: str, account_id: str, bill_id: str, eligible_on: date
+    ) -> DisconnectionEligibilityWithdrawn | None: ...
 
 
 class NoAddress(Exception):
@@ -210,6 +220,44 @@ def plan_disconnection_eligible(event: DisconnectionEligible, contacts: Contacts
     )
 
 
+def announcing_trigger(event: DisconnectionEligibilityWithdrawn) -> str:
+    """The trigger of the notice that announced the eligibility withdrawn: the overdue
+    notice for the one that began when its 10 days ran out, else its own disconnection
+    notice (``DisconnectionEligible``, same business key)."""
+    if event.after_overdue_notice:
+        return f"BillOverdue#{event.tenant}#{event.account_id}#{event.bill_id}"
+    return f"DisconnectionEligible#{event.business_key()}"
+
+
+def plan_eligibility_withdrawn(
+    event: DisconnectionEligibilityWithdrawn, contacts: Contacts, announced: bool
+) -> Planned:
+    """GR-OVERDUE: a withdrawn eligibility gets no disconnection notice; where the notice
+    that announced it was sent (``announced``), the customer gets a letter withdrawing it,
+    on the channels of a disconnection notice. Otherwise nothing is sent."""
+    if not announced:
+        return Planned([])
+    recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
+    return Planned(
+        [
+            disconnection_withdrawn_notice(
+                tenant=event.tenant,
+                account_id=event.account_id,
+                recipient=recipient,
+                trigger=trigger(event),
+                service_address=_service_address(recipient),
+                bill_id=event.bill_id,
+                bill_date=event.bill_date,
+                eligible_on=event.eligible_on,
+                ended_on=event.ended_on,
+                never_held=event.never_held,
+                reason=event.reason,
+                arrangement_id=event.arrangement_id,
+            )
+        ]
+    )
+
+
 def plan_delinquent(event: BillDelinquent, contacts: Contacts) -> Planned:
     recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
     return Planned(
@@ -245,6 +293,12 @@ def plan_adjustment_memo(event: BillAdjusted, contacts: Contacts) -> Planned:
     }
     if event.kind == "rerating" and event.from_volume_gal is not None and event.to_volume_gal is not None:
         content["consumption"] = f"{event.from_volume_gal} gal re-determined as {event.to_volume_gal} gal"
+    if event.kind == "reversal" and event.reverses_entry_id:
+        content["late charge reduced"] = event.reverses_entry_id
+    if event.derivation and event.derivation != event.reason:
+        content["derivation"] = event.derivation
+    if event.rule_ids:
+        content["rules"] = ", ".join(event.rule_ids)
     return Planned(
         [
             delivery_notice(

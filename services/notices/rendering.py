@@ -36,7 +36,15 @@ READ_COLUMNS = (
     (410, "Quality"),
 )
 TEMPLATE_OF = {Rule.PP_LIEN: "TAXROLL", Rule.GR_TAXROLL: "TAXROLL"}
-SPECIFIC = {"N-BILL", "N-BILL-COMBINED", "GR-OVERDUE", "PP-CWU-DELINQUENT", "TAXROLL", "PP-CWU-CREDIT-REVOKE"}
+SPECIFIC = {
+    "N-BILL",
+    "N-BILL-COMBINED",
+    "GR-OVERDUE",
+    "GR-OVERDUE-WITHDRAWN",
+    "PP-CWU-DELINQUENT",
+    "TAXROLL",
+    "PP-CWU-CREDIT-REVOKE",
+}
 
 
 @dataclass(frozen=True)
@@ -73,6 +81,8 @@ def render(request: NoticeRequest) -> Rendered:
     name = TEMPLATE_OF.get(request.rule, request.rule.value)
     if request.rule is Rule.BILL and request.content.get("combined"):
         name = "N-BILL-COMBINED"
+    if request.rule is Rule.GR_OVERDUE and request.content.get("withdrawn"):
+        name = "GR-OVERDUE-WITHDRAWN"
     if name not in SPECIFIC:
         name = "GENERIC"
     context = {

@@ -13,6 +13,7 @@ from billing.events import (
     BillDelinquent,
     BillIssued,
     BillOverdue,
+    DisconnectionEligibilityWithdrawn,
     DisconnectionEligible,
     TaxRollNoticed,
 )
@@ -31,12 +32,14 @@ from notices.intake import (
     Contacts,
     NoAddress,
     Planned,
+    announcing_trigger,
     plan_adjustment_memo,
     plan_appeal_letter,
     plan_bill,
     plan_credit_revocation,
     plan_delinquent,
     plan_disconnection_eligible,
+    plan_eligibility_withdrawn,
     plan_overdue,
     plan_reconsideration_letter,
     plan_report_reminder,
@@ -54,6 +57,7 @@ CONSUMED: dict[str, type[Event]] = {
         BillIssued,
         BillOverdue,
         DisconnectionEligible,
+        DisconnectionEligibilityWithdrawn,
         BillDelinquent,
         BillAdjusted,
         TaxRollNoticed,
@@ -108,6 +112,11 @@ def handle_event(
 ) -> Outcome:
     now: datetime = clock.now()
     today = _local_day(now)
+    if isinstance(event, DisconnectionEligibilityWithdrawn):
+        contacts.keep_withdrawal(event)  # first: a concurrent eligibility handler sees it
+        return _withdrawn(event, contacts, ports, now=now, today=today, attempt=attempt)
+    if isinstance(event, DisconnectionEligible) and _withdrawal_of(event, contacts) is not None:
+        return Outcome(event=type(event).__name__, sent=0, already_sent=0)  # withdrawn: none
     try:
         planned = _plan(event, contacts, book)
     except NoAddress as exc:
@@ -125,6 +134,48 @@ def handle_event(
         already += len(delivery.already_sent)
     if isinstance(event, BillIssued) and planned.bill is not None and planned.bill.annual_notice:
         contacts.annual_notice_sent(event.tenant, event.account_id, event.bill_date.year)
+    if isinstance(event, DisconnectionEligible) and planned.requests:
+        # Withdrawn while its notice went out (the withdrawal's handler found no notice
+        # sent yet): the withdrawal letter follows it, once (the same notice id either way).
+        withdrawal = _withdrawal_of(event, contacts)
+        if withdrawal is not None:
+            done = _withdrawn(withdrawal, contacts, ports, now=now, today=today, attempt=attempt)
+            sent, already = sent + done.sent, already + done.already_sent
+    return Outcome(event=type(event).__name__, sent=sent, already_sent=already)
+
+
+def _withdrawal_of(
+    event: DisconnectionEligible, contacts: Contacts
+) -> DisconnectionEligibilityWithdrawn | None:
+    return contacts.withdrawal(event.tenant, event.account_id, event.bill_id, event.eligible_on)
+
+
+def _withdrawn(
+    event: DisconnectionEligibilityWithdrawn,
+    contacts: Contacts,
+    ports: dict[str, Any],
+    *,
+    now: datetime,
+    today: date,
+    attempt: int,
+) -> Outcome:
+    """GR-OVERDUE: an eligibility billing withdrew. The letter withdrawing the disconnection
+    notice goes (mail, and email where opted in) only where that notice was sent: the notice
+    log holds it, sent, under its trigger (:func:`announcing_trigger`)."""
+    announcing = announcing_trigger(event)
+    announced = any(
+        r.trigger == announcing and r.rule == "GR-OVERDUE" and r.status == "sent"
+        for r in ports["log"].of_account(event.tenant, event.account_id)
+    )
+    try:
+        planned = plan_eligibility_withdrawn(event, contacts, announced)
+    except NoAddress as exc:
+        raise UnaddressableNotice(str(exc)) from exc
+    sent = already = 0
+    for request in planned.requests:
+        delivery = _deliver(request, None, ports, now=now, today=today, attempt=attempt)
+        sent += len(delivery.sent)
+        already += len(delivery.already_sent)
     return Outcome(event=type(event).__name__, sent=sent, already_sent=already)
 
 

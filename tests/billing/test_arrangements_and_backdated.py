@@ -167,6 +167,56 @@ def test_an_arrangement_made_after_eligibility_stops_it_and_its_cancellation_sta
         cancelled.cancel(date(2026, 8, 21), "supervisor", "twice")
 
 
+def withdrawn(outs: list[Outcome]) -> list[tuple[date, date, bool, str, Decimal, str | None]]:
+    return [
+        (w.eligible_on, w.ended_on, w.never_held, w.reason, w.amount_unpaid, w.arrangement_id)
+        for o in outs
+        for w in o.withdrawn
+    ]
+
+
+def test_a_payment_dated_before_the_eligibility_and_posted_after_it_withdraws_it_as_never_held(
+    grafton_bill, terms
+) -> None:
+    # Eligible Sat 2026-08-01 with 45.00 + 1.35 late charge unpaid; on Wed 08-05 the lockbox
+    # brings 46.35 paid on Fri 07-31, within the 10 days: the eligibility never held.
+    bill = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=0)
+    gr = terms("grafton-sewer", date(2026, 7, 1))
+    ledger, marks = bill.entries(), []
+    assert [e[0] for e in eligible(daily([bill], ledger, gr, date(2026, 7, 1), date(2026, 8, 4), marks))] == [
+        date(2026, 8, 1)
+    ]
+    ledger.append(payment("GR-1", "LB-9", date(2026, 7, 31), "46.35"))
+    outs = daily([bill], ledger, gr, date(2026, 8, 5), date(2026, 8, 31), marks)
+    assert withdrawn(outs) == [(date(2026, 8, 1), date(2026, 8, 1), True, "paid", Decimal("0.00"), None)]
+    assert f"WITHDRAWN-{bill.bill_id}-2026-08-01" in marks and eligible(outs) == []
+
+
+def test_a_late_payment_or_an_arrangement_made_later_withdraws_the_eligibility_from_that_day(
+    grafton_bill, terms
+) -> None:
+    bill = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=0)
+    gr = terms("grafton-sewer", date(2026, 7, 1))
+    # Paid in full on Mon 08-10: it counts from Tue 08-11, where eligibility ends (it held
+    # 08-01 to 08-10: not published in error). Withdrawn by the run of 08-11, once.
+    ledger, marks = bill.entries() + [payment("GR-1", "P1", date(2026, 8, 10), "46.35")], []
+    outs = daily([bill], ledger, gr, date(2026, 7, 1), date(2026, 8, 31), marks)
+    assert withdrawn(outs) == [(date(2026, 8, 1), date(2026, 8, 11), False, "paid", Decimal("0.00"), None)]
+    # Arranged on Mon 08-03 (nothing paid): withdrawn from that day, the bill's 45.00 of
+    # charges still unpaid (as DisconnectionEligible counts it: the late charge apart).
+    arr = arrangement(date(2026, 8, 3), (date(2026, 9, 30), "46.35"), end_on=date(2026, 9, 30))
+    ledger, marks = bill.entries(), []
+    daily([bill], ledger, gr, date(2026, 7, 1), date(2026, 8, 2), marks)
+    outs = daily([bill], ledger, gr, date(2026, 8, 3), date(2026, 8, 19), marks, [arr])
+    assert withdrawn(outs) == [
+        (date(2026, 8, 1), date(2026, 8, 3), False, "arranged", Decimal("45.00"), "ARR-1")
+    ]
+    # Its cancellation on 08-20 is a new eligibility (its own event), not the old one again.
+    cancelled = arr.cancel(date(2026, 8, 20), "supervisor", "customer asked to end it")
+    again = daily([bill], ledger, gr, date(2026, 8, 20), date(2026, 8, 31), marks, [cancelled])
+    assert [e[0] for e in eligible(again)] == [date(2026, 8, 20)] and withdrawn(again) == []
+
+
 def test_an_arrangement_that_ends_with_the_bill_unpaid_makes_it_eligible_the_day_after_its_end(
     grafton_bill, terms
 ) -> None:

@@ -172,4 +172,43 @@ def test_arrangements_and_backdated_payments_on_the_local_runtime(rt: LocalRunti
     assert [n["trigger"].split("#")[0] for n in log3["notices"] if n["rule_id"] == "GR-OVERDUE"] == [
         "BillOverdue"
     ]
+    # The reversals of 01-24 were published as BillAdjusted (kind reversal), once each for
+    # the file posted twice; GR-1 is mailed one credit memo.
+    reversals = published(rt, "BillAdjusted")
+    assert sorted((r["account_id"], r["kind"], r["amount"]) for r in reversals) == [
+        ("GR-1", "reversal", "-5.84"),
+        ("GR-3", "reversal", "-4.50"),
+    ]
+    _, log1 = staff(rt, "GET", f"/staff/{TENANT}/accounts/GR-1/notices")
+    assert [(n["rule_id"], n["channel"]) for n in log1["notices"] if n["rule_id"] == "X-IMMUTABLE"] == [
+        ("X-IMMUTABLE", "mail")
+    ]
+
+    # Friday 03-03 a lockbox file, posted twice, brings payments dated before both
+    # eligibilities: GR-2's 26.35 instalment paid Mon 02-28 (so the arrangement never broke
+    # and 20.00 + 26.35 = 46.35 paid the 45.00 bill and its 1.35 late charge), and GR-3's
+    # 45.84 (44.50 + 1.34) paid Mon 01-31, the last of its 10 days. Both eligibilities are
+    # withdrawn as never held, once, at posting.
+    rt.clock.advance(to=datetime(2028, 3, 3, 15, tzinfo=UTC))
+    rows = LOCKBOX + "grafton-sewer,GR-2,LBX-4,2028-02-28,26.35\ngrafton-sewer,GR-3,LBX-5,2028-01-31,45.84\n"
+    rt.upload("UploadsBucket", "payments/2028-03-03.csv", rows)
+    rt.upload("UploadsBucket", "payments/2028-03-03-again.csv", rows)
+    rt.clock.advance(to=datetime(2028, 3, 4, 15, tzinfo=UTC))  # and the next daily assessment
+    withdrawn = published(rt, "DisconnectionEligibilityWithdrawn")
+    assert sorted(
+        (w["account_id"], w["eligible_on"], w["ended_on"], w["never_held"], w["reason"], w["withdrawn_on"])
+        for w in withdrawn
+    ) == [
+        ("GR-2", "2028-02-29", "2028-02-29", True, "paid", "2028-03-03"),
+        ("GR-3", "2028-02-01", "2028-02-01", True, "paid", "2028-03-03"),
+    ]
+    # Notices: each customer was sent a notice announcing the eligibility (GR-2 its own
+    # disconnection notice, GR-3 the overdue notice), so each gets one letter withdrawing it.
+    rt.drain()
+    for account in ("GR-2", "GR-3"):
+        _, log = staff(rt, "GET", f"/staff/{TENANT}/accounts/{account}/notices")
+        letters = [n for n in log["notices"] if n["trigger"].startswith("DisconnectionEligibilityWithdrawn#")]
+        assert [(n["rule_id"], n["channel"], n["status"]) for n in letters] == [
+            ("GR-OVERDUE", "mail", "sent")
+        ]
     assert rt.dead_letters == []

@@ -115,4 +115,25 @@ def test_a_mid_month_eru_is_prorated_and_a_rerating_memo_reaches_the_customer(rt
     # Nothing was refused; the staff list answers through the gateway.
     refused = staff_get(rt, "/staff/grafton-sewer/rerating/refused", "grafton-sewer")
     assert refused == {"refused": [], "next_cursor": None}
+
+    # X-IMMUTABLE, X-PERIOD: on Mon 01-10 the Engineer's override sets PP-P-9 at 4.00 ERU
+    # from Mon 2027-12-20, a day of December, billed already (delivered twice). December is
+    # rated again: 3.00 x 12/31 x 6.00 = 6.97; 2.00 x 7/31 x 6.00 = 2.709 -> 2.71;
+    # 4.00 x 12/31 x 6.00 = 9.290 -> 9.29; + 2.00 = 20.97 against the 16.32 billed: one
+    # debit memo of 4.65 on the December bill, which stays as issued.
+    override = eru(3, "2027-12-20", "4.00") | {"cause": "manual_override", "cause_ref": "OV-9"}
+    for _ in range(2):
+        rt.put_event("sewerbill.stormwater", "ERUDetermined", override, bus="EventBus")
+        rt.drain()
+    sw = "pleasant-prairie-stormwater"
+    sw_ledger = staff_get(rt, f"/staff/{sw}/accounts/PPW-1/ledger", sw)["entries"]
+    assert [(e["kind"], e["amount"], e["bill_id"]) for e in sw_ledger if e["kind"] == "adjustment"] == [
+        ("adjustment", "4.65", december["bill_id"])
+    ]
+    again = staff_get(rt, f"/staff/{sw}/accounts/PPW-1/bills", sw)["bills"]
+    assert [b["total"] for b in again if b["period"]["start"] == "2027-12-01"] == ["16.32"]
+    sw_notices = staff_get(rt, f"/staff/{sw}/accounts/PPW-1/notices", sw)["notices"]
+    assert [(n["rule_id"], n["status"]) for n in sw_notices if n["rule_id"] == "X-IMMUTABLE"] == [
+        ("X-IMMUTABLE", "sent")
+    ]
     assert rt.dead_letters == []

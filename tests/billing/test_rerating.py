@@ -123,3 +123,89 @@ def test_a_bill_rated_on_another_tariff_version_than_the_period_now_rates_on_is_
         rerate(
             other, GR_1, billed=Usage(Decimal(23000)), new=Usage(Decimal(20000)), sequence=1, engine=engine
         )
+
+
+# --- a stormwater period whose ERU changed after it was billed (rerate_parcel) ----------
+
+PPW_1 = replace(
+    GR_1,
+    tenant="pleasant-prairie-stormwater",
+    account_id="PPW-1",
+    meter_size=None,
+    parcel_id="P-9",
+)
+
+
+def test_a_billed_month_rated_again_on_an_eru_changed_inside_it_books_the_difference_once(
+    stormwater_bill: Callable[..., Bill], engine: RatingEngine
+) -> None:
+    from billing.domain.issuing import Eru
+    from billing.domain.rerating import rerate_parcel, standing
+
+    # September 2026 billed on 1.00 ERU: 2.00 + 6.00 = 8.00.
+    september = stormwater_bill(date(2026, 9, 1), date(2026, 10, 1), date(2026, 10, 1))
+    assert september.total == Decimal("8.00")
+    # 2.00 ERU from Sep 13: 1.00 x 12/30 x 6.00 = 2.40; 2.00 x 18/30 x 6.00 = 7.20; + 2.00 = 11.60.
+    one, two = (
+        Eru("residential", Decimal("1.00")),
+        Eru("residential", Decimal("2.00"), source_event_id="ev-2"),
+    )
+    changed = replace(
+        two,
+        parts=(
+            replace(one, start=date(2026, 9, 1), end=date(2026, 9, 13)),
+            replace(two, start=date(2026, 9, 13), end=date(2026, 10, 1)),
+        ),
+    )
+    rerated = rerate_parcel(
+        september,
+        PPW_1,
+        eru=changed,
+        stands_at=standing(september),
+        sequence=1,
+        engine=engine,
+        what="ERU of parcel P-9 determined 2.00 from 2026-09-13",
+        source_event_id="ev-2",
+    )
+    assert rerated is not None
+    assert (rerated.amount, dict(rerated.funds), rerated.reference) == (
+        Decimal("3.60"),
+        {"om": Decimal("3.60")},
+        "RERATE-PPW-1-2026-09-01-001",
+    )
+    assert rerated.reason.startswith("X-IMMUTABLE re-rating (debit memo): ERU of parcel P-9 determined 2.00")
+    assert "PP-CWU-ERU 6.00 -> 9.60" in rerated.reason
+    assert "PP-CWU-ERU 7.20 (2.00 ERU x 18/30 days x $6.00)" in rerated.derivation
+    assert rerated.rule_ids == ("PP-CWU-ERU", "X-PERIOD", "X-IMMUTABLE")
+    # Standing at 11.60 now, the same ERU again books nothing.
+    again = rerate_parcel(
+        september,
+        PPW_1,
+        eru=changed,
+        stands_at=(rerated.standing, rerated.standing_rules),
+        sequence=2,
+        engine=engine,
+        what="the same",
+        source_event_id="ev-2",
+    )
+    assert again is None
+
+
+def test_a_sullivan_bill_carries_the_total_recs_it_was_rated_on(engine: RatingEngine) -> None:
+    from billing.domain.bills import issue
+    from billing.domain.rating import Account, RatingInput
+    from billing.domain.rerating import billed_total_recs
+
+    rated = engine.rate(
+        RatingInput(
+            "sullivan-sewer",
+            *Q3,
+            account=Account("residential", meter_size="5/8", dwelling_units=1),
+            water_gallons=Decimal(20000),
+            total_recs=Decimal("412.5"),
+        )
+    )
+    bill = issue(rated, account_id="SU-1", bill_date=Q3[1], due_days=20, history=(), last_bill_date=None)
+    assert billed_total_recs(bill) == Decimal("412.5")
+    # A bill without an SU-REC line (another tenant's) has none: the accounts as of its issue are used.
+    assert billed_total_recs(replace(bill, lines=bill.lines[:1])) is None

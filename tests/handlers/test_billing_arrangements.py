@@ -218,6 +218,20 @@ def test_a_backdated_lockbox_payment_reverses_the_late_charge_once_by_an_adjustm
     assert [e["amount"] for e in of(billed, "LEDGER#") if e["kind"] == "late_charge"] == ["5.84"]
     status, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
     assert status == 200 and ledger["balance"] == "0.00"
+    # The reversal is published as the same BillAdjusted as every adjustment (the notices
+    # memo and the portal), once for the file posted twice: a credit memo of 5.84 on the
+    # bill the late charge was assessed on, naming the charge, the payment and the rules.
+    [memo] = adjusted(billed)
+    assert (memo["kind"], memo["memo"], memo["amount"], memo["bill_id"]) == (
+        "reversal",
+        "credit",
+        "-5.84",
+        charge["bill_id"],
+    )
+    assert (memo["reference"], memo["reverses_entry_id"]) == (reversals[0]["entry_id"], charge["entry_id"])
+    assert memo["lines"] == [{"fund": charge["fund"], "amount": "-5.84"}]
+    assert memo["rule_ids"] == ["GR-LATE", "X-DUE", "X-IMMUTABLE"]
+    assert "LB-77 dated 2026-10-20" in memo["reason"] and "reduced to 0.00" in memo["derivation"]
 
 
 def test_a_backdated_partial_api_payment_leaves_the_late_charge_of_the_unpaid_rest(
@@ -237,3 +251,77 @@ def test_a_backdated_partial_api_payment_leaves_the_late_charge_of_the_unpaid_re
     _, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
     # 194.50 + 5.84 - 150.00 - 4.50 = 45.84
     assert Decimal(ledger["balance"]) == Decimal("45.84")
+    [memo] = adjusted(billed)  # the replayed payment publishes nothing more
+    assert (memo["kind"], memo["amount"], memo["posted_on"]) == ("reversal", "-4.50", "2026-11-02")
+    assert "reduced to 1.34" in memo["derivation"]
+
+
+def adjusted(stack: Stack) -> list[dict[str, Any]]:
+    return [json.loads(o["detail"]) for o in stack.outbox("billing") if o["detail_type"] == "BillAdjusted"]
+
+
+def withdrawn_events(stack: Stack) -> list[dict[str, Any]]:
+    return [
+        json.loads(o["detail"])
+        for o in stack.outbox("billing")
+        if o["detail_type"] == "DisconnectionEligibilityWithdrawn"
+    ]
+
+
+def test_a_backdated_lockbox_payment_withdraws_the_eligibility_at_once_and_once(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    # 194.50 billed Thu 10-01; GR-LATE 5.84 and the overdue notice on Thu 10-22; eligible
+    # Sun 11-01 (nothing paid by Sat 10-31).
+    assess("2026-10-22T12:00:00Z")
+    assess("2026-11-01T12:00:00Z")
+    [event] = eligible_events(billed)
+    assert event["eligible_on"] == "2026-11-01"
+    # Thu 11-05: the lockbox brings 200.34 (194.50 + 5.84) paid Fri 10-30, within the 10
+    # days. Posted twice. Withdrawn at once, as never held (published in error).
+    set_day(at, "2026-11-05")
+    rows = lockbox("grafton-sewer,GR-1,LB-88,2026-10-30,200.34\n")
+    upload(billed, "payments/2026-11-05.csv", rows)
+    upload(billed, "payments/2026-11-05-again.csv", rows)
+    [withdrawal] = withdrawn_events(billed)
+    assert (
+        withdrawal["bill_id"],
+        withdrawal["eligible_on"],
+        withdrawal["ended_on"],
+        withdrawal["never_held"],
+        withdrawal["reason"],
+        withdrawal["amount_unpaid"],
+        withdrawal["withdrawn_on"],
+    ) == (event["bill_id"], "2026-11-01", "2026-11-01", True, "paid", "0.00", "2026-11-05")
+    # The daily assessment later finds it withdrawn already: nothing more.
+    assess("2026-11-06T18:00:00Z")
+    assert len(withdrawn_events(billed)) == 1 and len(eligible_events(billed)) == 1
+
+
+def test_an_arrangement_made_after_eligibility_withdraws_it_when_it_is_made(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    assess("2026-10-22T12:00:00Z")
+    assess("2026-11-02T12:00:00Z")
+    [event] = eligible_events(billed)
+    set_day(at, "2026-11-03")  # Tue: arranged, nothing paid yet
+    assert (
+        call(
+            "POST",
+            BASE,
+            arrangement_body(instalments=[{"due_on": "2026-11-30", "amount": "200.34"}], end_on="2026-11-30"),
+        )[0]
+        == 200
+    )
+    [withdrawal] = withdrawn_events(billed)
+    # Eligible from 11-01, arranged on 11-03: ended that day; the bill's 194.50 still unpaid.
+    assert (withdrawal["eligible_on"], withdrawal["ended_on"], withdrawal["never_held"]) == (
+        event["eligible_on"],
+        "2026-11-03",
+        False,
+    )
+    assert (withdrawal["reason"], withdrawal["arrangement_id"], withdrawal["amount_unpaid"]) == (
+        "arranged",
+        "ARR-1",
+        "194.50",
+    )

@@ -12,7 +12,7 @@ from handler_support import MAIL, Stack, eventbridge_body, fixture_text, lambda_
 from pypdf import PdfReader
 from test_notices_handlers import issued
 
-from billing.events import BillAdjusted
+from billing.events import AdjustedFund, BillAdjusted
 from common.messages import parse_event
 from notices.handlers import on_notice_event
 
@@ -76,3 +76,39 @@ def test_a_memo_for_an_account_without_an_address_on_file_is_rejected_not_retrie
     [rejected] = rejections(notices)
     assert rejected["detail"]["error"] == "UnaddressableNotice"
     assert memos(notices) == []
+
+
+def test_a_late_charge_reversed_by_a_backdated_payment_is_a_credit_memo_naming_the_charge(
+    notices: Stack,
+) -> None:
+    assert delivered(eventbridge_body(issued(opted_in=False))) == {"batchItemFailures": []}
+    reason = (
+        "GR-LATE GR-1-2026-07-01-LATE_CHARGE-000 of 5.84 reduced to 0.00 (bill paid by 2026-10-21): payment "
+        "LB-77 dated 2026-10-20 was posted after it was assessed (X-DUE; X-IMMUTABLE)"
+    )
+    reversal = parse_event(fixture_text("BillAdjusted.json"), BillAdjusted).model_copy(
+        update={
+            "reference": "REV-GR-1-2026-07-01-LATE_CHARGE-000-LB-77",
+            "amount": Decimal("-5.84"),
+            "lines": (AdjustedFund(fund="om", amount=Decimal("-5.84")),),
+            "kind": "reversal",
+            "from_volume_gal": None,
+            "to_volume_gal": None,
+            "reason": reason,
+            "derivation": reason,
+            "rule_ids": ("GR-LATE", "X-DUE", "X-IMMUTABLE"),
+            "reverses_entry_id": "GR-1-2026-07-01-LATE_CHARGE-000",
+        }
+    )
+    for _ in range(2):
+        assert delivered(eventbridge_body(reversal)) == {"batchItemFailures": []}
+    [letter] = memos(notices)
+    pdf = notices.s3.get_object(Bucket=MAIL, Key=letter["reference"])["Body"].read()
+    text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages).replace("\n", " ")
+    for phrase in (
+        "Credit memo on your bill GR-2027-000001: -$5.84",
+        "late charge reduced: GR-1-2026-07-01-LATE_CHARGE-000",
+        "payment LB-77 dated 2026-10-20",
+        "rules: GR-LATE, X-DUE, X-IMMUTABLE",
+    ):
+        assert phrase in text, phrase

@@ -62,6 +62,26 @@ class Eligible:
 
 
 @dataclass(frozen=True, slots=True)
+class Withdrawn:
+    """GR-OVERDUE: an eligibility published for ``bill`` from ``eligible_on`` no longer holds
+    from ``ended_on``: the bill is paid (payments dated up to the day before count) or an
+    arrangement covering it is active (``arranged``, with ``arrangement_id``).
+    ``ended_on == eligible_on`` means it never held (a payment dated before it, posted
+    later; or an arrangement made the day it began)."""
+
+    bill: Bill
+    eligible_on: date
+    ended_on: date
+    reason: str  # paid | arranged
+    amount_unpaid: Decimal  # the bill's charges unpaid with the payments dated before ended_on
+    arrangement_id: str | None = None
+
+    @property
+    def never_held(self) -> bool:
+        return self.ended_on == self.eligible_on
+
+
+@dataclass(frozen=True, slots=True)
 class Delinquent:
     bill: Bill
     delinquent_on: date
@@ -100,6 +120,7 @@ class Outcome:
     marks: list[str] = field(default_factory=list)
     overdue: list[Overdue] = field(default_factory=list)
     eligible: list[Eligible] = field(default_factory=list)
+    withdrawn: list[Withdrawn] = field(default_factory=list)
     delinquent: list[Delinquent] = field(default_factory=list)
     notices: list[TaxNotice] = field(default_factory=list)
     certified: list[Certified] = field(default_factory=list)
@@ -126,27 +147,8 @@ def assess_account(
     ledger = list(entries)
     done = {e.entry_id for e in ledger} | set(marks)
     out = Outcome()
-    first = frozenset(i for n in notices for i in n.entry_ids) | {
-        f"TAXROLL-{n.year}-PENALTY" for n in notices
-    }
+    unpaid_of_bill = _unpaid_of_bill(ledger, out.entries, terms, notices)
     notices = list(notices)
-    allocated: dict[tuple[date, int], dict[str, Decimal]] = {}
-
-    def unpaid_of_bill(bill: Bill, paid_by: date) -> Decimal:
-        key = (paid_by, len(out.entries))
-        if key not in allocated:
-            allocated[key] = allocate(
-                ledger + out.entries, paid_by=paid_by, order=terms.payment_order, first=first
-            )
-        unpaid = allocated[key]
-        return sum(
-            (
-                unpaid.get(e.entry_id, ZERO)
-                for e in ledger
-                if e.bill_id == bill.bill_id and e.kind == "charge"
-            ),
-            ZERO,
-        )
 
     late = terms.late
     for bill in sorted(bills, key=lambda b: (b.bill_date, b.bill_id)):
@@ -195,13 +197,139 @@ def assess_account(
                     bill, overdue_on, ledger + out.entries, arrangements, today, unpaid_of_bill
                 )
                 if eligible is not None:
-                    eligible_mark = f"DISCONNECT-{bill.bill_id}-{eligible.eligible_on.isoformat()}"
+                    eligible_mark = f"{ELIGIBLE_MARK}{bill.bill_id}-{eligible.eligible_on.isoformat()}"
                     if eligible_mark not in done:
                         out.marks.append(eligible_mark)
                         out.eligible.append(eligible)
+    if terms.overdue:
+        for w in withdrawals(bills, ledger + out.entries, done, arrangements, today, unpaid_of_bill):
+            out.marks.append(withdrawn_mark(w.bill.bill_id, w.eligible_on))
+            out.withdrawn.append(w)
     if terms.tax_roll is not None:
         _tax_roll(terms, bills, ledger, notices, done, today, out)
     return out
+
+
+def _unpaid_of_bill(
+    ledger: list[Entry], added: list[Entry], terms: Terms, notices: Sequence[TaxNotice]
+) -> Callable[[Bill, date], Decimal]:
+    """A bill's charges unpaid with the payments dated up to a day (``ledger`` and what the
+    assessment ``added`` so far; X-TAXROLL: payments go to the noticed arrears first)."""
+    first = frozenset(i for n in notices for i in n.entry_ids) | {
+        f"TAXROLL-{n.year}-PENALTY" for n in notices
+    }
+    allocated: dict[tuple[date, int], dict[str, Decimal]] = {}
+
+    def unpaid_of_bill(bill: Bill, paid_by: date) -> Decimal:
+        key = (paid_by, len(added))
+        if key not in allocated:
+            allocated[key] = allocate(ledger + added, paid_by=paid_by, order=terms.payment_order, first=first)
+        unpaid = allocated[key]
+        return sum(
+            (
+                unpaid.get(e.entry_id, ZERO)
+                for e in ledger
+                if e.bill_id == bill.bill_id and e.kind == "charge"
+            ),
+            ZERO,
+        )
+
+    return unpaid_of_bill
+
+
+def withdrawn_between_assessments(
+    *,
+    bills: Sequence[Bill],
+    entries: Iterable[Entry],
+    marks: Iterable[str],
+    notices: Sequence[TaxNotice],
+    terms: Terms,
+    today: date,
+    arrangements: Sequence[Arrangement] = (),
+) -> list[Withdrawn]:
+    """The withdrawals the assessment would find today (``withdrawals``), for a payment or
+    an arrangement just recorded: nothing else of the assessment is done."""
+    if not terms.overdue:
+        return []
+    ledger = list(entries)
+    done = {e.entry_id for e in ledger} | set(marks)
+    return withdrawals(bills, ledger, done, arrangements, today, _unpaid_of_bill(ledger, [], terms, notices))
+
+
+ELIGIBLE_MARK = "DISCONNECT-"
+WITHDRAWN_MARK = "WITHDRAWN-"
+
+
+def withdrawn_mark(bill_id: str, eligible_on: date) -> str:
+    return f"{WITHDRAWN_MARK}{bill_id}-{eligible_on.isoformat()}"
+
+
+def withdrawals(
+    bills: Sequence[Bill],
+    ledger: list[Entry],
+    done: set[str],
+    arrangements: Sequence[Arrangement],
+    today: date,
+    unpaid_of_bill: Callable[[Bill, date], Decimal],
+) -> list[Withdrawn]:
+    """GR-OVERDUE ("unless paid or arranged"): each eligibility published (its mark
+    ``DISCONNECT-<bill>-<day>``) and not yet withdrawn that no longer holds on some day from
+    its first to ``today``, with the ledger as it stands now: a payment dated before that day
+    (however late it was posted), a credit, or an arrangement covering the bill made since.
+    The first such day is where it ended. An eligibility still holding is left alone; one
+    that ends is withdrawn once (its mark ``WITHDRAWN-<bill>-<day>``)."""
+    by_id = {b.bill_id: b for b in bills}
+    out: list[Withdrawn] = []
+    for mark in sorted(done):
+        if not mark.startswith(ELIGIBLE_MARK):
+            continue
+        bill_id, day = mark[len(ELIGIBLE_MARK) : -11], mark[-10:]
+        bill = by_id.get(bill_id)
+        if bill is None:
+            continue
+        eligible_on = date.fromisoformat(day)
+        if withdrawn_mark(bill_id, eligible_on) in done or eligible_on > today:
+            continue
+        holds = _holds(bill, ledger, arrangements, unpaid_of_bill)
+        covering = [a for a in arrangements if a.covers(bill.bill_date)]
+        # It can end only the day after a payment or credit, or on an arrangement's day.
+        turns = {eligible_on, today} | {e.posted_on + timedelta(days=1) for e in ledger if e.amount < 0}
+        for a in covering:
+            turns |= a.turning_days(ledger)
+        ended = next((d for d in sorted(turns) if eligible_on <= d <= today and not holds(d)), None)
+        if ended is None:
+            continue
+        unpaid = max(unpaid_of_bill(bill, ended - timedelta(days=1)), ZERO)
+        arranged = None if unpaid == 0 else next((a for a in covering if a.active_on(ended, ledger)), None)
+        out.append(
+            Withdrawn(
+                bill,
+                eligible_on,
+                ended,
+                "arranged" if arranged is not None else "paid",
+                unpaid,
+                arranged.arrangement_id if arranged is not None else None,
+            )
+        )
+    return out
+
+
+def _holds(
+    bill: Bill,
+    ledger: list[Entry],
+    arrangements: Sequence[Arrangement],
+    unpaid_of_bill: Callable[[Bill, date], Decimal],
+) -> Callable[[date], bool]:
+    """Is ``bill`` eligible for disconnection on a day: its charges unpaid with the payments
+    dated up to the day before, and no arrangement covering it active that day."""
+    covering = [a for a in arrangements if a.covers(bill.bill_date)]
+
+    def holds(day: date) -> bool:
+        if unpaid_of_bill(bill, day - timedelta(days=1)) <= 0:
+            return False
+        return not any(a.active_on(day, ledger) for a in covering)
+
+    return holds
 
 
 def _eligibility(
@@ -223,12 +351,7 @@ def _eligibility(
     if first_day > today:
         return None
     covering = [a for a in arrangements if a.covers(bill.bill_date)]
-
-    def holds(day: date) -> bool:
-        if unpaid_of_bill(bill, day - timedelta(days=1)) <= 0:
-            return False
-        return not any(a.active_on(day, ledger) for a in covering)
-
+    holds = _holds(bill, ledger, arrangements, unpaid_of_bill)
     if not holds(today):
         return None
     turns = {first_day} | {e.posted_on + timedelta(days=1) for e in ledger}

@@ -7,6 +7,14 @@ re-rating of it) stands on and once with the re-determined volume; the differenc
 fund (GR-FUNDS, SU-FUNDS), is ONE adjustment on the bill: a credit memo when it is
 negative, a debit memo when positive, none when zero. One-time charges on the bill are
 not rated and so never enter the difference.
+
+A stormwater period is re-rated the same way when a parcel's ERU or credit for it changes
+after it was billed (a back-dated override, a reconsideration or appeal outcome, a credit
+approved or revoked with an effective date inside it: ``rerate_parcel``): the period is
+rated again with the ERUs and credits kept now (X-PERIOD parts and all), and compared
+with what the bill stands at: its rated lines plus the re-ratings booked on it since
+(``standing``). The same change again finds the bill standing at the new values and books
+nothing.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from decimal import Decimal
 
 from billing.domain.accounts import STORMWATER, AccountRecord
 from billing.domain.bills import Bill, Line
-from billing.domain.issuing import ChunkInputs, Strength, Usage, rating_input
+from billing.domain.issuing import ChunkInputs, Eru, Strength, Usage, rating_input
 from billing.domain.ledger import ZERO
 from billing.domain.rating import RatedBill, RatingEngine
 from billing.domain.rating.output import detail_value, plain, rate_text
@@ -36,12 +44,21 @@ class Rerated:
     bill_id: str
     account_id: str
     sequence: int  # 1 for the bill's first re-rating, 2 for the next, ...
-    from_volume_gal: Decimal
-    to_volume_gal: Decimal
+    from_volume_gal: Decimal | None
+    to_volume_gal: Decimal | None
     source_event_id: str
     funds: Mapping[str, Decimal] = field(default_factory=dict)  # non-zero differences by fund
     lines: tuple[tuple[str, Decimal, Decimal], ...] = ()  # (rule id, amount before, after)
     tariff_versions: tuple[str, ...] = ()
+    what: str = ""  # what changed, where it is not the consumption (an ERU or a credit)
+    derivation: str = ""  # the period's rated lines now, each with its derivation
+    standing: Mapping[str, Decimal] = field(default_factory=dict)  # by fund, after this
+    standing_rules: Mapping[str, Decimal] = field(default_factory=dict)  # by rule, after this
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        changed = [rule for rule, before, after in self.lines if before != after]
+        return tuple(dict.fromkeys([*changed, "X-PERIOD" if self.what else "X-VOLUME", RULE_ID]))
 
     @property
     def amount(self) -> Decimal:
@@ -58,6 +75,8 @@ class Rerated:
             f"{rule} {before} -> {after}" for rule, before, after in self.lines if before != after
         )
         memo = "credit" if self.amount < 0 else "debit"
+        if self.from_volume_gal is None or self.to_volume_gal is None:
+            return f"{RULE_ID} re-rating ({memo} memo): {self.what}; {changed}"
         return (
             f"{RULE_ID} re-rating ({memo} memo): consumption re-determined from {plain(self.from_volume_gal)} gal "
             f"to {plain(self.to_volume_gal)} gal (event {self.source_event_id}); {changed}"
@@ -71,6 +90,7 @@ def _rate(
     strength: Strength,
     total_recs: Decimal | None,
     engine: RatingEngine,
+    erus: Mapping[str, Eru] | None = None,
 ) -> RatedBill:
     inputs = ChunkInputs(
         tenant=bill.tenant,
@@ -80,7 +100,7 @@ def _rate(
         accounts=(account,),
         billed=frozenset(),
         usage={account.account_id: usage},
-        erus={},
+        erus=erus or {},
         strength={account.account_id: strength},
         history={},
         last_bill_dates={},
@@ -163,4 +183,87 @@ def rerate(
             for rule in dict.fromkeys([*old_rules, *new_rules])
         ),
         tariff_versions=after.tariff_versions,
+    )
+
+
+def billed_total_recs(bill: Bill) -> Decimal | None:
+    """SU-REC: the total REC units the bill was rated on (its SU-REC line's derivation), so
+    a re-rating divides the debt retirement as the bill did, whatever accounts were opened
+    or changed since; None for a bill without it."""
+    for ln in bill.lines:
+        if ln.rule_id == "SU-REC" and ln.details.get("total_recs") not in (None, ""):
+            return Decimal(str(ln.details["total_recs"]))
+    return None
+
+
+def standing(bill: Bill) -> tuple[dict[str, Decimal], dict[str, Decimal]]:
+    """What the bill's rated lines come to, by fund and by rule (its one-time charges, which
+    carry a ``charge_id``, are not rated and stay out)."""
+    funds: dict[str, Decimal] = {}
+    rules: dict[str, Decimal] = {}
+    for ln in bill.lines:
+        if ln.details.get("charge_id"):
+            continue
+        for fund, amount in ln.funds.items():
+            funds[fund] = funds.get(fund, ZERO) + amount
+        rules[ln.rule_id] = rules.get(ln.rule_id, ZERO) + ln.amount
+    return funds, rules
+
+
+def _derivation(rated: RatedBill) -> str:
+    parts = []
+    for bl in rated.lines:
+        details = detail_value(bl.details)
+        how = details.get("derivation") or f"{plain(bl.quantity)} {bl.unit} x {rate_text(bl.rate)}"
+        parts.append(f"{bl.rule_id} {bl.amount} ({how})")
+    return "; ".join(parts)
+
+
+def rerate_parcel(
+    bill: Bill,
+    account: AccountRecord,
+    *,
+    eru: Eru,
+    stands_at: tuple[Mapping[str, Decimal], Mapping[str, Decimal]],
+    sequence: int,
+    engine: RatingEngine,
+    what: str,
+    source_event_id: str,
+) -> Rerated | None:
+    """The adjustment for a stormwater ``bill`` whose parcel's ERU or credit changed for its
+    period: the period rated with ``eru`` (as kept now, with its X-PERIOD parts) against
+    what the bill ``stands_at`` (by fund, by rule: ``standing`` plus the re-ratings booked
+    since); None when they are the same (nothing is booked)."""
+    after = _rate(bill, account, Usage(ZERO), Strength(), None, engine, erus={account.parcel_id or "": eru})
+    if bill.tariff_versions and after.tariff_versions != bill.tariff_versions:
+        raise CannotRerate(
+            f"bill {bill.bill_id}: rated on tariff {', '.join(bill.tariff_versions)}, "
+            f"the period now rates on {', '.join(after.tariff_versions)}"
+        )
+    old_funds, old_rules = stands_at
+    new_funds, new_rules = _by_fund(after), _by_rule(after)
+    funds = {
+        f: new_funds.get(f, ZERO) - old_funds.get(f, ZERO)
+        for f in sorted(set(old_funds) | set(new_funds))
+        if new_funds.get(f, ZERO) != old_funds.get(f, ZERO)
+    }
+    if not funds or sum(funds.values(), ZERO) == ZERO:
+        return None
+    return Rerated(
+        bill_id=bill.bill_id,
+        account_id=bill.account_id,
+        sequence=sequence,
+        from_volume_gal=None,
+        to_volume_gal=None,
+        source_event_id=source_event_id,
+        funds=funds,
+        lines=tuple(
+            (rule, old_rules.get(rule, ZERO), new_rules.get(rule, ZERO))
+            for rule in dict.fromkeys([*old_rules, *new_rules])
+        ),
+        tariff_versions=after.tariff_versions,
+        what=what,
+        derivation=_derivation(after),
+        standing=new_funds,
+        standing_rules=new_rules,
     )

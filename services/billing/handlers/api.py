@@ -445,6 +445,7 @@ def staff_make_arrangement(
             repo=composition.repo(),
             today=usecases.local_today(now),
             now=now,
+            book=composition.tariff_book(),
         )
     except (ArrangementRefused, arrangements.UnknownArrangement, arrangements.ArrangementConflict) as exc:
         raise _arrangement_error(exc) from None

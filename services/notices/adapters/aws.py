@@ -7,7 +7,9 @@ Keys of the notices table:
   with the address lines a print vendor needs (the sort key orders the batch by ZIP);
 - ``BATCH#<date>`` / ``BATCH``: the print batch once assembled (written once);
 - ``PPBILL#<group>`` and ``PPHOLD``: Pleasant Prairie bills held for their combined
-  document (see :class:`DynamoBillHolds`).
+  document (see :class:`DynamoBillHolds`);
+- ``WITHDRAWN#<tenant>#<account_id>`` / ``<bill_id>#<eligible_on>``: a disconnection
+  eligibility billing withdrew (no disconnection notice goes for it).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any, BinaryIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from billing.events import DisconnectionEligibilityWithdrawn
 from common.clock import Clock
 from common.dynamo import from_item, get, put_if_absent, to_item
 from common.errors import TransientError
@@ -382,6 +385,28 @@ class DynamoContacts:
 
     def annual_notice_sent(self, tenant: str, account_id: str, year: int) -> None:
         self._put({"pk": key("ANNUAL", tenant, account_id), "sk": str(year)})
+
+    def keep_withdrawal(self, event: DisconnectionEligibilityWithdrawn) -> None:
+        """``WITHDRAWN#<tenant>#<account_id>`` / ``<bill_id>#<eligible_on>``: the withdrawal's
+        event (the same event again rewrites the same item)."""
+        self._put(
+            {
+                "pk": key("WITHDRAWN", event.tenant, event.account_id),
+                "sk": f"{event.bill_id}#{event.eligible_on.isoformat()}",
+                "event": event.model_dump_json(),
+            }
+        )
+
+    def withdrawal(
+        self, tenant: str, account_id: str, bill_id: str, eligible_on: date
+    ) -> DisconnectionEligibilityWithdrawn | None:
+        item = get(
+            self._client,
+            self._table,
+            key("WITHDRAWN", tenant, account_id),
+            f"{bill_id}#{eligible_on.isoformat()}",
+        )
+        return DisconnectionEligibilityWithdrawn.model_validate_json(item["event"]) if item else None
 
 
 class S3BillArchive:

@@ -169,6 +169,50 @@ def disconnection_notice(
     )
 
 
+def disconnection_withdrawn_notice(
+    *,
+    tenant: str,
+    account_id: str,
+    recipient: Recipient,
+    trigger: str,
+    service_address: str,
+    bill_id: str,
+    bill_date: date,
+    eligible_on: date,
+    ended_on: date,
+    never_held: bool,
+    reason: str,
+    arrangement_id: str | None,
+) -> NoticeRequest:
+    """GR-OVERDUE: the disconnection notice sent for a bill is withdrawn, because the bill
+    was paid (a payment dated before the disconnection date counts, however late it was
+    posted) or a payment arrangement was made; service will not be disconnected for it."""
+    why = "a payment arrangement was made" + (f" ({arrangement_id})" if arrangement_id else "")
+    if reason == "paid":
+        why = "the bill is paid"
+    since = (
+        f"it should not have been sent: {why} before {eligible_on.isoformat()}"
+        if never_held
+        else f"{why} on or before {ended_on.isoformat()}"
+    )
+    return NoticeRequest(
+        rule=Rule.GR_OVERDUE,
+        tenant=tenant,
+        account_id=account_id,
+        recipient=recipient,
+        trigger=trigger,
+        subject=f"Disconnection notice withdrawn: bill {bill_id} on account {account_id}",
+        content={
+            "withdrawn": True,
+            "service_address": service_address,
+            "bill_id": bill_id,
+            "bill_date": bill_date.isoformat(),
+            "eligible_on": eligible_on.isoformat(),
+            "why": since,
+        },
+    )
+
+
 def delinquency_notice(
     *,
     tenant: str,
