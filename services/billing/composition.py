@@ -103,7 +103,16 @@ def run_cycle_use_case() -> Callable[[CycleScheduled], int]:
 @cold_start
 def issue_chunk_use_case() -> Callable[[ChunkRequest], ChunkResult]:
     clock = RuntimeClock()
-    return lambda request: issue_chunk(request, repo=repo(), engine=engine(), book=book(), now=clock.now())
+    return lambda request: issue_chunk(
+        request, repo=cycle_repo(), engine=engine(), book=book(), now=clock.now()
+    )
+
+
+@cold_start
+def cycle_repo() -> BillingRepo:
+    """The chunks' repository: their range reads and bulk writes (a bill an account, built and
+    bounded by billing itself) skip botocore's client-side parameter validation (BULK_CLIENT)."""
+    return BillingRepo(boto3.client("dynamodb", config=BULK_CLIENT), load(TableConfig).table_name)
 
 
 @cold_start

@@ -173,6 +173,30 @@ def calls(table: str) -> list[Callable[[Any], Any]]:
         lambda c: c.delete_item(
             TableName=t, Key={"pk": {"S": "P#2"}, "sk": {"S": "S"}}, ReturnValues="ALL_OLD"
         ),
+        # a Query's items are not copied when it neither projects nor reads an index: the
+        # same answers with a filter, a projection, and after the items it returned changed
+        lambda c: c.query(
+            TableName=t,
+            KeyConditionExpression="pk = :p",
+            FilterExpression="v >= :v",
+            ExpressionAttributeValues={":p": {"S": "P#many"}, ":v": {"S": "x"}},
+            Limit=10,
+        ),
+        lambda c: c.query(
+            TableName=t,
+            KeyConditionExpression="pk = :p",
+            ProjectionExpression="sk, m.l[0], ns",
+            ExpressionAttributeValues={":p": {"S": "P#1"}},
+        ),
+        lambda c: c.update_item(
+            TableName=t,
+            Key=key,
+            UpdateExpression="SET m.l[0] = :x REMOVE ns",
+            ExpressionAttributeValues={":x": {"S": "changed"}},
+        ),
+        lambda c: c.query(
+            TableName=t, KeyConditionExpression="pk = :p", ExpressionAttributeValues={":p": {"S": "P#1"}}
+        ),
     ]
 
 

@@ -49,6 +49,12 @@ Eight changes, installed by `install()` when the runtime starts moto itself:
    quarter of a billing cycle's time): a rule whose pattern lists plain strings at a key
    where the event holds another string is skipped first, the answer moto's matcher gives
    (`tests/runtime/test_moto_event_rules.py` compares the deliveries with moto as shipped).
+   moto's `PutEvents` then builds each event's message for every rule on the bus (a deep
+   copy, the detail parsed again, two clock reads), and for each matched SQS target fills a
+   JSONPath template and parses it back: here the message, its flattened view and the
+   body are made once per event, matched by moto's own matcher; whatever moto's template
+   would alter, and every other kind of target, takes moto's own path (the same test, byte
+   for byte). A send looks up a queue attribute's name with a regex once per name.
 7. **A Query reads its partition, not the table.** moto's `Table.query` on the table's own
    key takes `all_items()` (every item of the table, sorted) and keeps those of the hash key,
    so each Query costs the size of the table (a 10,000-account cycle's chunk queries walked
@@ -56,7 +62,11 @@ Eight changes, installed by `install()` when the runtime starts moto itself:
    items only (those its sort-key condition keeps, the same test moto's loop makes, with the
    comparison and its bounds looked up once per query, not once per item); moto's
    query then sorts, pages, filters and projects them as shipped.
-   Queries on an index, and scans, are unchanged.
+   Queries on an index, and scans, are unchanged. Nor is the answer copied: moto deep-copies
+   the items a Query found before converting them (`dynamo_to_dict`) into the dictionaries
+   it writes out; a Query that neither projects nor reads an index hands the items
+   themselves to that conversion (which only reads them), and the conversion takes string,
+   number, boolean and null attributes directly (the rest is moto's own).
 8. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
    a DLQ) and `StreamShard.add` (a stream record) tell the runtime which source received
    something, so a drain polls only those instead of every queue and stream.
@@ -70,9 +80,10 @@ handlers') that call moto's endpoint are answered by moto's own WSGI application
 calling thread (a botocore `before-send` hook, as moto's `mock_aws` does), without a socket
 or a hop to the server thread. The same application serves both, on the same backends, so
 the answers are the server's; other processes (the CLI, the AWS CLI) still use the server.
-A DynamoDB request (while the shim is installed) skips werkzeug's test environment and Flask:
-it goes to `DynamoHandler.dispatch`, the callback moto's Flask route calls, with the request,
-URL and headers that route would pass (a third of a small call's cost was Flask's).
+A DynamoDB or EventBridge request (while the shim is installed) skips werkzeug's test
+environment and Flask: it goes to `DynamoHandler.dispatch` / `EventsHandler.dispatch`, the
+callback moto's Flask route calls, with the request, URL and headers that route would pass
+(a third of a small call's cost was Flask's).
 """
 
 from __future__ import annotations
@@ -366,8 +377,6 @@ def _queue_attributes(self: Queue) -> dict[str, Any]:
     if not _sending.get():
         return _originals["queue_attributes"].fget(self)
     # moto's property as shipped, without the three counts (nothing on the send path reads them)
-    from moto.core.utils import camelcase_to_underscores
-
     result: dict[str, Any] = {}
     names = [a for a in self.BASE_ATTRIBUTES if a not in _COUNTS]
     if self.fifo_queue:
@@ -375,12 +384,20 @@ def _queue_attributes(self: Queue) -> dict[str, Any]:
     if self.kms_master_key_id:  # type: ignore[attr-defined]
         names += self.KMS_ATTRIBUTES
     for name in names:
-        result[name] = getattr(self, camelcase_to_underscores(name))
+        result[name] = getattr(self, _attribute_name(name))
     if self.policy:
         result["Policy"] = self.policy
     if self.redrive_policy:
         result["RedrivePolicy"] = json.dumps(self.redrive_policy)
     return {k: str(v).lower() if isinstance(v, bool) else v for k, v in result.items()}
+
+
+@functools.lru_cache(maxsize=128)
+def _attribute_name(name: str) -> str:
+    """moto's attribute of a queue attribute's name (its regex conversion, once per name)."""
+    from moto.core.utils import camelcase_to_underscores
+
+    return str(camelcase_to_underscores(name))
 
 
 def _send_message(self: Any, *args: Any, **kwargs: Any) -> Any:
@@ -423,6 +440,125 @@ def _jsonpath(expression: str) -> Any:
     return _originals["jsonpath_parse"](expression)
 
 
+# --- 6b. PutEvents: each event built, matched and written once -------------------------------------
+def _plain(text: Any, *, in_json: bool) -> bool:
+    """True when moto's default input template would carry ``text`` unchanged: no ``<``
+    (its placeholders are replaced one after the other, inside what was already put in)
+    and, for a value put between quotes unescaped (``in_json`` False), no quote, backslash
+    or control character."""
+    if not isinstance(text, str) or "<" in text:
+        return False
+    return in_json or ('"' not in text and "\\" not in text and all(c >= " " for c in text))
+
+
+@functools.lru_cache(maxsize=1024)
+def _sqs_queue_of(arn: str) -> str | None:
+    from moto.utilities.arns import parse_arn
+
+    parsed = parse_arn(arn)
+    return parsed.resource_id if parsed.service == "sqs" else None
+
+
+def _plain_queues(rule: Any) -> list[str] | None:
+    """The queues of ``rule`` when every target is an SQS queue taking the event as moto
+    delivers it by default (no input transformer, no message group); else None."""
+    queues = []
+    for target in rule.targets:
+        queue = _sqs_queue_of(target["Arn"])
+        if (
+            queue is None
+            or target.get("InputTransformer")
+            or target.get("SqsParameters", {}).get("MessageGroupId")
+        ):
+            return None
+        queues.append(queue)
+    return queues
+
+
+def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """moto's `EventsBackend.put_events`, building each event's message, its flattened view
+    and the body its SQS targets receive once per event instead of once per rule on the bus
+    (a deep copy, a parse of the detail, two clock reads, a JSON round trip and flattening,
+    a JSONPath template filled and parsed again, per rule and event: three quarters of a
+    billing cycle's publishing). What is delivered is what moto delivers: the rules are
+    matched by moto's own matcher on moto's flattened view of the same message, and the body
+    is the default template's output (its keys in its order, the time as moto writes it).
+    Anything else takes moto's own path: an entry moto refuses or warns about, a value
+    moto's string template would alter, a ``Time`` given, a rule with any other target."""
+    original = _originals["put_events"]
+    if len(events) > 10:
+        return list(original(self, events))  # moto's ValidationException
+    from moto.core.utils import iso_8601_datetime_without_milliseconds, unix_time, utcfromtimestamp
+    from moto.events.models import EventPattern
+    from moto.moto_api._internal import mock_random
+    from moto.sqs import sqs_backends
+
+    entries: list[dict[str, Any]] = []
+    for event in events:
+        detail_text = event.get("Detail")
+        resources = event.get("Resources", [])
+        try:
+            detail = json.loads(detail_text) if isinstance(detail_text, str) else None
+        except ValueError:
+            detail = None
+        if (
+            not isinstance(detail, dict)
+            or not _plain(event.get("Source"), in_json=False)
+            or not _plain(event.get("DetailType"), in_json=False)
+            or not _plain(detail_text, in_json=True)
+            or not isinstance(resources, list)
+            or not all(_plain(r, in_json=True) for r in resources)
+            or "Time" in event
+        ):
+            entries.extend(original(self, [event]))
+            continue
+        event_id = str(mock_random.uuid4())
+        entries.append({"EventId": event_id})
+        event_bus = self.describe_event_bus(self._normalize_event_bus_arn(event.get("EventBusName")))
+        now = unix_time()
+        message = {
+            "version": "0",
+            "id": event_id,
+            "detail-type": event["DetailType"],
+            "source": event["Source"],
+            "account": self.account_id,
+            "time": now,
+            "region": self.region_name,
+            "resources": resources,
+            "detail": detail,
+            "ingestion-time": now,
+        }
+        # moto flattens a JSON round trip of the message: the identity on what is built here
+        # from parsed JSON, strings and a float (so the message itself is flattened)
+        flat = EventPattern._flatten_dict(message)
+        body: str | None = None
+        for rule in event_bus.rules.values():
+            pattern = rule.event_pattern.get_pattern()
+            if pattern and not rule.event_pattern._does_event_match(flat, pattern):
+                continue
+            queues = _plain_queues(rule)
+            if queues is None:
+                _originals["send_to_targets"](rule, json.loads(json.dumps(message)))
+                continue
+            if body is None:
+                body = json.dumps(
+                    {
+                        "id": event_id,
+                        "time": iso_8601_datetime_without_milliseconds(utcfromtimestamp(now)),  # type: ignore[arg-type]
+                        "version": "0",
+                        "detail-type": message["detail-type"],
+                        "source": message["source"],
+                        "region": message["region"],
+                        "resources": resources,
+                        "detail": detail,
+                    }
+                )
+            backend = sqs_backends[rule.account_id][rule.region_name]
+            for queue in queues:
+                backend.send_message(queue_name=queue, message_body=body, group_id=None)
+    return entries
+
+
 # --- 7. a query's partition -------------------------------------------------------------------------
 _partition: contextvars.ContextVar[tuple[Table, Any, str | None, Any] | None] = contextvars.ContextVar(
     "partition", default=None
@@ -460,6 +596,85 @@ def _all_items(self: Table) -> list[Item]:
             i for i in found.values() if i.range_key is not None and test(i.range_key.cast_value, *bounds)
         ]
     return list(found.values())
+
+
+# --- 7b. a query's answer without copies --------------------------------------------------------
+_sharing: contextvars.ContextVar[bool] = contextvars.ContextVar("sharing", default=False)
+
+
+class _TableCopies:
+    """The `copy` module as moto's table module sees it: during a Query that neither projects
+    nor reads an index, the deep copy of the items found (`Table.query`'s last step before it
+    returns them) is a new list of the same items: what the answer is made of is only read
+    (a filter tests them, the response converts their attributes into new dictionaries) and
+    written out before the next request. Everything else is the copy module's."""
+
+    copy = staticmethod(copy.copy)
+
+    @staticmethod
+    def deepcopy(value: Any, memo: dict[int, Any] | None = None) -> Any:
+        if _sharing.get() and type(value) is list and all(type(i) is Item for i in value):
+            return list(value)
+        return copy.deepcopy(value, memo)
+
+
+def _backend_query(
+    self: DynamoDBBackend,
+    table_name: str,
+    hash_key_dict: Any,
+    range_comparison: Any,
+    range_value_dicts: Any,
+    limit: Any,
+    exclusive_start_key: Any,
+    scan_index_forward: Any,
+    projection_expressions: Any,
+    index_name: str | None = None,
+    *args: Any,
+    **kwargs: Any,
+) -> Any:
+    token = _sharing.set(index_name is None and not projection_expressions)
+    try:
+        return _originals["backend_query"](
+            self,
+            table_name,
+            hash_key_dict,
+            range_comparison,
+            range_value_dicts,
+            limit,
+            exclusive_start_key,
+            scan_index_forward,
+            projection_expressions,
+            index_name,
+            *args,
+            **kwargs,
+        )
+    finally:
+        _sharing.reset(token)
+
+
+_SCALARS = frozenset({"S", "N", "BOOL", "NULL"})
+
+
+def _wire_form(value: Any) -> Any:
+    """moto's `dynamo_to_dict` (what a DynamoDB answer is converted with before it is
+    written), taking the common shapes directly: a string, number, boolean or null attribute
+    is its ``{type: value}``, dictionaries and lists are walked here; anything else (binary
+    values, sets, maps, lists of values, model objects, times) is moto's own conversion."""
+    if type(value) is DynamoType:
+        if value.type in _SCALARS and type(value.value) in (str, bool):
+            return {value.type: value.value}
+        return _originals["dynamo_to_dict"](value)
+    if type(value) in (dict, LimitedSizeDict):
+        return {k: _wire_form(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_wire_form(v) for v in value]
+    if type(value) in (str, int, bool) or value is None:
+        return value
+    return _originals["dynamo_to_dict"](value)
+
+
+def _dynamo_result_init(self: Any, result: object) -> None:
+    ActionResult.__init__(self, _wire_form(result))
 
 
 # --- 8. activity ------------------------------------------------------------------------------
@@ -505,14 +720,32 @@ def _dynamodb_direct(request: Any, body: Any) -> tuple[int, dict[str, Any], Any]
         target = target.decode()
     if not _originals or not target or not target.startswith(_DYNAMODB_TARGET):
         return None
-    from botocore.exceptions import ClientError
     from moto.dynamodb.responses import DynamoHandler
+
+    return _answer_directly(DynamoHandler, request, body)
+
+
+def _events_direct(request: Any, body: Any) -> tuple[int, dict[str, Any], Any] | None:
+    """An EventBridge request (a billing cycle's outbox is a thousand `PutEvents`) answered
+    the same way by `EventsHandler.dispatch`, the callback of moto's events route."""
+    target = request.headers.get("X-Amz-Target")
+    if isinstance(target, bytes):
+        target = target.decode()
+    if not _originals or not target or not target.startswith("AWSEvents."):
+        return None
+    from moto.events.responses import EventsHandler
+
+    return _answer_directly(EventsHandler, request, body)
+
+
+def _answer_directly(handler: Any, request: Any, body: Any) -> tuple[int, dict[str, Any], Any]:
+    from botocore.exceptions import ClientError
     from moto.moto_api import recorder
 
     moto_request = _ServerRequest.from_primitives(request.method, request.url, request.headers, body)
     recorder._record_request(moto_request)
     try:
-        status, headers, content = DynamoHandler.dispatch(
+        status, headers, content = handler.dispatch(
             moto_request, moto_request.raw_url, dict(moto_request.headers)
         )
     except ClientError as exc:  # as convert_to_flask_response answers it
@@ -543,7 +776,7 @@ def _send_in_process(request: Any, **_: Any) -> Any:
     body = request.body
     if hasattr(body, "read"):
         body = body.read()
-    direct = _dynamodb_direct(request, body)
+    direct = _dynamodb_direct(request, body) or _events_direct(request, body)
     if direct is not None:
         status, answered, content = direct
         answered.pop("status", None)
@@ -809,6 +1042,10 @@ def install() -> None:
 
         _originals["send_to_targets"] = Rule.send_to_targets
         Rule.send_to_targets = _send_to_targets  # type: ignore[method-assign,assignment]
+        from moto.events.models import EventsBackend
+
+        _originals["put_events"] = EventsBackend.put_events
+        EventsBackend.put_events = _put_events  # type: ignore[method-assign]
         Item.__init__ = _item_init  # type: ignore[method-assign]
         _originals["item_size"] = Item.size
         Item.size = _item_size  # type: ignore[method-assign]
@@ -825,6 +1062,31 @@ def install() -> None:
         Table.__deepcopy__ = _table_deepcopy  # type: ignore[attr-defined]
         Queue.add_message = _queue_add_message  # type: ignore[method-assign]
         StreamShard.add = _shard_add  # type: ignore[method-assign]
+        _install_query_answers()
+
+
+def _install_query_answers() -> None:
+    import moto.dynamodb.models.table as table_module
+    from moto.dynamodb.models.utilities import dynamo_to_dict
+    from moto.dynamodb.responses import DynamoResult
+
+    _originals["table_copy_module"] = table_module.copy
+    _originals["backend_query"] = DynamoDBBackend.query
+    _originals["dynamo_to_dict"] = dynamo_to_dict
+    _originals["dynamo_result_init"] = DynamoResult.__init__
+    table_module.copy = _TableCopies  # type: ignore[assignment]
+    DynamoDBBackend.query = _backend_query  # type: ignore[method-assign]
+    DynamoResult.__init__ = _dynamo_result_init  # type: ignore[method-assign]
+
+
+def _uninstall_query_answers() -> None:
+    import moto.dynamodb.models.table as table_module
+    from moto.dynamodb.responses import DynamoResult
+
+    table_module.copy = _originals.pop("table_copy_module")
+    DynamoDBBackend.query = _originals.pop("backend_query")  # type: ignore[method-assign]
+    DynamoResult.__init__ = _originals.pop("dynamo_result_init")  # type: ignore[method-assign]
+    _originals.pop("dynamo_to_dict")
 
 
 def uninstall() -> None:
@@ -850,6 +1112,9 @@ def uninstall() -> None:
         from moto.events.models import Rule
 
         Rule.send_to_targets = _originals.pop("send_to_targets")  # type: ignore[method-assign]
+        from moto.events.models import EventsBackend
+
+        EventsBackend.put_events = _originals.pop("put_events")  # type: ignore[method-assign]
         Item.__init__ = _originals.pop("item_init")  # type: ignore[method-assign]
         Item.size = _originals.pop("item_size")  # type: ignore[method-assign]
         from moto.moto_server.werkzeug_app import DomainDispatcherApplication
@@ -859,6 +1124,7 @@ def uninstall() -> None:
 
         moto.core.responses.method_names_from_class = _originals.pop("method_names_from_class")
         del Table.__deepcopy__  # type: ignore[attr-defined]
+        _uninstall_query_answers()
 
 
 @contextmanager

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sewerbill import samtemplate
+from sewerbill.local import heap
 from sewerbill.local import template as templates
 from sewerbill.local.auth import LocalIssuer
 from sewerbill.local.clock import Firing, SimulatedClock
@@ -180,6 +181,7 @@ class LocalRuntime:
         except BaseException:
             emulator.stop()
             raise
+        heap.settle()  # the provisioned stack out of the collector's sight (see heap)
         runtime.startup_seconds = time.perf_counter() - began
         log.info(
             "local stack %s up in %.2f s on %s", stack_name, runtime.startup_seconds, emulator.endpoint_url
@@ -197,6 +199,7 @@ class LocalRuntime:
             self.gateway = None
         self.invoker.stop()
         self.emulator.stop()
+        heap.unsettle()
 
     def __enter__(self) -> LocalRuntime:
         return self

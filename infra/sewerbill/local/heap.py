@@ -1,0 +1,40 @@
+"""The local runtime's process heap and Python's cyclic garbage collector.
+
+Everything the runtime emulates lives in its process: moto's tables, queues and streams,
+the provisioned stack, and the functions run in-process (``isolate="modules"``). Python's
+collector walks every tracked object at each full collection and promotes young objects in
+steps of 700 allocations, so a billing cycle that issues 10,000 bills spends seconds
+walking moto's tables, which on AWS live in DynamoDB, not in a Lambda's memory.
+
+:func:`settle` (after provisioning, and by a benchmark after its setup) collects once and
+freezes what exists (``gc.freeze``: kept, never walked again), and collects the young
+generation every 20,000 allocations instead of 700 (objects that die young are freed by
+reference counting before the collector ever sees them). :func:`unsettle` (when the
+runtime stops) puts the frozen objects back in the collector's sight, so a stopped
+runtime's heap can be freed, and restores the thresholds.
+"""
+
+from __future__ import annotations
+
+import gc
+
+YOUNG_THRESHOLD = 20_000
+
+_saved: list[tuple[int, int, int]] = []
+
+
+def settle() -> None:
+    """Collect, freeze what exists, and collect the young generation less often."""
+    if not _saved:
+        _saved.append(gc.get_threshold())
+    gc.collect()
+    gc.freeze()
+    _, middle, old = _saved[0]
+    gc.set_threshold(YOUNG_THRESHOLD, middle, old)
+
+
+def unsettle() -> None:
+    """Back to the collector as it was: nothing frozen, the thresholds restored."""
+    gc.unfreeze()
+    if _saved:
+        gc.set_threshold(*_saved.pop())
