@@ -790,11 +790,73 @@ def _send_in_process(request: Any, **_: Any) -> Any:
     )
 
 
-def stream_records(stream_arn: str, after: str | None, limit: int) -> list[dict[str, Any]]:
-    """Up to `limit` records of a table's stream after sequence number `after` (from the start
-    when None), read from moto's backend in this process: what `GetRecords` answers, without
-    the JSON round trip and botocore's parse of every image (the runtime's stream reads on the
-    embedded default; on any other endpoint it calls the API)."""
+# --- 9. stream records sized when read ------------------------------------------------------------
+def _stream_record_init(
+    self: StreamRecord, table: Table, stream_type: str, event_name: str, old: Any, new: Any, seq: int
+) -> None:
+    """moto's `StreamRecord.__init__` without its last step, the JSON dump of the record's
+    `dynamodb` part that only measures `SizeBytes`: that is done when the record is first read
+    (`_stream_record_json`). The images are moto's `Item.to_json()`, copies (`to_regular_json`
+    deep-copies maps and lists; strings, numbers and bytes are immutable), so a later write to
+    the item cannot change what the dump measures."""
+    import moto.dynamodb.models.table as table_module
+
+    old_a = old.to_json()["Attributes"] if old is not None else {}
+    new_a = new.to_json()["Attributes"] if new is not None else {}
+    rec = old if old is not None else new
+    keys = {table.hash_key_attr: rec.hash_key.to_json()}
+    if table.range_key_attr is not None and rec is not None:
+        keys[table.range_key_attr] = rec.range_key.to_json()
+    self.record = {
+        "eventID": table_module.mock_random.uuid4().hex,
+        "eventName": event_name,
+        "eventSource": "aws:dynamodb",
+        "eventVersion": "1.0",
+        "awsRegion": "us-east-1",
+        "dynamodb": {
+            "StreamViewType": stream_type,
+            "ApproximateCreationDateTime": table_module.utcnow(),
+            "SequenceNumber": str(seq),
+            "SizeBytes": 1,  # moto's placeholder, part of what it measures
+            "Keys": keys,
+        },
+    }
+    if stream_type in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES") and new is not None:
+        self.record["dynamodb"]["NewImage"] = new_a
+    if stream_type in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") and old is not None:
+        self.record["dynamodb"]["OldImage"] = old_a
+    self.unsized = True  # type: ignore[attr-defined]
+
+
+def _stream_record_json(self: StreamRecord) -> dict[str, Any]:
+    """The record as moto's `to_json` gives it: `SizeBytes` measured the first time it is read,
+    as moto measures it (`len(dynamo_json_dump(...))` of the `dynamodb` part, with the
+    placeholder 1 in it)."""
+    if self.__dict__.pop("unsized", False):
+        from moto.dynamodb.models.utilities import dynamo_json_dump
+
+        ddb = self.record["dynamodb"]
+        ddb["SizeBytes"] = len(dynamo_json_dump(ddb))
+    return self.record
+
+
+def _install_stream_records(install: bool) -> None:
+    if install:
+        _originals["stream_record_init"] = StreamRecord.__init__
+        _originals["stream_record_json"] = StreamRecord.to_json
+        StreamRecord.__init__ = _stream_record_init  # type: ignore[method-assign]
+        StreamRecord.to_json = _stream_record_json  # type: ignore[method-assign]
+    elif "stream_record_init" in _originals:
+        StreamRecord.__init__ = _originals.pop("stream_record_init")  # type: ignore[method-assign]
+        StreamRecord.to_json = _originals.pop("stream_record_json")  # type: ignore[method-assign]
+
+
+def stream_entries(stream_arn: str, after: str | None, limit: int) -> list[StreamRecord]:
+    """Up to `limit` of moto's records of a table's stream after sequence number `after` (from
+    the start when None), read from moto's backend in this process, from where `after` points
+    (no walk of what came before). A record's `to_json()` is what `GetRecords` answers for it
+    (`stream_records`); its `.record`, before that, lacks only the measured `SizeBytes` (the
+    runtime's poller filters on it and sizes only the records it keeps)."""
     from moto.dynamodbstreams.models import dynamodbstreams_backends
 
     _, _, _, region, account, _ = stream_arn.split(":", 5)
@@ -803,7 +865,14 @@ def stream_records(stream_arn: str, after: str | None, limit: int) -> list[dict[
     if shard is None:
         return []
     start = 0 if after is None else int(after) - shard.starting_sequence_number + 1
-    return [dict(r.to_json()) for r in shard.items[start : start + limit]]
+    return list(shard.items[start : start + limit])
+
+
+def stream_records(stream_arn: str, after: str | None, limit: int) -> list[dict[str, Any]]:
+    """Up to `limit` records of a table's stream after sequence number `after` (from the start
+    when None), read from moto's backend in this process: what `GetRecords` answers, without
+    the JSON round trip and botocore's parse of every image."""
+    return [dict(r.to_json()) for r in stream_entries(stream_arn, after, limit)]
 
 
 class DirectSqs:
@@ -1062,6 +1131,7 @@ def install() -> None:
         Table.__deepcopy__ = _table_deepcopy  # type: ignore[attr-defined]
         Queue.add_message = _queue_add_message  # type: ignore[method-assign]
         StreamShard.add = _shard_add  # type: ignore[method-assign]
+        _install_stream_records(True)
         _install_query_answers()
 
 
@@ -1124,6 +1194,7 @@ def uninstall() -> None:
 
         moto.core.responses.method_names_from_class = _originals.pop("method_names_from_class")
         del Table.__deepcopy__  # type: ignore[attr-defined]
+        _install_stream_records(False)
         _uninstall_query_answers()
 
 

@@ -81,7 +81,7 @@ class LocalRuntime:
         if emulator.observes_activity("stream"):  # moto in this process: read its shards directly
             from sewerbill.local import motoshim
 
-            direct = motoshim.stream_records
+            direct = motoshim.stream_entries
         self._stream_pollers = [
             StreamPoller(source, streams, self.invoker, stack.region, self._give_up, direct)
             for source in stack.stream_sources

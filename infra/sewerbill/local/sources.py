@@ -7,6 +7,7 @@ batch, builds the Lambda-shaped event, invokes, and honours partial batch failur
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 import logging
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sewerbill.local.filters import record_passes
+from sewerbill.local.filters import matches, record_passes
 from sewerbill.local.invoker import Invoker
 from sewerbill.local.stack import QueueSource, StreamSource
 
@@ -192,6 +193,23 @@ class SqsPoller:
         return sum(int(v) for v in attrs.values())
 
 
+def _reached(value: Any, pattern: Any) -> Any:
+    """`value` cut to the keys `pattern` names (as far down as it names them), the values
+    there made JSON as `_jsonable` makes them: `matches(pattern, ...)` answers the same on it
+    as on the whole value made JSON."""
+    if isinstance(pattern, dict) and isinstance(value, dict):
+        return {k: _reached(value[k], pattern[k]) for k in pattern if k in value}
+    return _jsonable(value)
+
+
+def _itself(record: dict[str, Any]) -> dict[str, Any]:
+    return record
+
+
+# A stream record read: (what the filters may read, a call giving the whole record).
+_Entry = tuple[dict[str, Any], Callable[[], dict[str, Any]]]
+
+
 def _jsonable(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _jsonable(v) for k, v in value.items()}
@@ -215,10 +233,11 @@ class StreamPoller:
         invoker: Invoker,
         region: str,
         give_up: Callable[[StreamSource, list[dict[str, Any]], str], None],
-        direct: Callable[[str, str | None, int], list[dict[str, Any]]] | None = None,
+        direct: Callable[[str, str | None, int], list[Any]] | None = None,
     ) -> None:
         self.source = source
-        self.direct = direct  # reads the emulator's stream in this process (motoshim.stream_records)
+        # reads the emulator's stream in this process (motoshim.stream_entries: moto's records)
+        self.direct = direct
         self.streams = streams
         self.invoker = invoker
         self.region = region
@@ -229,6 +248,10 @@ class StreamPoller:
         self._shard_cache: list[str] = []
         self._polls = 0
         self.more = False
+        # A filter on the record's size needs it before filtering (moto measures it when read).
+        self._filter_on_size = any(
+            isinstance(f.get("dynamodb"), dict) and "SizeBytes" in f["dynamodb"] for f in source.filters
+        )
 
     @property
     def key(self) -> tuple[str, str]:
@@ -250,12 +273,15 @@ class StreamPoller:
         self._polls += 1
         return self._shard_cache
 
-    def _read(self, shard_id: str, limit: int) -> list[dict[str, Any]]:
+    def _read(self, shard_id: str, limit: int) -> list[_Entry]:
+        """The next records of the shard, each as (what a filter may read, the whole record)."""
         if self.direct is not None:  # moto in this process has one shard per table
             read = self.direct(self.source.stream_arn, self.checkpoints.get(shard_id), limit)
             if read:
-                self.checkpoints[shard_id] = read[-1]["dynamodb"]["SequenceNumber"]
-            return read
+                self.checkpoints[shard_id] = read[-1].record["dynamodb"]["SequenceNumber"]
+            if self._filter_on_size:
+                return [(r.to_json(), r.to_json) for r in read]
+            return [(r.record, r.to_json) for r in read]  # sized (moto's dump) only if kept
         iterator = self.iterators.pop(shard_id, None)
         stored = iterator is not None
         if iterator is None:
@@ -280,7 +306,7 @@ class StreamPoller:
         records: list[dict[str, Any]] = got.get("Records", [])
         if records:
             self.checkpoints[shard_id] = records[-1]["dynamodb"]["SequenceNumber"]
-        return records
+        return [(r, functools.partial(_itself, r)) for r in records]
 
     def _rewind(self, shard_id: str, checkpoint: str | None) -> None:
         """Read from just after `checkpoint` next time (a failed batch is retried)."""
@@ -288,20 +314,37 @@ class StreamPoller:
         self.iterators.pop(shard_id, None)
         self.more = True
 
-    def record(self, raw: dict[str, Any]) -> dict[str, Any]:
+    def _unconverted(self, raw: dict[str, Any]) -> dict[str, Any]:
+        """The Lambda record of `raw` with its `dynamodb` part's values not yet made JSON."""
         ddb = dict(raw["dynamodb"])
         created = ddb.get("ApproximateCreationDateTime")
-        if isinstance(created, datetime):
-            ddb["ApproximateCreationDateTime"] = int(created.timestamp())
+        if isinstance(created, datetime):  # moto's own record holds a naive UTC time
+            aware = created if created.tzinfo else created.replace(tzinfo=UTC)
+            ddb["ApproximateCreationDateTime"] = int(aware.timestamp())
         return {
             "eventID": raw["eventID"],
             "eventName": raw["eventName"],
             "eventVersion": "1.1",
             "eventSource": "aws:dynamodb",
             "awsRegion": self.region,
-            "dynamodb": _jsonable(ddb),
+            "dynamodb": ddb,
             "eventSourceARN": self.source.stream_arn,
         }
+
+    def record(self, raw: dict[str, Any]) -> dict[str, Any]:
+        event = self._unconverted(raw)
+        event["dynamodb"] = _jsonable(event["dynamodb"])
+        return event
+
+    def passes(self, raw: dict[str, Any]) -> bool:
+        """Whether the mapping's filters keep `raw`: what `record_passes` answers on
+        `record(raw)`, converting only the parts of the record the patterns reach (a pattern
+        reads only the keys it names), so a dropped record's images are never converted."""
+        filters = self.source.filters
+        if not filters:
+            return True
+        event = self._unconverted(raw)
+        return any(matches(f, _reached(event, f)) for f in filters)
 
     def poll_once(self) -> int:
         self.more = False
@@ -316,8 +359,7 @@ class StreamPoller:
             handled += len(records)
             self.more = self.more or len(records) == self.source.batch_size
             # Filtered-out records are skipped; the checkpoint still moves past them.
-            events = [(r, self.record(r)) for r in records]
-            kept = [(r, e) for r, e in events if record_passes(self.source.filters, e)]
+            kept = [(r, self.record(r)) for r in (whole() for view, whole in records if self.passes(view))]
             if not kept:
                 continue
             inv = self.invoker.invoke(

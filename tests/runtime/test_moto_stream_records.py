@@ -1,0 +1,180 @@
+"""The runtime's stream reads answer what moto as shipped answers.
+
+motoshim measures a stream record's `SizeBytes` (moto: the length of its JSON dump) when the
+record is first read instead of when it is written, and the runtime's stream poller reads
+moto's shard directly (`motoshim.stream_entries`) and applies a mapping's filters before it
+converts a record. Here the same writes run against moto with the shim and against moto as
+shipped, and the records (every field but the random event id) must be equal, sizes included,
+also for an item updated in place after its record was made and for deletes; and the
+poller's Lambda records and filter answers must be those of the API path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import pytest
+
+from sewerbill.local import motoshim
+from sewerbill.local.emulator import Emulator
+from sewerbill.local.filters import record_passes
+from sewerbill.local.sources import StreamPoller
+from sewerbill.local.stack import StreamSource
+
+pytestmark = pytest.mark.integration
+
+# moto stamps each record with utcnow(); its JSON dump (so the size) depends on the digits
+WHEN = datetime(2026, 3, 3, 12, 0, 0, 123456)
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[Emulator]:
+    emulator = Emulator.start("thread")
+    try:
+        yield emulator
+    finally:
+        motoshim.install()
+        emulator.stop()
+
+
+@pytest.fixture(autouse=True)
+def fixed_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    import moto.dynamodb.models.table as table_module
+
+    monkeypatch.setattr(table_module, "utcnow", lambda: WHEN)
+
+
+def every_type(n: int) -> dict[str, Any]:
+    return {
+        "pk": {"S": f"P#{n}"},
+        "sk": {"S": "S\u00e9"},
+        "s": {"S": '\u6f22\U0001f600 "quoted" \\ ascii'},
+        "n": {"N": "12.50"},
+        "big": {"N": "12345678901234567890123456789012345678"},
+        "b": {"B": b"\x00\x01binary"},
+        "bs": {"BS": [b"a", b"bc"]},
+        "ss": {"SS": ["x", "\u00e9"]},
+        "ns": {"NS": ["1", "2.5"]},
+        "flag": {"BOOL": True},
+        "none": {"NULL": True},
+        "m": {"M": {"l": {"L": [{"S": "\u00e9\u6f22"}, {"N": "-0.001"}, {"M": {}}]}, "k": {"S": "v"}}},
+        "l": {"L": [{"S": "a"}, {"M": {"x": {"N": "1"}}}]},
+    }
+
+
+def make_table(ddb: Any, name: str) -> str:
+    ddb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    arn: str = ddb.describe_table(TableName=name)["Table"]["LatestStreamArn"]
+    return arn
+
+
+def write(ddb: Any, table: str) -> None:
+    key = {"pk": {"S": "P#1"}, "sk": {"S": "S\u00e9"}}
+    ddb.put_item(TableName=table, Item=every_type(1))
+    # in place, after the record above was made: list, map, sets and number all change
+    ddb.update_item(
+        TableName=table,
+        Key=key,
+        UpdateExpression="SET l = list_append(l, :more), m.k = :v, m.l[0] = :s ADD ss :ss, ns :ns, n :one",
+        ExpressionAttributeValues={
+            ":more": {"L": [{"S": "appended"}]},
+            ":v": {"S": "changed"},
+            ":s": {"S": "also changed"},
+            ":ss": {"SS": ["new"]},
+            ":ns": {"NS": ["7"]},
+            ":one": {"N": "1"},
+        },
+    )
+    ddb.update_item(TableName=table, Key=key, UpdateExpression="REMOVE bs, b")
+    ddb.batch_write_item(RequestItems={table: [{"PutRequest": {"Item": every_type(n)}} for n in range(2, 6)]})
+    ddb.delete_item(TableName=table, Key={"pk": {"S": "P#2"}, "sk": {"S": "S\u00e9"}})
+    ddb.put_item(TableName=table, Item={"pk": {"S": "OUTBOX#1"}, "sk": {"S": "E"}, "detail_type": {"S": "X"}})
+    ddb.delete_item(TableName=table, Key=key)  # OldImage: the item as the updates left it
+
+
+def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in r.items() if k != "eventID"} for r in records]
+
+
+def test_stream_records_and_their_sizes_are_moto_s_as_shipped(emulator: Emulator) -> None:
+    ddb = emulator.client("dynamodb")
+    fast_arn = make_table(ddb, "streams-fast")
+    write(ddb, "streams-fast")
+    fast = motoshim.stream_records(fast_arn, None, 1000)  # sized only now, after every update
+    with motoshim.shipped():
+        shipped_arn = make_table(ddb, "streams-shipped")
+        write(ddb, "streams-shipped")
+        shipped = motoshim.stream_records(shipped_arn, None, 1000)
+
+    assert [r["eventName"] for r in fast] == ["INSERT", "MODIFY", "MODIFY"] + ["INSERT"] * 4 + [
+        "REMOVE",
+        "INSERT",
+        "REMOVE",
+    ]
+    assert comparable(fast) == comparable(shipped)
+    sizes = [r["dynamodb"]["SizeBytes"] for r in fast]
+    assert all(size > 100 for size in sizes[:-2])  # measured, not moto's placeholder 1
+    # the first record's image is the item as put, not as updated after it
+    assert fast[0]["dynamodb"]["NewImage"]["m"]["M"]["k"] == {"S": "v"}
+    assert fast[-1]["dynamodb"]["OldImage"]["m"]["M"]["k"] == {"S": "changed"}
+
+
+def poller(emulator: Emulator, arn: str, filters: list[dict[str, Any]], direct: bool) -> StreamPoller:
+    source = StreamSource(function="F", stream_arn=arn, table_name="streams-poll", filters=filters)
+    streams = emulator.client("dynamodbstreams")
+    entries = motoshim.stream_entries if direct else None
+    return StreamPoller(source, streams, None, emulator.region, lambda *_: None, entries)  # type: ignore[arg-type]
+
+
+FILTERS: list[list[dict[str, Any]]] = [
+    [],
+    [{"eventName": ["INSERT"], "dynamodb": {"Keys": {"pk": {"S": [{"prefix": "OUTBOX#"}]}}}}],
+    [{"eventName": ["INSERT"], "dynamodb": {"NewImage": {"detail_type": {"S": [{"exists": True}]}}}}],
+    [{"dynamodb": {"OldImage": {"ss": {"SS": ["new"]}}}}, {"eventName": ["MODIFY"]}],
+    [{"dynamodb": {"NewImage": {"b": {"B": [{"exists": True}]}}, "SizeBytes": [{"numeric": [">", 900]}]}}],
+    [{"dynamodb": {"NewImage": {"m": {"M": {"l": {"L": {"S": ["\u00e9\u6f22"]}}}}}}}],
+    [{"eventVersion": ["1.1"], "awsRegion": [{"anything-but": ["nowhere"]}]}],
+    # a binary as the Lambda event carries it (base64 of b"\x00\x01binary"), as from the API
+    [{"eventName": ["REMOVE"], "dynamodb": {"OldImage": {"b": {"B": ["AAFiaW5hcnk="]}}}}],
+]
+
+
+@pytest.mark.parametrize("filters", FILTERS)
+def test_the_poller_reads_and_filters_moto_s_shard_as_the_api_gives_it(
+    emulator: Emulator, filters: list[dict[str, Any]]
+) -> None:
+    ddb = emulator.client("dynamodb")
+    table = f"streams-poll-{FILTERS.index(filters)}"
+    arn = make_table(ddb, table)
+    write(ddb, table)
+    answers = []
+    for direct in (True, False):
+        p = poller(emulator, arn, filters, direct)
+        shard = p._shards()[0]
+        read = p._read(shard, 4) + p._read(shard, 4) + p._read(shard, 4)  # from where it stopped
+        assert p._read(shard, 4) == []
+        kept = [p.record(whole()) for view, whole in read if p.passes(view)]
+        # filtering before converting answers what filtering the converted record answers
+        assert kept == [e for e in (p.record(whole()) for _, whole in read) if record_passes(filters, e)]
+        answers.append([{k: v for k, v in e.items() if k != "eventID"} for e in kept])
+    direct_kept, api_kept = answers
+    assert direct_kept == api_kept
+    if filters == FILTERS[1]:
+        assert [e["dynamodb"]["Keys"]["pk"] for e in direct_kept] == [{"S": "OUTBOX#1"}]
+    if filters == FILTERS[4]:  # of the images with a binary, only the first update's is > 900 bytes
+        assert [(e["eventName"], e["dynamodb"]["Keys"]["pk"]) for e in direct_kept] == [
+            ("MODIFY", {"S": "P#1"})
+        ]
+    if filters == FILTERS[-1]:  # P#1's last image has no binary left; P#2's has
+        assert [e["dynamodb"]["Keys"]["pk"] for e in direct_kept] == [{"S": "P#2"}]
