@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Eight changes, installed by `install()` when the runtime starts moto itself:
+Nine changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -70,6 +70,13 @@ Eight changes, installed by `install()` when the runtime starts moto itself:
 8. **Activity.** SQS `Queue.add_message` (sends, EventBridge and S3 deliveries, redrives to
    a DLQ) and `StreamShard.add` (a stream record) tell the runtime which source received
    something, so a drain polls only those instead of every queue and stream.
+9. **A stream record is measured when it is read.** moto's `StreamRecord.__init__` JSON-dumps
+   the record's `dynamodb` part only to set `SizeBytes`; here the record is built as moto
+   builds it and measured by the same dump the first time `to_json()` reads it (its images
+   are copies of the item, so a later update of the item does not change the measure). The
+   runtime's stream poller reads moto's records (`stream_entries`) and filters on them
+   before sizing and converting, so the records an outbox filter drops (almost all of a
+   read file's) are never measured (`tests/runtime/test_moto_stream_records.py`).
 
 And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
 deletes and visibility changes) made on moto's SQS backend directly, with the backend
@@ -1077,7 +1084,7 @@ def stop_serving(endpoint: str) -> None:
 
 # --- install -----------------------------------------------------------------------------------
 def install() -> None:
-    """Apply the eight changes (idempotent); moto must run in this process to see them."""
+    """Apply the nine changes (idempotent); moto must run in this process to see them."""
     with _lock:
         for model in (Item, StreamRecord):
             if not isinstance(getattr(model, "instances_tracked", None), Created):
