@@ -512,7 +512,7 @@ def _ranged_run(emulator: Emulator, table: str) -> list[Any]:
         key = {"pk": {"S": "A"}, "sk": {"S": start}}
         answers.append(q("pk = :p AND sk BETWEEN :x AND :y", between, Limit=3, ExclusiveStartKey=key))
     answers.append(q("pk = :p", {}, Limit=3, ExclusiveStartKey={"pk": {"S": "B"}, "sk": {"S": "ACC#0002"}}))
-    # a legacy filter counts toward the limit as moto counts it; a filter expression after it
+    # a filter expression applies after the limit, as moto applies it
     answers.append(
         q(
             "pk = :p AND sk > :v",
