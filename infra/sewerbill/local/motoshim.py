@@ -624,7 +624,10 @@ def _sort_value(key: Any) -> Any:
     return key.cast_value  # what DynamoType's own comparisons (and moto's sort) compare
 
 
-def _order(table: Table, hash_key: Any, partition: dict[Any, Item]) -> tuple[list[Any], list[Any]]:
+_orders_lock = threading.Lock()  # a request thread's put and another's query keep one order
+
+
+def _ordered(table: Table, hash_key: Any, partition: dict[Any, Item]) -> tuple[list[Any], list[Any]]:
     entry = _orders.get((id(table), hash_key))
     if entry is not None and entry[0] is table and entry[1] is partition and len(entry[3]) == len(partition):
         return entry[2], entry[3]
@@ -636,6 +639,11 @@ def _order(table: Table, hash_key: Any, partition: dict[Any, Item]) -> tuple[lis
 
 def _keep_order(table: Table, hash_key: Any, range_key: Any, present: bool) -> None:
     """A put (present) or delete of one key, applied to the partition's order if it has one."""
+    with _orders_lock:
+        _kept_in_order(table, hash_key, range_key, present)
+
+
+def _kept_in_order(table: Table, hash_key: Any, range_key: Any, present: bool) -> None:
     entry = _orders.get((id(table), hash_key))
     if entry is None:
         return
@@ -657,8 +665,9 @@ def _keep_order(table: Table, hash_key: Any, range_key: Any, present: bool) -> N
 
 
 def _forget_orders(table: Table) -> None:
-    for key in [k for k, entry in _orders.items() if entry[0] is table]:
-        del _orders[key]
+    with _orders_lock:
+        for key in [k for k, entry in _orders.items() if entry[0] is table]:
+            del _orders[key]
 
 
 def _put_item(self: Table, *args: Any, **kwargs: Any) -> Any:
@@ -705,7 +714,7 @@ def _range_of(query: _QueryOnKey, partition: dict[Any, Item]) -> list[Item] | No
     too (moto stops at a full page when another item follows, in range or not, and answers
     a next-page key, as DynamoDB does). None: not known here (moto's own loop over the
     partition answers)."""
-    values, keys = _order(query.table, query.hash_key, partition)
+    values, keys = _ordered(query.table, query.hash_key, partition)  # the caller holds _orders_lock
     low, high = 0, len(keys)
     if query.comparison:
         found = _in_order(values, query.comparison, [o.cast_value for o in query.objs or ()])
@@ -727,16 +736,22 @@ def _range_of(query: _QueryOnKey, partition: dict[Any, Item]) -> list[Item] | No
     limit = query.limit if type(query.limit) is int and query.limit > 0 else None
     if limit is not None and high - low > limit:  # moto stops at the item past the limit
         chosen = keys[low : low + limit + 1] if query.forward else keys[high - limit - 1 : high]
-        return [partition[k] for k in chosen]
-    items = [partition[k] for k in keys[low:high]]
+        return _present(partition, chosen)
+    items = _present(partition, keys[low:high])
     rest = keys[high:] if query.forward else keys[:low]
     if rest:
         # past the range moto tests each item against the limits before the key condition:
         # only the first can end a page, unless the page is near the size limit
         if sum(i.size() for i in items) + _ITEM_LIMIT <= _RESULT_SIZE_LIMIT:
             rest = rest[:1] if query.forward else rest[-1:]
-        items.extend(partition[k] for k in rest)
+        items.extend(_present(partition, rest))
     return items
+
+
+def _present(partition: dict[Any, Item], keys: list[Any]) -> list[Item]:
+    """The items of the keys (one another request thread is deleting meanwhile: not there)."""
+    found = [partition.get(k) for k in keys]
+    return [i for i in found if i is not None]
 
 
 _RESULT_SIZE_LIMIT = 1_000_000  # moto's page size (table.RESULT_SIZE_LIMIT)
@@ -754,7 +769,8 @@ def _all_items(self: Table) -> list[Item]:
     ranged = None
     if not query.filtered:  # a legacy QueryFilter: moto's loop keeps items out of range too
         try:
-            ranged = _range_of(query, found)
+            with _orders_lock:
+                ranged = _range_of(query, found)
         except TypeError:  # bounds of another type than the keys': moto's own tests answer
             ranged = None
     return ranged if ranged is not None else list(found.values())
