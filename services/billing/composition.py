@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 
-from billing.adapters.bill_outbox import BillOutboxPublisher
-from billing.adapters.dynamodb import DynamoBillingRepository
-from billing.adapters.projections import Projections
-from billing.adapters.queue import SqsQueue
-from billing.adapters.repository import BillingRepo
-from billing.adapters.tariffs import BookCalendar
 from billing.config import (
     ApiConfig,
     BillingCycleConfig,
@@ -22,34 +16,31 @@ from billing.config import (
     PublishOutboxConfig,
     TableConfig,
 )
-from billing.domain.cycles import (
-    AssessmentScheduled,
-    CycleScheduled,
-    local_date,
-    run_daily_assessment,
-    start_billing_cycle,
-)
-from billing.domain.issuing import ChunkResult
-from billing.domain.rating import RatingEngine
-from billing.usecases import (
-    ChunkRequest,
-    issue_chunk,
-    keep_producer_event,
-    rerate_billed,
-    rerate_parcels,
-    run_assessment,
-    run_cycle,
-)
 from common.config import RuntimeClock, cold_start, load
 from common.dynamo import BULK_CLIENT
-from common.handling import RejectionSink, rejections_for
-from common.outbox import OutboxPublisher
-from common.tariff_files import load_tariff_book
-from common.tariffs import TariffBook
-from metering.events import ConsumptionDetermined
+
+# Each builder imports what its use case needs when it is first built (each function's cold
+# start pays for its own use case only, not for billing's whole graph: the outbox publisher
+# needs no rating, the chunks no producer events); this module still wires all of them.
+if TYPE_CHECKING:
+    from billing.adapters.bill_outbox import BillOutboxPublisher
+    from billing.adapters.dynamodb import DynamoBillingRepository
+    from billing.adapters.projections import Projections
+    from billing.adapters.queue import SqsQueue
+    from billing.adapters.repository import BillingRepo
+    from billing.domain.cycles import AssessmentScheduled, CycleScheduled
+    from billing.domain.issuing import ChunkResult
+    from billing.domain.rating import RatingEngine
+    from billing.usecases import ChunkRequest
+    from common.handling import RejectionSink
+    from common.outbox import OutboxPublisher
+    from common.tariffs import TariffBook
+    from metering.events import ConsumptionDetermined
 
 
 def _repository(table_name: str) -> DynamoBillingRepository:
+    from billing.adapters.dynamodb import DynamoBillingRepository
+
     return DynamoBillingRepository(boto3.client("dynamodb"), table_name, RuntimeClock())
 
 
@@ -57,6 +48,8 @@ def _repository(table_name: str) -> DynamoBillingRepository:
 def keep_consumption_use_case() -> Callable[[Sequence[ConsumptionDetermined]], int]:
     """Keep the consumptions; a re-determination of a billed period is re-rated and the
     difference booked on the bill (X-IMMUTABLE) before the new consumption is kept."""
+    from billing.usecases import rerate_billed
+
     kept = projections()
     clock = RuntimeClock()
 
@@ -74,6 +67,8 @@ def keep_consumption_use_case() -> Callable[[Sequence[ConsumptionDetermined]], i
 @cold_start
 def keep_producer_event_use_case() -> Callable[[Any], None]:
     """Keep a producer's event; an ERU or credit for a period already billed re-rates it."""
+    from billing.usecases import keep_producer_event, rerate_parcels
+
     return partial(
         keep_producer_event,
         projections=projections(),
@@ -86,6 +81,10 @@ def keep_producer_event_use_case() -> Callable[[Any], None]:
 
 @cold_start
 def run_cycle_use_case() -> Callable[[CycleScheduled], int]:
+    from billing.adapters.tariffs import BookCalendar
+    from billing.domain.cycles import start_billing_cycle
+    from billing.usecases import run_cycle
+
     config = load(CycleFanOutConfig)
     calendar = BookCalendar(book())
     return partial(
@@ -102,6 +101,8 @@ def run_cycle_use_case() -> Callable[[CycleScheduled], int]:
 
 @cold_start
 def issue_chunk_use_case() -> Callable[[ChunkRequest], ChunkResult]:
+    from billing.usecases import issue_chunk
+
     clock = RuntimeClock()
     return lambda request: issue_chunk(
         request, repo=cycle_repo(), engine=engine(), book=book(), now=clock.now()
@@ -112,11 +113,16 @@ def issue_chunk_use_case() -> Callable[[ChunkRequest], ChunkResult]:
 def cycle_repo() -> BillingRepo:
     """The chunks' repository: their range reads and bulk writes (a bill an account, built and
     bounded by billing itself) skip botocore's client-side parameter validation (BULK_CLIENT)."""
+    from billing.adapters.repository import BillingRepo
+
     return BillingRepo(boto3.client("dynamodb", config=BULK_CLIENT), load(TableConfig).table_name)
 
 
 @cold_start
 def daily_assessment_use_case() -> Callable[[AssessmentScheduled], dict[str, int]]:
+    from billing.domain.cycles import local_date, run_daily_assessment
+    from billing.usecases import run_assessment
+
     clock = RuntimeClock()
     recorder = _repository(load(TableConfig).table_name)
 
@@ -129,11 +135,15 @@ def daily_assessment_use_case() -> Callable[[AssessmentScheduled], dict[str, int
 
 @cold_start
 def repo() -> BillingRepo:
+    from billing.adapters.repository import BillingRepo
+
     return BillingRepo(boto3.client("dynamodb"), load(TableConfig).table_name)
 
 
 @cold_start
 def projections() -> Projections:
+    from billing.adapters.projections import Projections
+
     return Projections(boto3.client("dynamodb", config=BULK_CLIENT), load(TableConfig).table_name)
 
 
@@ -144,16 +154,22 @@ def uploads_bucket() -> str:
 
 @cold_start
 def book() -> TariffBook:
+    from common.tariff_files import load_tariff_book
+
     return load_tariff_book(load(BillingCycleConfig).tariffs_dir)
 
 
 @cold_start
 def engine() -> RatingEngine:
+    from billing.domain.rating import RatingEngine
+
     return RatingEngine(book())
 
 
 @cold_start
 def issue_bills_queue() -> SqsQueue:
+    from billing.adapters.queue import SqsQueue
+
     return SqsQueue(boto3.client("sqs"), load(CycleFanOutConfig).issue_bills_queue_url)
 
 
@@ -164,21 +180,29 @@ def s3() -> Any:
 
 @cold_start
 def outbox_publisher() -> OutboxPublisher:
+    from common.outbox import OutboxPublisher
+
     config = load(PublishOutboxConfig)
     return OutboxPublisher(boto3.client("events"), config.event_bus_name)
 
 
 @cold_start
 def bill_outbox_publisher() -> BillOutboxPublisher:
+    from billing.adapters.bill_outbox import BillOutboxPublisher
+
     config = load(PublishOutboxConfig)
     return BillOutboxPublisher(boto3.client("events"), config.event_bus_name)
 
 
 @cold_start
 def tariff_book() -> TariffBook:
+    from common.tariff_files import load_tariff_book
+
     return load_tariff_book(load(ApiConfig).tariffs_dir)
 
 
 @cold_start
 def rejections() -> RejectionSink:
+    from common.handling import rejections_for
+
     return rejections_for("billing")

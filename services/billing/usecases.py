@@ -11,10 +11,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from decimal import Decimal
-from typing import Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from billing.adapters.items import bill_item, bill_key, bill_of, entry_of, event_id_for
-from billing.adapters.projections import Redetermined
 from billing.adapters.repository import BillingRepo
 from billing.arrangements import all_arrangements
 from billing.domain.accounts import AccountRecord, parse_account_file
@@ -55,6 +54,9 @@ from common.dynamo import to_item
 from common.errors import PermanentError, TransientError
 from common.outbox import outbox_item
 from common.tariffs import TariffBook
+
+if TYPE_CHECKING:  # the consumption projection (and its producers' events) only where it is kept
+    from billing.adapters.projections import Redetermined
 
 # Accounts per chunk message. Each chunk reads its accounts' partitions once (accounts,
 # usage, bills, ledger, projections: seven range queries) and issues its bills 25 a

@@ -61,7 +61,14 @@ Nine changes, installed by `install()` when the runtime starts moto itself:
    every bill, entry and account). During such a query `all_items()` returns the partition's
    items only (those its sort-key condition keeps, the same test moto's loop makes, with the
    comparison and its bounds looked up once per query, not once per item); moto's
-   query then sorts, pages, filters and projects them as shipped.
+   query then sorts, pages, filters and projects them as shipped. The partition's sort keys
+   are kept in order (sorted once, then kept in step by `Table.put_item`/`delete_item`;
+   rebuilt when the partition is another dictionary or has another number of keys, and
+   after a transaction is undone), so a Query on a sort-key range (=, <, <=, >, >=,
+   BETWEEN, begins_with) bisects to its range and starts after its `ExclusiveStartKey`
+   instead of testing every item of the partition and skipping the earlier pages item by
+   item; with a `Limit` it hands moto one item past the limit (how moto sees that there is
+   a next page). moto still tests, skips and pages what it gets, as shipped.
    Queries on an index, and scans, are unchanged. Nor is the answer copied: moto deep-copies
    the items a Query found before converting them (`dynamo_to_dict`) into the dictionaries
    it writes out; a Query that neither projects nor reads an index hands the items
@@ -96,6 +103,7 @@ callback moto's Flask route calls, with the request, URL and headers that route 
 from __future__ import annotations
 
 import base64
+import bisect
 import calendar
 import contextvars
 import copy
@@ -200,6 +208,8 @@ class _Undo:
                 ranges[range_key] = before
         for shard, length in self.streams.values():
             del shard.items[length:]
+        for table in {id(t): t for t, *_ in self.items}.values():
+            _forget_orders(table)  # the undo set the items back without put_item/delete_item
 
 
 def _transact_write_items(self: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
@@ -567,42 +577,210 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 
 # --- 7. a query's partition -------------------------------------------------------------------------
-_partition: contextvars.ContextVar[tuple[Table, Any, str | None, Any] | None] = contextvars.ContextVar(
-    "partition", default=None
+class _QueryOnKey:
+    """What `all_items()` needs of a Query on the table's own key, while moto's query runs."""
+
+    __slots__ = ("table", "hash_key", "comparison", "objs", "limit", "start", "forward", "filtered")
+
+    def __init__(self, table: Table, hash_key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        self.table, self.hash_key = table, hash_key
+        named = ("comparison", "objs", "limit", "start", "forward")
+        given = dict(zip(named, args, strict=False))
+        self.comparison = given.get("comparison", kwargs.get("range_comparison"))
+        self.objs = given.get("objs", kwargs.get("range_objs"))
+        self.limit = given.get("limit", kwargs.get("limit"))
+        self.start = given.get("start", kwargs.get("exclusive_start_key"))
+        self.forward = given.get("forward", kwargs.get("scan_index_forward", True)) is not False
+        # a legacy QueryFilter (moto's filter_kwargs) counts toward the limit differently
+        self.filtered = bool(set(kwargs) - _QUERY_PARAMETERS)
+
+
+_QUERY_PARAMETERS = frozenset(
+    {
+        "range_comparison",
+        "range_objs",
+        "limit",
+        "exclusive_start_key",
+        "scan_index_forward",
+        "projection_expressions",
+        "index_name",
+        "consistent_read",
+        "filter_expression",
+        "hash_key_conditions",
+        "range_key_conditions",
+    }
 )
+_partition: contextvars.ContextVar[_QueryOnKey | None] = contextvars.ContextVar("partition", default=None)
 
 
 def _table_query(self: Table, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
     index_name = args[6] if len(args) > 6 else kwargs.get("index_name")  # moto passes it 8th
     on_table_key = index_name is None and hash_key is not None
-    range_comparison, range_objs = (args[0], args[1]) if len(args) > 1 else (None, None)
-    token = _partition.set((self, hash_key, range_comparison, range_objs) if on_table_key else None)
+    token = _partition.set(_QueryOnKey(self, hash_key, args, kwargs) if on_table_key else None)
     try:
         return _originals["table_query"](self, hash_key, *args, **kwargs)
     finally:
         _partition.reset(token)
 
 
+# (id(table), hash key) -> (table, its partition dictionary, the sort keys' values in order, the keys)
+_orders: dict[tuple[int, Any], tuple[Table, dict[Any, Item], list[Any], list[Any]]] = {}
+
+
+def _sort_value(key: Any) -> Any:
+    return key.cast_value  # what DynamoType's own comparisons (and moto's sort) compare
+
+
+_orders_lock = threading.Lock()  # a request thread's put and another's query keep one order
+
+
+def _ordered(table: Table, hash_key: Any, partition: dict[Any, Item]) -> tuple[list[Any], list[Any]]:
+    entry = _orders.get((id(table), hash_key))
+    if entry is not None and entry[0] is table and entry[1] is partition and len(entry[3]) == len(partition):
+        return entry[2], entry[3]
+    keys = sorted(partition, key=_sort_value)
+    values = [_sort_value(k) for k in keys]
+    _orders[(id(table), hash_key)] = (table, partition, values, keys)
+    return values, keys
+
+
+def _keep_order(table: Table, hash_key: Any, range_key: Any, present: bool) -> None:
+    """A put (present) or delete of one key, applied to the partition's order if it has one."""
+    with _orders_lock:
+        _kept_in_order(table, hash_key, range_key, present)
+
+
+def _kept_in_order(table: Table, hash_key: Any, range_key: Any, present: bool) -> None:
+    entry = _orders.get((id(table), hash_key))
+    if entry is None:
+        return
+    _, partition, values, keys = entry
+    if entry[0] is not table or range_key is None or table.items.get(hash_key) is not partition:
+        _orders.pop((id(table), hash_key), None)
+        return
+    value = _sort_value(range_key)
+    at = bisect.bisect_left(values, value)
+    there = at < len(values) and values[at] == value
+    if present and not there:
+        values.insert(at, value)
+        keys.insert(at, range_key)
+    elif not present and there:
+        del values[at]
+        del keys[at]
+    if len(keys) != len(partition):
+        _orders.pop((id(table), hash_key), None)
+
+
+def _forget_orders(table: Table) -> None:
+    with _orders_lock:
+        for key in [k for k, entry in _orders.items() if entry[0] is table]:
+            del _orders[key]
+
+
+def _put_item(self: Table, *args: Any, **kwargs: Any) -> Any:
+    item = _originals["table_put_item"](self, *args, **kwargs)
+    if self.range_key_attr and item is not None:
+        _keep_order(self, item.hash_key, item.range_key, present=True)
+    return item
+
+
+def _delete_item(self: Table, hash_key: Any, range_key: Any = None) -> Any:
+    item = _originals["table_delete_item"](self, hash_key, range_key)
+    if self.range_key_attr and item is not None:
+        _keep_order(self, hash_key, range_key, present=False)
+    return item
+
+
+def _in_order(values: list[Any], comparison: str, bounds: list[Any]) -> tuple[int, int] | None:
+    """The slice of the ordered sort-key values that the key condition keeps; None: not known here."""
+    left, right = bisect.bisect_left, bisect.bisect_right
+    if comparison in ("EQ", "="):
+        return left(values, bounds[0]), right(values, bounds[0])
+    if comparison in ("LT", "<"):
+        return 0, left(values, bounds[0])
+    if comparison in ("LE", "<="):
+        return 0, right(values, bounds[0])
+    if comparison in ("GT", ">"):
+        return right(values, bounds[0]), len(values)
+    if comparison in ("GE", ">="):
+        return left(values, bounds[0]), len(values)
+    if comparison == "BETWEEN":
+        low = left(values, bounds[0])
+        return low, max(low, right(values, bounds[1]))
+    if comparison == "BEGINS_WITH" and type(bounds[0]) is str and all(type(v) is str for v in values[:1]):
+        low = high = left(values, bounds[0])
+        while high < len(values) and values[high].startswith(bounds[0]):
+            high += 1
+        return low, high
+    return None
+
+
+def _range_of(query: _QueryOnKey, partition: dict[Any, Item]) -> list[Item] | None:
+    """The items of the partition moto's loop would look at: those in the query's range after
+    its start key, up to one past its limit; if the range runs out first, what follows it
+    too (moto stops at a full page when another item follows, in range or not, and answers
+    a next-page key, as DynamoDB does). None: not known here (moto's own loop over the
+    partition answers)."""
+    values, keys = _ordered(query.table, query.hash_key, partition)  # the caller holds _orders_lock
+    low, high = 0, len(keys)
+    if query.comparison:
+        found = _in_order(values, query.comparison, [o.cast_value for o in query.objs or ()])
+        if found is None:
+            return None
+        low, high = found
+    start = query.start
+    if start:
+        table = query.table
+        hash_attr, range_attr = table.hash_key_attr, table.range_key_attr
+        if range_attr not in start or DynamoType(start.get(hash_attr)) != query.hash_key:
+            return None
+        after = DynamoType(start[range_attr]).cast_value
+        if query.forward:
+            low = max(low, bisect.bisect_right(values, after))
+        else:
+            high = min(high, bisect.bisect_left(values, after))
+    high = max(low, high)
+    limit = query.limit if type(query.limit) is int and query.limit > 0 else None
+    if limit is not None and high - low > limit:  # moto stops at the item past the limit
+        chosen = keys[low : low + limit + 1] if query.forward else keys[high - limit - 1 : high]
+        return _present(partition, chosen)
+    items = _present(partition, keys[low:high])
+    rest = keys[high:] if query.forward else keys[:low]
+    if rest:
+        # past the range moto tests each item against the limits before the key condition:
+        # only the first can end a page, unless the page is near the size limit
+        if sum(i.size() for i in items) + _ITEM_LIMIT <= _RESULT_SIZE_LIMIT:
+            rest = rest[:1] if query.forward else rest[-1:]
+        items.extend(_present(partition, rest))
+    return items
+
+
+def _present(partition: dict[Any, Item], keys: list[Any]) -> list[Item]:
+    """The items of the keys (one another request thread is deleting meanwhile: not there)."""
+    found = [partition.get(k) for k in keys]
+    return [i for i in found if i is not None]
+
+
+_RESULT_SIZE_LIMIT = 1_000_000  # moto's page size (table.RESULT_SIZE_LIMIT)
+
+
 def _all_items(self: Table) -> list[Item]:
-    partition = _partition.get()
-    if partition is None or partition[0] is not self:
+    query = _partition.get()
+    if query is None or query.table is not self:
         return _originals["all_items"](self)
-    _, hash_key, range_comparison, range_objs = partition
-    found = self.items.get(hash_key)
+    found = self.items.get(query.hash_key)
     if found is None:
         return []
     if not self.range_key_attr:
         return [found]  # type: ignore[list-item]
-    if range_comparison:  # the key condition on the sort key, as moto's query applies it
-        # DynamoType.compare with its comparison function and bounds looked up once, not per item
-        from moto.dynamodb.comparisons import get_comparison_func
-
-        test = get_comparison_func(range_comparison)
-        bounds = [o.cast_value for o in range_objs]
-        return [
-            i for i in found.values() if i.range_key is not None and test(i.range_key.cast_value, *bounds)
-        ]
-    return list(found.values())
+    ranged = None
+    if not query.filtered:  # a legacy QueryFilter: moto's loop keeps items out of range too
+        try:
+            with _orders_lock:
+                ranged = _range_of(query, found)
+        except TypeError:  # bounds of another type than the keys': moto's own tests answer
+            ranged = None
+    return ranged if ranged is not None else list(found.values())
 
 
 # --- 7b. a query's answer without copies --------------------------------------------------------
@@ -1103,6 +1281,11 @@ def install() -> None:
         _originals["all_items"] = Table.all_items
         Table.query = _table_query  # type: ignore[method-assign]
         Table.all_items = _all_items  # type: ignore[method-assign]
+        _orders.clear()  # moto as shipped kept no order while it ran
+        _originals["table_put_item"] = Table.put_item
+        _originals["table_delete_item"] = Table.delete_item
+        Table.put_item = _put_item  # type: ignore[method-assign]
+        Table.delete_item = _delete_item  # type: ignore[method-assign]
         import jsonpath_ng.ext
         from moto.sqs.models import SQSBackend
 
@@ -1179,6 +1362,9 @@ def uninstall() -> None:
         BaseResponse.parse_parameters = _originals.pop("parse_parameters")  # type: ignore[method-assign]
         Table.query = _originals.pop("table_query")  # type: ignore[method-assign]
         Table.all_items = _originals.pop("all_items")  # type: ignore[method-assign]
+        Table.put_item = _originals.pop("table_put_item")  # type: ignore[method-assign]
+        Table.delete_item = _originals.pop("table_delete_item")  # type: ignore[method-assign]
+        _orders.clear()
         import jsonpath_ng.ext
         from moto.sqs.models import SQSBackend
 
