@@ -221,21 +221,25 @@ def _run_demo(rt: Any) -> bool:
         ok &= billing_demo.after_cycle(rt, bucket, _say)
         ok &= notices_demo.run(rt, _say)  # issue 13: the bills by email and in the print batch
     _say("[3/4] calling the HTTP API with a minted token ...")
-    token = rt.mint_token(sub="demo-clerk")
-    for route in rt.stack.routes[:4]:
-        if route.method not in ("GET", "ANY") or route.path == "$default":
-            continue
-        path = re.sub(r"\{[^}]+\}", "pleasant-prairie-sewer", route.path)
-        if "{" not in route.path:
-            path = route.path
-        url = f"{rt.gateway_url}{path}?on=2025-01-15"
-        req = urllib.request.Request(url, headers={"authorization": f"Bearer {token}"})
+    # The tariff in force (any valid token), then a clerk's read of the stormwater bills
+    # issued above (a staff token of that tenant, as CONTRACTS.md's staff read routes ask).
+    calls: tuple[tuple[str, dict[str, Any]], ...] = (
+        ("/tariffs/pleasant-prairie-sewer?on=2025-01-15", {}),
+        (
+            "/staff/pleasant-prairie-stormwater/accounts/PPW-0001/bills",
+            {"role": "staff", "tenants": ["pleasant-prairie-stormwater"]},
+        ),
+    )
+    for path, claims in calls:
+        token = rt.mint_token(sub="demo-clerk", claims=claims)
+        req = urllib.request.Request(rt.gateway_url + path, headers={"authorization": f"Bearer {token}"})
         try:
             with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - loopback gateway
                 status, text = resp.status, resp.read()[:120].decode(errors="replace")
         except urllib.error.HTTPError as err:
             status, text = err.code, err.read()[:120].decode(errors="replace")
-        _say(f"      GET {path} -> {status} {text}")
+        ok &= status == 200
+        _say(f"      GET {path.split('?')[0]} -> {status} {text}")
     from sewerbill.cli import sampling_demo  # issue 10: a lab upload reclassifies PP-0002 to B
 
     ok &= sampling_demo.run(rt, _say)
