@@ -191,7 +191,8 @@ def bill_outbox_publisher() -> BillOutboxPublisher:
     from billing.adapters.bill_outbox import BillOutboxPublisher
 
     config = load(PublishOutboxConfig)
-    return BillOutboxPublisher(boto3.client("events"), config.event_bus_name)
+    # Each entry is bounded (common.events.entry) before the call: no client-side validation.
+    return BillOutboxPublisher(boto3.client("events", config=BULK_CLIENT), config.event_bus_name)
 
 
 @cold_start

@@ -39,12 +39,9 @@ from billing.events import (
     AdjustedFund,
     BillAdjusted,
     BillDelinquent,
-    BillIssued,
     BillOverdue,
     DisconnectionEligibilityWithdrawn,
     DisconnectionEligible,
-    IssuedLine,
-    IssuedRead,
     Party,
     PaymentApplied,
     TaxRollCertified,
@@ -231,55 +228,6 @@ def notice_of(account: AccountRecord) -> dict[str, Any]:
         "owner": {"name": owner[0], "address": owner[1]},
         "service_address": account.service_address,
     }
-
-
-def bill_issued_event(bill: Bill, notice: dict[str, Any], now: datetime) -> BillIssued:
-    return BillIssued(
-        event_id=event_id_for("BillIssued", bill.tenant, bill.bill_id),
-        occurred_at=now,
-        tenant=bill.tenant,
-        account_id=bill.account_id,
-        bill_id=bill.bill_id,
-        bill_number=bill.bill_number,
-        period_start=bill.period_start,
-        period_end=bill.period_end,
-        bill_date=bill.bill_date,
-        due_date=bill.due_date,
-        lines=tuple(
-            IssuedLine(
-                rule_id=ln.rule_id,
-                description=ln.description,
-                quantity=ln.quantity,
-                unit=ln.unit,
-                rate=ln.rate,
-                amount=ln.amount,
-                funds=ln.funds,
-            )
-            for ln in bill.lines
-        ),
-        total=bill.total,
-        previous_balance=bill.previous_balance,
-        payments_since=bill.payments_since,
-        amount_due=bill.amount_due,
-        estimated=bill.estimated,
-        recipient=Party(**notice["recipient"]),
-        owner=Party(**notice["owner"]),
-        parcel_id=bill.parcel_id,
-        service_address=notice.get("service_address") or None,
-        reads=tuple(
-            IssuedRead(
-                meter_id=r.meter_id,
-                previous_read_on=r.previous_read_on,
-                previous_reading=r.previous_reading,
-                present_read_on=r.present_read_on,
-                present_reading=r.present_reading,
-                quality=r.quality,
-                estimated=r.estimated,
-                consumption_gal=r.consumption_gal,
-            )
-            for r in bill.reads
-        ),
-    )
 
 
 def issue_chunk(
