@@ -237,7 +237,7 @@ class _Worker:
     def ask(self, message: tuple[Any, ...]) -> Any:
         with self.lock:
             try:
-                self.conn.send(message)
+                worker.send(self.conn, message)
             except OSError:
                 self.exited = True
                 raise WorkerExited("its pipe is closed") from None
@@ -250,7 +250,7 @@ class _Worker:
                 message = self.conn.recv()
                 if message[0] == "done":
                     return message[1]
-                self.conn.send(_aws_call(*message[1:]))
+                worker.send(self.conn, _aws_call(*message[1:]))
         except (EOFError, OSError):
             self.exited = True
             raise WorkerExited(f"exit code {self.process.exitcode}") from None
