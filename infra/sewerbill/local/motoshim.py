@@ -52,9 +52,13 @@ Nine changes, installed by `install()` when the runtime starts moto itself:
    moto's `PutEvents` then builds each event's message for every rule on the bus (a deep
    copy, the detail parsed again, two clock reads), and for each matched SQS target fills a
    JSONPath template and parses it back: here the message, its flattened view and the
-   body are made once per event, matched by moto's own matcher; whatever moto's template
-   would alter, and every other kind of target, takes moto's own path (the same test, byte
-   for byte). A send looks up a queue attribute's name with a regex once per name.
+   body are made once per event, matched by moto's own matcher (a pattern's entries on the
+   source and detail type once per kind of event, the rest on the flattened view, made only
+   when a rule needs it), with one clock reading per event, and each body goes into a
+   standard queue as moto's `send_message` puts it there, without its attribute dictionary
+   (`test_moto_event_delivery.py`); whatever moto's template would alter, and every other
+   kind of target, takes moto's own path (the same test, byte for byte). A send looks up a
+   queue attribute's name with a regex once per name.
 7. **A Query reads its partition, not the table.** moto's `Table.query` on the table's own
    key takes `all_items()` (every item of the table, sorted) and keeps those of the hash key,
    so each Query costs the size of the table (a 10,000-account cycle's chunk queries walked
@@ -113,6 +117,7 @@ import copy
 import functools
 import json
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -502,19 +507,23 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
     (a deep copy, a parse of the detail, two clock reads, a JSON round trip and flattening,
     a JSONPath template filled and parsed again, per rule and event: three quarters of a
     billing cycle's publishing). What is delivered is what moto delivers: the rules are
-    matched by moto's own matcher on moto's flattened view of the same message, and the body
-    is the default template's output (its keys in its order, the time as moto writes it).
+    matched by moto's own matcher (`_rule_matches`: the part of a pattern on the event's
+    source and detail type once per kind of event, the rest on moto's flattened view of the
+    same message, flattened once per event and only when a rule needs it), the body is the
+    default template's output (its keys in its order, the time as moto writes it), and a
+    standard queue takes it as moto's `send_message` would (`_deliver`).
     Anything else takes moto's own path: an entry moto refuses or warns about, a value
     moto's string template would alter, a ``Time`` given, a rule with any other target."""
     original = _originals["put_events"]
     if len(events) > 10:
         return list(original(self, events))  # moto's ValidationException
-    from moto.core.utils import iso_8601_datetime_without_milliseconds, unix_time, utcfromtimestamp
-    from moto.events.models import EventPattern
+    from moto.core import utils as moto_utils
     from moto.moto_api._internal import mock_random
     from moto.sqs import sqs_backends
 
     entries: list[dict[str, Any]] = []
+    buses: dict[Any, Any] = {}  # per request: the bus of a name, the SQS backend of a rule
+    backends: dict[tuple[str, str], Any] = {}
     for event in events:
         detail_text = event.get("Detail")
         resources = event.get("Resources", [])
@@ -524,9 +533,9 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
             detail = None
         if (
             not isinstance(detail, dict)
-            or not _plain(event.get("Source"), in_json=False)
-            or not _plain(event.get("DetailType"), in_json=False)
-            or not _plain(detail_text, in_json=True)
+            or not _plain_name(event.get("Source"))
+            or not _plain_name(event.get("DetailType"))
+            or "<" in detail_text  # type: ignore[operator] # a string, as it parsed
             or not isinstance(resources, list)
             or not all(_plain(r, in_json=True) for r in resources)
             or "Time" in event
@@ -535,8 +544,12 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
             continue
         event_id = str(mock_random.uuid4())
         entries.append({"EventId": event_id})
-        event_bus = self.describe_event_bus(self._normalize_event_bus_arn(event.get("EventBusName")))
-        now = unix_time()
+        bus_name = event.get("EventBusName")
+        event_bus = buses.get(bus_name)
+        if event_bus is None:
+            event_bus = buses[bus_name] = self.describe_event_bus(self._normalize_event_bus_arn(bus_name))
+        clock = moto_utils.utcnow()  # one clock read: moto's `unix_time()` of it, and its text
+        now = _unix_time(clock)
         message = {
             "version": "0",
             "id": event_id,
@@ -551,11 +564,10 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
         }
         # moto flattens a JSON round trip of the message: the identity on what is built here
         # from parsed JSON, strings and a float (so the message itself is flattened)
-        flat = EventPattern._flatten_dict(message)
+        flat: list[dict[str, Any]] = []
         body: str | None = None
         for rule in event_bus.rules.values():
-            pattern = rule.event_pattern.get_pattern()
-            if pattern and not rule.event_pattern._does_event_match(flat, pattern):
+            if not _rule_matches(rule.event_pattern, message, flat):
                 continue
             queues = _plain_queues(rule)
             if queues is None:
@@ -565,7 +577,7 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
                 body = json.dumps(
                     {
                         "id": event_id,
-                        "time": iso_8601_datetime_without_milliseconds(utcfromtimestamp(now)),  # type: ignore[arg-type]
+                        "time": moto_utils.iso_8601_datetime_without_milliseconds(clock),
                         "version": "0",
                         "detail-type": message["detail-type"],
                         "source": message["source"],
@@ -574,10 +586,114 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
                         "detail": detail,
                     }
                 )
-            backend = sqs_backends[rule.account_id][rule.region_name]
+            where = (rule.account_id, rule.region_name)
+            backend = backends.get(where)
+            if backend is None:
+                backend = backends[where] = sqs_backends[rule.account_id][rule.region_name]
             for queue in queues:
-                backend.send_message(queue_name=queue, message_body=body, group_id=None)
+                _deliver(backend, queue, body, int(now * 1000.0))
     return entries
+
+
+_EPOCH = datetime(1970, 1, 1)
+
+
+def _unix_time(clock: datetime) -> float:
+    """moto's `unix_time(clock)` (its arithmetic, so the same float), the epoch made once."""
+    delta = clock - _EPOCH
+    return (delta.days * 86400) + (delta.seconds + (delta.microseconds / 1e6))
+
+
+def _plain_name(text: Any) -> bool:
+    """`_plain(text, in_json=False)` for a source or a detail type (a few names, each asked
+    ten thousand times: the answer is kept per name)."""
+    return isinstance(text, str) and _plain_text(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _plain_text(text: str) -> bool:
+    return _plain(text, in_json=False)
+
+
+class _RulePlan:
+    """A rule's pattern split for `_rule_matches`: ``head``, the entries on the message's
+    fixed top-level names (``source``, ``detail-type``, ...) whose filters are a list, and
+    ``rest``, the others; ``memo`` keeps moto's answer on ``head`` per value of its names."""
+
+    __slots__ = ("pattern", "head", "names", "rest", "memo")
+
+    def __init__(self, pattern: Any) -> None:
+        self.pattern = pattern
+        entries = pattern if isinstance(pattern, dict) else {}
+        self.head = {k: v for k, v in entries.items() if k in _FIXED_NAMES and isinstance(v, list)}
+        self.names = tuple(self.head)
+        self.rest = {k: v for k, v in entries.items() if k not in self.head} if entries else pattern
+        self.memo: dict[tuple[Any, ...], bool] = {}
+
+
+# top-level names of the message whose values are a few strings (never a dict: moto's
+# flattened view holds them under the same name), unlike the id, the times and the detail
+_FIXED_NAMES = frozenset({"source", "detail-type", "account", "region", "version"})
+_plans: weakref.WeakKeyDictionary[Any, _RulePlan] = weakref.WeakKeyDictionary()
+_UNDEFINED = object()  # a name the message lacks, in a memo's key
+
+
+def _rule_matches(event_pattern: Any, message: dict[str, Any], flat: list[dict[str, Any]]) -> bool:
+    """moto's `EventPattern.matches_event(message)`: an empty pattern matches; otherwise
+    moto's `_does_event_match` asks every entry of the pattern of the flattened message and
+    needs them all, so it is asked here in two parts with the same answer: the entries on
+    the message's source, detail type, account, region and version (the same values in the
+    flattened view) once per pattern and values of those names, then, only if they hold,
+    the others on moto's flattened view (made once per event, kept in ``flat``)."""
+    pattern = event_pattern.get_pattern()
+    if not pattern:
+        return True
+    plan = _plans.get(event_pattern)
+    if plan is None or plan.pattern is not pattern:
+        plan = _plans[event_pattern] = _RulePlan(pattern)
+    if plan.names:
+        values = tuple(message.get(name, _UNDEFINED) for name in plan.names)
+        held = plan.memo.get(values)
+        if held is None:
+            held = event_pattern._does_event_match(message, plan.head)
+            if len(plan.memo) < 1024:
+                plan.memo[values] = held
+        if not held:
+            return False
+        if not plan.rest:
+            return True
+    if not flat:
+        from moto.events.models import EventPattern
+
+        flat.append(EventPattern._flatten_dict(message))
+    return bool(event_pattern._does_event_match(flat[0], plan.rest))
+
+
+def _deliver(backend: Any, queue_name: str, body: str, sent_timestamp: int) -> None:
+    """moto's `SQSBackend.send_message(queue_name, body)` for a standard queue (what moto's
+    events target sends, without a group): the same checks, a `Message` with an id from
+    moto's random, sent at ``sent_timestamp`` (the event's clock read, in milliseconds),
+    delayed by the queue's delay, added by `Queue.add_message`; without reading the queue's
+    attribute dictionary for its deduplication flag (a standard queue has none). A FIFO
+    queue, a body over the queue's size limit, a delay moto would refuse: moto's own send."""
+    from moto.moto_api._internal import mock_random
+    from moto.sqs.models import MAXIMUM_MESSAGE_DELAY, Message
+
+    queue = backend.get_queue(queue_name)  # moto's QueueDoesNotExist, as its send raises
+    delay = queue.delay_seconds
+    if (
+        queue.fifo_queue
+        or len(body) > queue.maximum_message_size
+        or not isinstance(delay, int)
+        or not 0 <= delay <= MAXIMUM_MESSAGE_DELAY
+    ):
+        backend.send_message(queue_name=queue_name, message_body=body, group_id=None)
+        return
+    message = Message(str(mock_random.uuid4()), body)
+    message.sent_timestamp = sent_timestamp  # type: ignore[assignment] # moto types it None until sent
+    if delay:
+        message.delay(delay_seconds=delay)
+    queue.add_message(message)
 
 
 # --- 7. a query's partition -------------------------------------------------------------------------

@@ -1,0 +1,150 @@
+"""The runtime's cheaper EventBridge delivery makes what moto as shipped makes.
+
+`motoshim._put_events` hands each body its SQS targets receive to `motoshim._deliver`
+instead of moto's `SQSBackend.send_message`, reads the clock once per event (moto's
+`unix_time()` arithmetic on one `utcnow()`, the time text from the same reading), and
+matches each rule's source and detail-type entries once per kind of event
+(`motoshim._rule_matches`). Here each is compared with moto's own code: the message a
+queue holds after either send (every field but the random id and the clock), the refusals
+(a missing queue, a body over the queue's limit, a FIFO queue without a group), the time
+text and number, and the match of every pattern shape on every event of
+`test_moto_event_rules` (the deliveries there are compared end to end).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_moto_event_rules import EVENTS, PATTERNS  # the same shapes, the same events
+
+from sewerbill.local import motoshim
+from sewerbill.local.emulator import Emulator
+
+pytestmark = pytest.mark.integration
+
+VOLATILE = {"id", "sent_timestamp", "visible_at", "delayed_until", "_old_receipt_handles", "receipt_handle"}
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[Emulator]:
+    emulator = Emulator.start("thread")
+    try:
+        yield emulator
+    finally:
+        emulator.stop()
+
+
+def _backend(emulator: Emulator) -> Any:
+    from moto.sqs.models import sqs_backends
+
+    return sqs_backends["123456789012"][emulator.region]
+
+
+def _last(backend: Any, name: str) -> dict[str, Any]:
+    message = backend.get_queue(name)._messages[-1]
+    return {k: v for k, v in vars(message).items() if k not in VOLATILE}
+
+
+def _outcome(send: Any) -> Any:
+    try:
+        send()
+    except Exception as exc:  # noqa: BLE001 - the refusal itself is compared
+        return type(exc).__name__, str(exc)
+    return "sent"
+
+
+@pytest.mark.parametrize(
+    "attributes",
+    [{}, {"DelaySeconds": "5"}, {"MaximumMessageSize": "1024"}],
+    ids=["standard", "delayed", "small-limit"],
+)
+def test_a_delivered_message_is_the_message_moto_s_send_makes(
+    emulator: Emulator, attributes: dict[str, str]
+) -> None:
+    from moto.core.utils import unix_time_millis
+
+    sqs, backend = emulator.client("sqs"), _backend(emulator)
+    name = f"deliver-{len(attributes)}-{''.join(attributes)}"
+    sqs.create_queue(QueueName=name, Attributes=attributes)
+    for body in ('{"detail": "é漢 & <x>"}', "x" * 2000):  # the second is over the small limit
+        by_moto = _outcome(lambda: backend.send_message(queue_name=name, message_body=body, group_id=None))  # noqa: B023
+        moto_made = _last(backend, name) if by_moto == "sent" else None
+        moto_message = backend.get_queue(name)._messages[-1] if by_moto == "sent" else None
+        now = int(unix_time_millis())
+        by_shim = _outcome(lambda: motoshim._deliver(backend, name, body, now))  # noqa: B023
+        assert by_shim == by_moto
+        if by_moto == "sent":
+            shim_message = backend.get_queue(name)._messages[-1]
+            assert _last(backend, name) == moto_made
+            assert shim_message.sent_timestamp == now
+            # delayed (or not) by the queue's delay from the send, as moto's `mark_sent` delays
+            for clock in ("delayed_until", "visible_at"):
+                assert getattr(shim_message, clock) == pytest.approx(getattr(moto_message, clock), abs=50)
+            if "DelaySeconds" in attributes:
+                assert shim_message.delayed_until - now == pytest.approx(5000, abs=50)
+            assert shim_message.id != moto_message.id
+
+
+def test_a_missing_queue_and_a_fifo_queue_are_refused_as_moto_refuses_them(emulator: Emulator) -> None:
+    sqs, backend = emulator.client("sqs"), _backend(emulator)
+    sqs.create_queue(QueueName="deliver.fifo", Attributes={"FifoQueue": "true"})
+    for name in ("no-such-queue", "deliver.fifo"):
+        by_moto = _outcome(lambda: backend.send_message(queue_name=name, message_body="{}", group_id=None))  # noqa: B023
+        assert by_moto != "sent"
+        assert _outcome(lambda: motoshim._deliver(backend, name, "{}", 0)) == by_moto  # noqa: B023
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1)))
+def test_one_clock_reading_gives_moto_s_time_number_and_text(clock: datetime) -> None:
+    from moto.core import utils
+
+    # moto: unix_time() of its clock, then the text of utcfromtimestamp(that number)
+    assert motoshim._unix_time(clock) == utils.unix_time(clock)
+    assert utils.iso_8601_datetime_without_milliseconds(
+        clock
+    ) == utils.iso_8601_datetime_without_milliseconds(
+        utils.utcfromtimestamp(utils.unix_time(clock))  # type: ignore[arg-type]
+    )
+    edge = clock.replace(microsecond=999_999)  # the last microsecond of a second stays in it
+    assert utils.utcfromtimestamp(motoshim._unix_time(edge)) == edge  # type: ignore[arg-type]
+    assert utils.utcfromtimestamp(motoshim._unix_time(edge + timedelta(microseconds=1))).microsecond == 0  # type: ignore[arg-type]
+
+
+def test_a_rule_matches_the_events_moto_s_matcher_matches() -> None:
+    from moto.events.models import EventPattern
+
+    patterns = [
+        *PATTERNS.values(),
+        {},
+        {"source": ["sewerbill.billing"], "$or": [{"detail-type": ["BillIssued"]}]},
+    ]
+    messages = [
+        {
+            "version": "0",
+            "id": "e",
+            "detail-type": detail_type,
+            "source": source,
+            "account": "123456789012",
+            "time": 1.5,
+            "region": "us-east-1",
+            "resources": [],
+            "detail": detail,
+            "ingestion-time": 1.5,
+        }
+        for source, detail_type, detail in EVENTS
+    ]
+    matched = 0
+    for pattern in patterns:
+        event_pattern = EventPattern.load(json.dumps(pattern))
+        for message in messages * 2:  # the second time from the rule's memo
+            expected = event_pattern.matches_event(message)
+            assert motoshim._rule_matches(event_pattern, message, []) == expected, (pattern, message)
+            matched += expected
+    assert 0 < matched < len(patterns) * len(messages) * 2
