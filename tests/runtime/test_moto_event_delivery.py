@@ -148,3 +148,80 @@ def test_a_rule_matches_the_events_moto_s_matcher_matches() -> None:
             assert motoshim._rule_matches(event_pattern, message, []) == expected, (pattern, message)
             matched += expected
     assert 0 < matched < len(patterns) * len(messages) * 2
+
+
+def _put_events_calls(bus: str) -> list[list[dict[str, Any]]]:
+    bill = {"Source": "sewerbill.billing", "DetailType": "BillIssued", "EventBusName": bus}
+    return [
+        [{**bill, "Detail": json.dumps({"tenant": "grafton-sewer", "n": i})} for i in range(10)],
+        [{**bill, "Detail": json.dumps({"name": "Zoë"})}, {**bill, "Detail": ""}],  # one refused
+        [{**bill, "Detail": "{not json"}],  # MalformedDetail
+        [{**bill, "Detail": "{}"}] * 11,  # over 10: ValidationException
+        [{**bill, "Detail": "{}", "EventBusName": "no-such-bus"}],  # ResourceNotFound
+        [{**bill, "Detail": json.dumps({"name": "Smith & Sons"})}],  # a "&": moto's own path
+    ]
+
+
+def _put_events_answers(
+    emulator: Emulator, bus: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[Any], int]:
+    """The raw answers (status, headers, body) to `_put_events_calls`, and how many went directly."""
+    answers: list[Any] = []
+    taken = {"n": 0}
+    direct, call_action = motoshim._events_direct, motoshim._call_action
+
+    def recorded(request: Any, body: Any) -> Any:
+        answer = direct(request, body)
+        if answer is not None:
+            answers.append(answer)
+        return answer
+
+    def counted(handler: Any) -> Any:
+        taken["n"] += 1
+        return call_action(handler)
+
+    events = emulator.client("events")
+    events.create_event_bus(Name=bus)
+    with monkeypatch.context() as patch:
+        patch.setattr(motoshim, "_events_direct", recorded)
+        patch.setattr(motoshim, "_call_action", counted)
+        for entries in _put_events_calls(bus):
+            try:
+                events.put_events(Entries=entries)
+            except Exception:  # noqa: BLE001, S110 - the raw answer is what is compared
+                pass
+    normalised = []
+    for status, headers, body in answers:
+        headers = dict(headers)
+        assert headers.pop("x-amzn-requestid")  # random in both
+        text = body.decode() if isinstance(body, bytes) else body
+        parsed = json.loads(text) if text.startswith("{") else text
+        if isinstance(parsed, dict):
+            for entry in parsed.get("Entries", []):
+                if entry.pop("EventId", None):  # random in both
+                    entry["EventId"] = "x"
+            text = json.dumps(parsed)
+        normalised.append((status, headers, text.replace(bus, "B")))
+    return normalised, taken["n"]
+
+
+def test_a_put_events_handed_to_moto_s_handler_directly_answers_what_its_dispatch_answers(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast, went_direct = _put_events_answers(emulator, "direct", monkeypatch)
+    with monkeypatch.context() as patch:
+        patch.setattr(motoshim, "_handler_from_request", lambda *_: None)
+        slow, none_direct = _put_events_answers(emulator, "routed", monkeypatch)
+
+    assert none_direct == 0
+    assert went_direct == len(_put_events_calls("x")) - 1  # all but the body with a "&"
+    assert len(fast) == len(slow) == len(_put_events_calls("x"))
+    for i, (a, b) in enumerate(zip(fast, slow, strict=True)):
+        assert a == b, f"call {i} answered differently"
+    # the comparison covers refusals, not only successes
+    bodies = [body for _, _, body in fast]
+    assert [status for status, _, _ in fast] == [200, 200, 200, 400, 400, 200]
+    assert '"FailedEntryCount": 1' in bodies[1] and "InvalidArgument" in bodies[1]
+    assert "MalformedDetail" in bodies[2]
+    assert "ValidationException" in bodies[3]
+    assert "ResourceNotFoundException" in bodies[4]

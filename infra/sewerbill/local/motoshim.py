@@ -1049,20 +1049,39 @@ def _dynamodb_handler_direct(request: Any, body: Any, action: str) -> tuple[int,
     body, a query string or `Host` in the URL's place, IAM authorisation switched on, or
     moto's request recorder on.
     `tests/runtime/test_moto_direct_dispatch.py` compares the answers byte for byte."""
+    if action not in FAST_JSON["dynamodb"]:
+        return None
+    if isinstance(body, str):
+        body = body.encode()
+    if isinstance(body, bytes) and (b'"B"' in body or b'"BS"' in body):
+        return None
+    from moto.dynamodb.responses import DynamoHandler
+
+    handler = _handler_from_request(DynamoHandler(), "dynamodb", request, body)
+    if handler is None:
+        return None
+    handler.body = handler.raw_body = body
+    handler.params = json.loads(body)  # what `_parse_parameters` reads a body without binary as
+    return _call_action(handler)
+
+
+def _handler_from_request(handler: Any, service: str, request: Any, body: Any) -> Any:
+    """``handler`` (a moto response class's instance, for ``service``) with its attributes
+    set from a plain JSON request as `BaseResponse.setup_class` sets them, and the visit
+    registered as `_dispatch` registers it; None (moto's own path) whenever setup_class could
+    read something else out of the request (see `_dynamodb_handler_direct`)."""
     from moto import settings
     from moto.moto_api import recorder
     from moto.utilities.utils import get_partition
 
-    if action not in FAST_JSON["dynamodb"] or settings.INITIAL_NO_AUTH_ACTION_COUNT != float("inf"):
+    if settings.INITIAL_NO_AUTH_ACTION_COUNT != float("inf"):
         return None
     if isinstance(body, str):
         body = body.encode()
     if not isinstance(body, bytes) or not body or recorder._user_enabled:
         return None
-    if b'"B"' in body or b'"BS"' in body or b"&" in body or not body.lstrip().startswith(b"{"):
+    if b"&" in body or not body.lstrip().startswith(b"{"):
         return None
-    from botocore.exceptions import ClientError
-    from moto.dynamodb.responses import DynamoHandler
     from moto.iam.models import mark_account_as_visited
     from werkzeug.datastructures import Headers, ImmutableMultiDict
 
@@ -1081,11 +1100,11 @@ def _dynamodb_handler_direct(request: Any, body: Any, action: str) -> tuple[int,
         or split.query
     ):
         return None
-    handler = DynamoHandler()
     handler.is_werkzeug_request = True  # as moto's server (and `_ServerRequest`) hands it over
-    handler.normalized_request = None  # type: ignore[assignment] # read by `_get_action` only without an X-Amz-Target
+    handler.normalized_request = None  # read by `_get_action` only without an X-Amz-Target
     handler.parsed_url = urlparse(request.url)
-    handler.body = handler.raw_body = body
+    handler.body = body.decode("utf-8")  # setup_class decodes a body it does not keep raw
+    handler.raw_body = body
     handler.form_data = ImmutableMultiDict()
     handler.uri = request.url
     handler.path = handler.raw_path = split.path or "/"
@@ -1096,15 +1115,22 @@ def _dynamodb_handler_direct(request: Any, body: Any, action: str) -> tuple[int,
     handler.partition = get_partition(handler.region)
     handler.uri_match = {}
     handler.response_headers = {"server": "amazon.com"}
-    handler.params = json.loads(body)  # what `_parse_parameters` reads a body without binary as
     handler.access_key = handler.get_access_key()
     handler.current_account = handler.get_current_account()
     mark_account_as_visited(
         account_id=handler.current_account,
         access_key=handler.access_key,
-        service="dynamodb",  # handler.service_name
+        service=service,  # handler.service_name
         region=handler.region,
     )
+    return handler
+
+
+def _call_action(handler: Any) -> tuple[int, dict[str, Any], Any]:
+    """moto's `call_action` on a handler set up by `_handler_from_request`, a `ClientError`
+    answered as `_answer_directly` answers it."""
+    from botocore.exceptions import ClientError
+
     try:
         status, answered, content = handler.call_action()
     except ClientError as exc:  # as `_answer_directly` answers it
@@ -1122,6 +1148,10 @@ def _events_direct(request: Any, body: Any) -> tuple[int, dict[str, Any], Any] |
         return None
     from moto.events.responses import EventsHandler
 
+    if target == "AWSEvents.PutEvents":
+        handler = _handler_from_request(EventsHandler(), "events", request, body)
+        if handler is not None:
+            return _call_action(handler)
     return _answer_directly(EventsHandler, request, body)
 
 
