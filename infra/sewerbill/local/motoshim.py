@@ -104,7 +104,9 @@ callback moto's Flask route calls, with the request, URL and headers that route 
 (a third of a small call's cost was Flask's). A data-plane DynamoDB request with a plain JSON
 body goes further: to `DynamoHandler.call_action`, with the handler's attributes set from the
 request as `setup_class` sets them, without moto's werkzeug `Request` (`_dynamodb_handler_direct`;
-`tests/runtime/test_moto_direct_dispatch.py` compares the raw answers byte for byte).
+`tests/runtime/test_moto_direct_dispatch.py` compares the raw answers byte for byte), and so
+does an EventBridge `PutEvents` (to `EventsHandler.call_action`, set up by the same
+`_handler_from_request`; `tests/runtime/test_moto_event_delivery.py`).
 """
 
 from __future__ import annotations
