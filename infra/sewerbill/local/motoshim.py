@@ -535,6 +535,7 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
     entries: list[dict[str, Any]] = []
     buses: dict[Any, Any] = {}  # per request: the bus of a name, the SQS backend of a rule
     backends: dict[tuple[str, str], Any] = {}
+    kinds: dict[tuple[Any, str, str], list[tuple[Any, Any, list[str] | None]]] = {}
     for event in events:
         detail_text = event.get("Detail")
         resources = event.get("Resources", [])
@@ -577,10 +578,19 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
         # from parsed JSON, strings and a float (so the message itself is flattened)
         flat: list[dict[str, Any]] = []
         body: str | None = None
-        for rule in event_bus.rules.values():
-            if not _rule_matches(rule.event_pattern, message, flat):
+        # the rules whose entries on the source and detail type hold, once per kind of event
+        # in this request (the account, region and version are the backend's and "0")
+        kind = (bus_name, event["Source"], event["DetailType"])
+        candidates = kinds.get(kind)
+        if candidates is None:
+            candidates = kinds[kind] = [
+                (rule, rest, _plain_queues(rule))
+                for rule in event_bus.rules.values()
+                if (rest := _rest_of(rule.event_pattern, message)) is not _NO_MATCH
+            ]
+        for rule, rest, queues in candidates:
+            if not _rest_matches(rule.event_pattern, rest, message, flat):
                 continue
-            queues = _plain_queues(rule)
             if queues is None:
                 _originals["send_to_targets"](rule, json.loads(json.dumps(message)))
                 continue
@@ -654,11 +664,22 @@ def _rule_matches(event_pattern: Any, message: dict[str, Any], flat: list[dict[s
     moto's `_does_event_match` asks every entry of the pattern of the flattened message and
     needs them all, so it is asked here in two parts with the same answer: the entries on
     the message's source, detail type, account, region and version (the same values in the
-    flattened view) once per pattern and values of those names, then, only if they hold,
-    the others on moto's flattened view (made once per event, kept in ``flat``)."""
+    flattened view) once per pattern and values of those names (`_rest_of`), then, only if
+    they hold, the others on moto's flattened view (`_rest_matches`)."""
+    rest = _rest_of(event_pattern, message)
+    return rest is not _NO_MATCH and _rest_matches(event_pattern, rest, message, flat)
+
+
+_NO_MATCH = object()  # `_rest_of`: the entries on the message's fixed names do not hold
+
+
+def _rest_of(event_pattern: Any, message: dict[str, Any]) -> Any:
+    """`_NO_MATCH` when the entries of the rule's pattern on the message's source, detail
+    type, account, region and version do not hold (moto's matcher would answer no); else
+    what is left to ask of the flattened view (empty: the rule matches)."""
     pattern = event_pattern.get_pattern()
     if not pattern:
-        return True
+        return {}
     plan = _plans.get(event_pattern)
     if plan is None or plan.pattern is not pattern:
         plan = _plans[event_pattern] = _RulePlan(pattern)
@@ -670,14 +691,20 @@ def _rule_matches(event_pattern: Any, message: dict[str, Any], flat: list[dict[s
             if len(plan.memo) < 1024:
                 plan.memo[values] = held
         if not held:
-            return False
-        if not plan.rest:
-            return True
+            return _NO_MATCH
+    return plan.rest
+
+
+def _rest_matches(event_pattern: Any, rest: Any, message: dict[str, Any], flat: list[dict[str, Any]]) -> bool:
+    """moto's matcher on ``rest`` (from `_rest_of`) of moto's flattened view of the message,
+    made once per event and kept in ``flat``."""
+    if not rest and isinstance(rest, dict):
+        return True
     if not flat:
         from moto.events.models import EventPattern
 
         flat.append(EventPattern._flatten_dict(message))
-    return bool(event_pattern._does_event_match(flat[0], plan.rest))
+    return bool(event_pattern._does_event_match(flat[0], rest))
 
 
 def _deliver(backend: Any, queue_name: str, body: str, sent_timestamp: int) -> None:
