@@ -11,50 +11,17 @@ and botocore's parsed answers, errors included, must be equal.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from moto_support import make_indexed_table
 
 from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    emulator = Emulator.start("thread")
-    try:
-        yield emulator
-    finally:
-        motoshim.install()
-        emulator.stop()
-
-
-def make_table(ddb: Any, name: str) -> None:
-    ddb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-            {"AttributeName": "v", "AttributeType": "S"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "by-v",
-                "KeySchema": [
-                    {"AttributeName": "v", "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )
 
 
 def every_kind(n: int) -> dict[str, Any]:
@@ -241,7 +208,7 @@ def _normalise(value: Any, table: str) -> Any:
 
 def run(emulator: Emulator, table: str) -> list[Any]:
     ddb = emulator.client("dynamodb")
-    make_table(ddb, table)
+    make_indexed_table(ddb, table)
     answers = [outcome(call, ddb, table) for call in calls(table)]
     streams = emulator.client("dynamodbstreams")
     arn = ddb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
