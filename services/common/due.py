@@ -57,6 +57,15 @@ class DueMarks:
     def __init__(self, client: Any, table: str) -> None:
         self._client = client
         self._table = table
+        self._added: set[date] = set()
+
+    def add_once(self, day: date) -> None:
+        """:meth:`add` ``day`` unless this instance (a warm container's) added it already: for
+        writers of many items on one day whose day a run drops only after that day is over
+        (notices' letters), so that a day of letters is one UpdateItem a container."""
+        if day not in self._added:
+            self.add([day])
+            self._added.add(day)
 
     def add(self, days: Collection[date]) -> None:
         """Days on which the run may have work (one UpdateItem; creates the mark)."""
