@@ -1,5 +1,5 @@
 """When the daily assessment has something to do, so that a day with nothing due costs one
-read (issue 7; the same pattern as ``sampling.domain.daily``).
+read (issue 7; the pattern of ``common.due``, with one next day per tenant).
 
 Every point the assessment acts on falls on a day known from the bills, the ledger, the
 marks and the arrangements (``assessment.next_action_on``). A full run of a tenant records
@@ -22,10 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import date, timedelta
+from datetime import date
 
-FULL_RUN_AT_LEAST_EVERY = timedelta(days=28)
-_DAY = timedelta(days=1)
+from common.due import FULL_RUN_AT_LEAST_EVERY, next_due
+
+__all__ = ["FULL_RUN_AT_LEAST_EVERY", "DueMark", "next_run_on"]
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,5 @@ class DueMark:
 
 def next_run_on(today: date, candidates: Iterable[date | None]) -> date:
     """The day of the tenant's next full run: the earliest candidate after today, and at the
-    latest :data:`FULL_RUN_AT_LEAST_EVERY` from today."""
-    later = today + _DAY
-    return min([today + FULL_RUN_AT_LEAST_EVERY, *(max(d, later) for d in candidates if d is not None)])
+    latest :data:`FULL_RUN_AT_LEAST_EVERY` from today (``common.due.next_due``)."""
+    return next_due(today, candidates)

@@ -26,7 +26,7 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from common.due import DueMarks
+from common.due_marks import DueMarks
 from common.dynamo import batch_get, batch_put, from_item, get
 from common.events import Event
 from common.ids import key

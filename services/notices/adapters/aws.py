@@ -28,7 +28,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from billing.events import DisconnectionEligibilityWithdrawn
 from common.clock import Clock
-from common.due import DueMarks
+from common.due_marks import DueMarks
 from common.dynamo import from_item, get, put_if_absent, to_item
 from common.errors import TransientError
 from common.events import Event
