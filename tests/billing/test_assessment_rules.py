@@ -210,3 +210,34 @@ def test_tax_roll_timeline_notice_penalty_and_certification(grafton_bill, terms)
     assert [(e.posted_on, e.amount) for e in roll] == [(date(2026, 11, 16), Decimal("-324.32"))]
     # What stays on the account: Q3's late charge of Oct 22 (3% of 194.50 = 5.84).
     assert balance(ledger) == Decimal("5.84")
+
+
+def test_tax_roll_payments_before_the_notice_stay_with_the_bills_they_paid(grafton_bill, terms) -> None:
+    # Q2 (194.50, due 07-01) paid in full on 07-20 (day 19: no late charge); Q3 (194.50, billed and due 10-01) unpaid.
+    # X-TAXROLL sends payments to the noticed arrears first only from the notice on: the
+    # July payment stays with Q2, so Q3 is noticed on Oct 15 and stays unpaid.
+    gr = terms("grafton-sewer", date(2026, 7, 1))
+    q2 = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=23000)
+    q3 = grafton_bill(date(2026, 7, 1), date(2026, 10, 1), bill_date=date(2026, 10, 1), gallons=23000)
+    ledger = q2.entries() + q3.entries() + [payment("GR-1", "JUL", date(2026, 7, 20), "194.50")]
+    notices = []
+    marks: list[str] = []
+    day = date(2026, 7, 1)
+    while day <= date(2026, 11, 30):
+        out = assess_account(
+            bills=[q2, q3], entries=ledger, marks=marks, notices=notices, terms=gr, today=day
+        )
+        ledger += out.entries
+        marks += out.marks
+        notices += out.notices
+        day += timedelta(days=1)
+    assert [(n.noticed_on, n.arrears) for n in notices] == [(date(2026, 10, 15), Decimal("194.50"))]
+    # Q3 unpaid on day 21 (Oct 22): 3% of 194.50 = 5.835 -> 5.84, after the notice: it stays.
+    late = [(e.posted_on, e.amount, e.bill_id) for e in ledger if e.kind == "late_charge"]
+    assert late == [(date(2026, 10, 22), Decimal("5.84"), q3.bill_id)]
+    # Nov 2: 10% of the 194.50 noticed and still unpaid = 19.45; certified Nov 16: 213.95.
+    penalty = [(e.posted_on, e.amount) for e in ledger if e.rule_id == "GR-TAXROLL" and e.kind == "penalty"]
+    assert penalty == [(date(2026, 11, 2), Decimal("19.45"))]
+    roll = [(e.posted_on, e.amount) for e in ledger if e.kind == "tax_roll"]
+    assert roll == [(date(2026, 11, 16), Decimal("-213.95"))]
+    assert balance(ledger) == Decimal("5.84")
