@@ -101,7 +101,10 @@ the answers are the server's; other processes (the CLI, the AWS CLI) still use t
 A DynamoDB or EventBridge request (while the shim is installed) skips werkzeug's test
 environment and Flask: it goes to `DynamoHandler.dispatch` / `EventsHandler.dispatch`, the
 callback moto's Flask route calls, with the request, URL and headers that route would pass
-(a third of a small call's cost was Flask's).
+(a third of a small call's cost was Flask's). A data-plane DynamoDB request with a plain JSON
+body goes further: to `DynamoHandler.call_action`, with the handler's attributes set from the
+request as `setup_class` sets them, without moto's werkzeug `Request` (`_dynamodb_handler_direct`;
+`tests/runtime/test_moto_direct_dispatch.py` compares the raw answers byte for byte).
 """
 
 from __future__ import annotations
@@ -117,8 +120,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import datetime
+from types import SimpleNamespace
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import urlparse, urlsplit
 
 from moto.core.responses import ActionResult, BaseResponse
 from moto.dynamodb.models import DynamoDBBackend
@@ -911,7 +915,89 @@ def _dynamodb_direct(request: Any, body: Any) -> tuple[int, dict[str, Any], Any]
         return None
     from moto.dynamodb.responses import DynamoHandler
 
+    fast = _dynamodb_handler_direct(request, body, target[len(_DYNAMODB_TARGET) :])
+    if fast is not None:
+        return fast
     return _answer_directly(DynamoHandler, request, body)
+
+
+def _dynamodb_handler_direct(request: Any, body: Any, action: str) -> tuple[int, dict[str, Any], Any] | None:
+    """A data-plane DynamoDB request (`FAST_JSON`) handed to moto's `DynamoHandler.call_action`
+    with the handler's attributes set from the request as `BaseResponse.setup_class` sets
+    them, without building moto's werkzeug `Request` (its WSGI environ, `raw_url`) and without
+    the form, query-string and body-decoding steps that a JSON body never uses (a third of a
+    small call's cost in the main process). moto's own `call_action` then runs as shipped
+    (authorisation count, the action, its errors, `_enrich_response`, the CRC header), so the
+    answer is moto's. None (moto's own path) whenever setup_class could read something else
+    out of the request: another action, a body with binary attributes (moto's shape parser
+    decodes their base64), a body that is not one JSON object or holds a `&` (setup_class
+    parses the body as a query string, where `_get_action` would read an `Action` and
+    `get_access_key` an `AWSAccessKeyId`; a JSON object without `&` parses to one key that
+    starts with `{`, so neither is found and this leaves the query string empty), a gzipped
+    body, a query string or `Host` in the URL's place, IAM authorisation switched on, or
+    moto's request recorder on.
+    `tests/runtime/test_moto_direct_dispatch.py` compares the answers byte for byte."""
+    from moto import settings
+    from moto.moto_api import recorder
+    from moto.utilities.utils import get_partition
+
+    if action not in FAST_JSON["dynamodb"] or settings.INITIAL_NO_AUTH_ACTION_COUNT != float("inf"):
+        return None
+    if isinstance(body, str):
+        body = body.encode()
+    if not isinstance(body, bytes) or not body or recorder._user_enabled:
+        return None
+    if b'"B"' in body or b'"BS"' in body or b"&" in body or not body.lstrip().startswith(b"{"):
+        return None
+    from botocore.exceptions import ClientError
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.iam.models import mark_account_as_visited
+    from werkzeug.datastructures import Headers, ImmutableMultiDict
+
+    headers = Headers(
+        [
+            (k, v.decode() if isinstance(v, bytes) else v)
+            for k, v in request.headers.items()
+            if k.lower() != "transfer-encoding"
+        ]
+    )
+    split = urlsplit(request.url)
+    host = headers.get("Host")
+    if (
+        headers.get("Content-Encoding") == "gzip"
+        or (host is not None and host != split.netloc)
+        or split.query
+    ):
+        return None
+    handler = DynamoHandler()
+    handler.is_werkzeug_request = True  # as moto's server (and `_ServerRequest`) hands it over
+    handler.normalized_request = None  # type: ignore[assignment] # read by `_get_action` only without an X-Amz-Target
+    handler.parsed_url = urlparse(request.url)
+    handler.body = handler.raw_body = body
+    handler.form_data = ImmutableMultiDict()
+    handler.uri = request.url
+    handler.path = handler.raw_path = split.path or "/"
+    handler.querystring = handler.data = {}
+    handler.method = request.method
+    handler.headers = headers
+    handler.region = handler.get_region_from_url(SimpleNamespace(headers=headers), request.url)
+    handler.partition = get_partition(handler.region)
+    handler.uri_match = {}
+    handler.response_headers = {"server": "amazon.com"}
+    handler.params = json.loads(body)  # what `_parse_parameters` reads a body without binary as
+    handler.access_key = handler.get_access_key()
+    handler.current_account = handler.get_current_account()
+    mark_account_as_visited(
+        account_id=handler.current_account,
+        access_key=handler.access_key,
+        service="dynamodb",  # handler.service_name
+        region=handler.region,
+    )
+    try:
+        status, answered, content = handler.call_action()
+    except ClientError as exc:  # as `_answer_directly` answers it
+        status, answered, content = 400, {}, exc.response["Error"]["Message"]
+    return int(status), dict(answered), content
 
 
 def _events_direct(request: Any, body: Any) -> tuple[int, dict[str, Any], Any] | None:

@@ -141,7 +141,8 @@ class LocalRuntime:
         stack_name = stack_name or f"sewerbill-{params.get('Stage', 'local')}"
         emulator = Emulator.start(emulator_mode)
         try:
-            start_forkserver(isolate)  # the functions' processes get ready while we provision
+            # the functions' processes get ready while we provision
+            start_forkserver(isolate, _template_code(sam, path.parent))
             account = emulator.client("sts").get_caller_identity()["Account"]
             cfn = samtemplate.translate_template(
                 path, dict(parameters or {}), region=emulator.region, account_id=account
@@ -544,3 +545,15 @@ class _SimulatedNow:
 
     def now(self) -> datetime:
         return self._runtime.clock.now
+
+
+def _template_code(sam: dict[str, Any], base: Path) -> list[tuple[Path | None, str]]:
+    """Each serverless function's code folder and handler (the forkserver's preload)."""
+    default = ((sam.get("Globals") or {}).get("Function") or {}).get("Handler")
+    resources = sam.get("Resources") or {}
+    code: list[tuple[Path | None, str]] = []
+    for logical_id, folder in templates.code_dirs(sam, base).items():
+        handler = (resources[logical_id].get("Properties") or {}).get("Handler", default)
+        if isinstance(handler, str):
+            code.append((folder, handler))
+    return code

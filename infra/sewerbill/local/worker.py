@@ -26,6 +26,7 @@ import importlib
 import io
 import logging
 import os
+import pickle
 import sys
 import time
 import traceback
@@ -110,7 +111,7 @@ def serve(conn: Any, fn: dict[str, Any], env: dict[str, str]) -> None:
                 clocks.install(clock if now is not None else None)
             answer = _invoke(handler, event, fn, extra_env)
             try:
-                conn.send(("done", answer))
+                send(conn, ("done", answer))
             except Exception as exc:  # noqa: BLE001 - a result pickle cannot carry
                 conn.send(("done", (None, f"Runtime.MarshalError: {exc}", None, answer[3])))
         else:
@@ -127,6 +128,14 @@ def serve(conn: Any, fn: dict[str, Any], env: dict[str, str]) -> None:
                 conn.send(("done", ("ok", target(*args, **kwargs))))
             except Exception as exc:  # noqa: BLE001 - the caller raises it
                 conn.send(("done", ("error", f"{type(exc).__name__}: {exc}")))
+
+
+def send(conn: Any, message: Any) -> None:
+    """`conn.send(message)` as one plain pickle: what `Connection.recv` reads back, without
+    the `ForkingPickler` multiprocessing builds per message (a copy of copyreg's dispatch
+    table each time) for reducers these messages never need (plain data: events, results,
+    AWS requests and answers). Raises what pickling raises, before anything is written."""
+    conn.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
 
 
 def _invoke(
@@ -176,7 +185,7 @@ def _forward_calls_to(conn: Any, endpoint: str) -> None:
         if isinstance(body, str):
             body = body.encode()
         headers = {k: v.decode() if isinstance(v, bytes) else v for k, v in request.headers.items()}
-        conn.send(("aws", request.method, request.url, headers, body or b""))
+        send(conn, ("aws", request.method, request.url, headers, body or b""))
         answer = conn.recv()
         if answer is None:
             return None

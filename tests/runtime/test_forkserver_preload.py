@@ -1,0 +1,86 @@
+"""The forkserver imports the functions' pure modules once, and only modules that read
+nothing of a function's configuration, so a worker forked with them behaves as one that
+imported them at its own cold start (`sewerbill.local.invoker.code_preload`)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from sewerbill.local.invoker import PRELOAD, code_preload
+from sewerbill.local.runtime import _template_code
+
+ROOT = Path(__file__).resolve().parents[2]
+SERVICES = ROOT / "services"
+
+
+def template_preload() -> list[str]:
+    from sewerbill import samtemplate
+
+    sam = samtemplate.load_template(ROOT / "template.yaml")
+    code = _template_code(sam, ROOT)
+    assert {folder for folder, _ in code} == {SERVICES.resolve()}  # one shared CodeUri
+    return code_preload(SERVICES.resolve(), [handler for _, handler in code])
+
+
+def test_the_template_s_functions_preload_their_events_and_domains_and_nothing_that_reads_configuration() -> (
+    None
+):
+    modules = template_preload()
+
+    assert {"billing.events", "metering.events", "common.messages", "billing.domain.cycles"} <= set(modules)
+    for module in modules:
+        layer = module.split(".")
+        assert layer[0] == "common" or layer[1] in ("events", "domain"), module
+        assert not {"handlers", "composition", "adapters", "config", "observability"} & set(layer), module
+
+
+LIBRARY_SWITCHES = {"PYDANTIC_DISABLE_PLUGINS", "IJSON_BACKEND"}
+
+
+def test_importing_the_preload_reads_no_environment_variable() -> None:
+    """In a fresh interpreter that has imported the libraries (the forkserver's preload so
+    far) and whose os.environ then records every read: the code's modules read none of a
+    function's variables and import neither common.observability nor common.config."""
+    modules = template_preload()
+    probe = f"""
+import json, os, sys
+sys.path.insert(0, {str(SERVICES)!r})
+import importlib
+for name in {PRELOAD!r}:  # the libraries, imported by the forkserver first (as before)
+    importlib.import_module(name)
+read = []
+class Recording(type(os.environ)):
+    def __getitem__(self, key):
+        read.append(key)
+        return super().__getitem__(key)
+    def __contains__(self, key):
+        read.append(key)
+        return super().__contains__(key)
+os.environ = Recording(os.environ._data, os.environ.encodekey, os.environ.decodekey,
+                       os.environ.encodevalue, os.environ.decodevalue)
+for name in {modules!r}:
+    importlib.import_module(name)
+print(json.dumps({{"read": read, "loaded": sorted(m for m in sys.modules if m.split(".")[0] in
+    ("common", "billing", "metering", "notices", "sampling", "stormwater", "webportal"))}}))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+
+    # only two libraries' own switches (pydantic's plugins at each model, ijson's backend),
+    # which no function's configuration sets: nothing of a function's environment
+    assert set(seen["read"]) <= LIBRARY_SWITCHES
+    template = (ROOT / "template.yaml").read_text()
+    assert not [name for name in LIBRARY_SWITCHES if name in template]
+    assert "common.observability" not in seen["loaded"] and "common.config" not in seen["loaded"]
+    assert not [m for m in seen["loaded"] if ".handlers" in m or ".composition" in m or ".adapters" in m]
+    assert "billing.events" in seen["loaded"]
+
+
+def test_a_folder_without_a_domain_or_events_preloads_nothing_of_it(tmp_path: Path) -> None:
+    (tmp_path / "fn").mkdir()
+    (tmp_path / "fn" / "__init__.py").write_text("")
+    (tmp_path / "fn" / "app.py").write_text("import os\nNAME = os.environ['X']\n")
+    assert code_preload(tmp_path, ["fn.app.handler"]) == []
