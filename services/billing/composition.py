@@ -132,8 +132,10 @@ def daily_assessment_use_case() -> Callable[[AssessmentScheduled], dict[str, int
     recorder = _repository(load(TableConfig).table_name)
 
     def assess(request: AssessmentScheduled) -> dict[str, int]:
-        run_daily_assessment(request, repo=recorder)  # the day it ran, for the record
-        return run_assessment(local_date(request.scheduled_time), repo=repo(), book=book(), now=clock.now())
+        counts = run_assessment(local_date(request.scheduled_time), repo=repo(), book=book(), now=clock.now())
+        if counts["tenants"]:  # a day with nothing due reads one mark and writes nothing
+            run_daily_assessment(request, repo=recorder)  # the day it ran in full, for the record
+        return counts
 
     return assess
 
@@ -196,7 +198,8 @@ def bill_outbox_publisher() -> BillOutboxPublisher:
     from billing.adapters.bill_outbox import BillOutboxPublisher
 
     config = load(PublishOutboxConfig)
-    return BillOutboxPublisher(boto3.client("events"), config.event_bus_name)
+    # Each entry is bounded (common.events.entry) before the call: no client-side validation.
+    return BillOutboxPublisher(boto3.client("events", config=BULK_CLIENT), config.event_bus_name)
 
 
 @cold_start

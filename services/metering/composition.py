@@ -11,6 +11,8 @@ import boto3
 
 from common.clock import Clock
 from common.config import RuntimeClock, cold_start, load
+from common.dates import add_months
+from common.due import next_due
 from common.dynamo import BULK_CLIENT
 from metering.config import MeteringConfig, PublishOutboxConfig
 
@@ -133,16 +135,30 @@ def take_in_read(read: Reading, source: str) -> tuple[str, ingest.IngestResult]:
 
 def run_daily(run_id: str) -> tuple[int, int]:
     """The daily run: missing reads estimated, then last month's satellite flow published,
-    both from one scan of the table (`DailyScan`). Returns (estimated, satellite months)."""
+    both from one scan of the table (`DailyScan`). Returns (estimated, satellite months).
+
+    A day with nothing due reads the daily mark only (``common.due``): a full run records the
+    next day an account's read window passes (``next_estimate_on``) or a month ends with a
+    flow monitor registered; a write of an account, a meter or an interval day adds its day."""
     from metering.adapters.dynamodb import DailyScan
     from metering.domain import ingest
 
     day = today()
     repo = DailyScan(clients()["dynamodb"], config().table_name)
+    mark = repo.due.read()
+    if mark is not None and not mark.due(day):
+        return 0, 0
+    candidates: list[date | None] = []
     estimated = ingest.estimate_missing(
-        repo=repo, settings=settings_on(day), now=clock().now(), today=day, run_id=run_id
+        repo=repo, settings=settings_on(day), now=clock().now(), today=day, run_id=run_id, next_on=candidates
     )
-    return estimated, ingest.publish_satellite_flow(repo=repo, now=clock().now())
+    satellites = ingest.publish_satellite_flow(repo=repo, now=clock().now())
+    if next(iter(repo.flow_monitors()), None) is not None:  # known from the scan: no read
+        candidates.append(add_months(date(day.year, day.month, 1), 1))
+    book = tariff_book()
+    candidates += [v.effective_from for t in book.tenants for v in book.versions(t) if v.effective_from > day]
+    repo.due.record(next_due(day, candidates), mark)
+    return estimated, satellites
 
 
 @cold_start

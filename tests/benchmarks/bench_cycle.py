@@ -12,7 +12,8 @@ again under a ``RAW#`` partition key) written by plain BatchWriteItem calls to t
 table, with a client configured as the chunks' (the raw-write bound), and the ratio of the two. Where the cycle's time goes is
 printed per function (wall and CPU seconds inside its invocations: the handler's own work
 and the emulator's answers to it, which run in this process), beside the runtime's own
-polling and dispatch (the rest). Both timed runs (the cycle, then the raw writes) start from a
+polling and dispatch (the rest), and per AWS operation the functions called (the client's
+work and the emulator's answer), the rest being the functions' own code. Both timed runs (the cycle, then the raw writes) start from a
 settled heap (``sewerbill.local.heap``, as the runtime's after provisioning): what exists
 before each is frozen out of the garbage collector's sight; the collector's pauses during the
 cycle are printed (wall and CPU).
@@ -74,6 +75,10 @@ class Meter:
         self.items_written = 0
         self.events_put = 0
         self.written: list[dict[str, Any]] = []  # every item put, as sent (the raw-write replay)
+        # wall and CPU seconds inside the calls, by operation (the client's work and the
+        # emulator's answer, both in this process)
+        self.wall: Counter[str] = Counter()
+        self.cpu: Counter[str] = Counter()
         self.on = False
         self.kept: list[tuple[str, str, dict[str, Any], Any]] = []
         self._orig = botocore.client.BaseClient._make_api_call
@@ -82,9 +87,14 @@ class Meter:
         meter = self
 
         def counted(client: Any, operation: str, params: dict[str, Any]) -> Any:
+            if not meter.on:
+                return meter._orig(client, operation, params)
+            began, cpu = time.perf_counter(), time.process_time()
             result = meter._orig(client, operation, params)
-            if meter.on:
-                meter.kept.append((client.meta.service_model.service_name, operation, params, result))
+            service = client.meta.service_model.service_name
+            meter.wall[f"{service}:{operation}"] += time.perf_counter() - began
+            meter.cpu[f"{service}:{operation}"] += time.process_time() - cpu
+            meter.kept.append((service, operation, params, result))
             return result
 
         botocore.client.BaseClient._make_api_call = counted  # type: ignore[method-assign]
@@ -337,6 +347,15 @@ def main() -> None:
         print(f"    {name:40s} {wall:7.2f} / {profile.cpu[name]:6.2f}")
     rest_wall, rest_cpu = cycle_s - sum(profile.wall.values()), cycle_cpu - sum(profile.cpu.values())
     print(f"    {'runtime: polling and dispatch':40s} {rest_wall:7.2f} / {rest_cpu:6.2f}")
+    print("  of which inside the functions' AWS calls (wall s / CPU s: client and emulator), by operation:")
+    for name, wall in meter.wall.most_common():
+        print(f"    {name:40s} {wall:7.2f} / {meter.cpu[name]:6.2f}   ({meter.calls[name]} calls)")
+    own_wall, own_cpu = (
+        sum(profile.wall.values()) - sum(meter.wall.values()),
+        sum(profile.cpu.values()) - sum(meter.cpu.values()),
+    )
+    own = "the functions' own code"
+    print(f"    {own:40s} {own_wall:7.2f} / {own_cpu:6.2f}")
     print(
         f"  of which garbage collection   {pauses.seconds:8.2f} s, CPU {pauses.cpu:.2f} s (collections by generation:"
         f" {dict(sorted(pauses.collections.items()))})"

@@ -6,10 +6,9 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from decimal import Decimal
 
-from billing.adapters.items import bill_item, bill_of
+from billing.adapters.items import bill_issued_event, bill_item, bill_of
 from billing.adapters.repository import _kept_reads
 from billing.domain.bills import Bill, BilledRead, reads_behind
-from billing.usecases import bill_issued_event
 
 
 def test_each_meters_first_and_last_read_of_the_period_are_previous_and_present() -> None:

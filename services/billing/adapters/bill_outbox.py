@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
-from datetime import datetime
 from typing import Any
 
-from billing.adapters.items import bill_of
-from common.dynamo import from_item
+from billing.adapters.items import bill_issued_detail
+from billing.events import BillIssued
 from common.outbox import OutboxPublisher, OutboxRecord, outbox_records
 
 
 def bill_records(stream_records: Iterable[Mapping[str, Any]]) -> list[OutboxRecord]:
-    from billing.usecases import bill_issued_event
+    """The bill INSERTs among the stream records, each as its ``BillIssued``, in stream order.
 
+    A bill item's event is written from the three string attributes it needs (``bill``,
+    ``notice``, ``issued_at``), read straight from the stream's image."""
     found: list[OutboxRecord] = []
     for record in stream_records:
         if record.get("eventName") != "INSERT":
@@ -23,16 +23,12 @@ def bill_records(stream_records: Iterable[Mapping[str, Any]]) -> list[OutboxReco
         image = change.get("NewImage") or {}
         if not image.get("pk", {}).get("S", "").startswith("BILLS#") or "notice" not in image:
             continue
-        item = from_item(image)
-        event = bill_issued_event(
-            bill_of(item), json.loads(item["notice"]), datetime.fromisoformat(item["issued_at"])
-        )
         found.append(
             OutboxRecord(
                 sequence_number=str(change.get("SequenceNumber", "")),
-                source=event.SOURCE,
-                detail_type=event.detail_type(),
-                detail=event.detail_json(),
+                source=BillIssued.SOURCE,
+                detail_type="BillIssued",
+                detail=bill_issued_detail(image["bill"]["S"], image["notice"]["S"], image["issued_at"]["S"]),
             )
         )
     return found

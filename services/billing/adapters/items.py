@@ -26,13 +26,15 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from datetime import date
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
 
 from billing.domain.accounts import AccountRecord
 from billing.domain.bills import Bill, BilledRead, Line
 from billing.domain.ledger import Entry
+from billing.events import BillIssued, IssuedLine, IssuedRead, Party
+from common.events import check_entry_size
 
 
 def account_key(tenant: str, account_id: str) -> tuple[str, str]:
@@ -154,6 +156,204 @@ def bill_of(item: dict[str, Any]) -> Bill:
         parcel_id=doc.get("parcel_id"),
         reads=tuple(BilledRead.from_values(r) for r in doc.get("reads") or ()),
     )
+
+
+def bill_issued_event(bill: Bill, notice: dict[str, Any], now: datetime) -> BillIssued:
+    return BillIssued(
+        event_id=event_id_for("BillIssued", bill.tenant, bill.bill_id),
+        occurred_at=now,
+        tenant=bill.tenant,
+        account_id=bill.account_id,
+        bill_id=bill.bill_id,
+        bill_number=bill.bill_number,
+        period_start=bill.period_start,
+        period_end=bill.period_end,
+        bill_date=bill.bill_date,
+        due_date=bill.due_date,
+        lines=tuple(
+            IssuedLine(
+                rule_id=ln.rule_id,
+                description=ln.description,
+                quantity=ln.quantity,
+                unit=ln.unit,
+                rate=ln.rate,
+                amount=ln.amount,
+                funds=ln.funds,
+            )
+            for ln in bill.lines
+        ),
+        total=bill.total,
+        previous_balance=bill.previous_balance,
+        payments_since=bill.payments_since,
+        amount_due=bill.amount_due,
+        estimated=bill.estimated,
+        recipient=Party(**notice["recipient"]),
+        owner=Party(**notice["owner"]),
+        parcel_id=bill.parcel_id,
+        service_address=notice.get("service_address") or None,
+        reads=tuple(
+            IssuedRead(
+                meter_id=r.meter_id,
+                previous_read_on=r.previous_read_on,
+                previous_reading=r.previous_reading,
+                present_read_on=r.present_read_on,
+                present_reading=r.present_reading,
+                quality=r.quality,
+                estimated=r.estimated,
+                consumption_gal=r.consumption_gal,
+            )
+            for r in bill.reads
+        ),
+    )
+
+
+# BillIssued's detail as pydantic writes it (``BillIssued.detail_json``): its fields in the
+# model's order, compact, UTF-8 unescaped; what cannot be shown here to come out the same
+# (a value of another type, a bound exceeded, a time not in UTC) goes through the model.
+_PARTY_KEYS = ("name", "address", "email", "email_opt_in")
+_BILL_ISSUED_BOUNDS = {"funds": 8, "reads": 16, "service_address": 500}
+
+
+class _NotPlain(Exception):
+    """A value the direct rendering does not claim to render as pydantic does."""
+
+
+def _text(value: Any) -> str:
+    if type(value) is not str:
+        raise _NotPlain
+    return value
+
+
+def _optional_text(value: Any) -> str | None:
+    return None if value is None else _text(value)
+
+
+def _amount(value: Any) -> str:
+    number = Decimal(value)
+    if not number.is_finite():
+        raise _NotPlain
+    return str(number)
+
+
+def _day(value: Any) -> str:
+    return date.fromisoformat(_text(value)).isoformat()
+
+
+def _party(raw: Any) -> dict[str, Any]:
+    if type(raw) is not dict or not set(raw) <= set(_PARTY_KEYS):
+        raise _NotPlain
+    opt_in = raw.get("email_opt_in", False)
+    if type(opt_in) is not bool:
+        raise _NotPlain
+    return {
+        "name": _text(raw["name"]),
+        "address": _text(raw["address"]),
+        "email": _optional_text(raw.get("email")),
+        "email_opt_in": opt_in,
+    }
+
+
+def _occurred_at(issued_at: str) -> str:
+    at = datetime.fromisoformat(issued_at)
+    if at.tzinfo is None or at.utcoffset() or at.microsecond:
+        raise _NotPlain
+    return at.astimezone(UTC).replace(tzinfo=None).isoformat() + "Z"
+
+
+def _issued_detail(doc: dict[str, Any], notice: dict[str, Any], issued_at: str) -> dict[str, Any]:
+    lines = []
+    for ln in doc["lines"]:
+        amount = Decimal(_text(ln["amount"]))
+        funds = Line(
+            rule_id="",
+            description="",
+            quantity="",
+            unit="",
+            rate="",
+            amount=amount,
+            details=ln.get("details") or {},
+        ).funds
+        if len(funds) > _BILL_ISSUED_BOUNDS["funds"]:
+            raise _NotPlain
+        lines.append(
+            {
+                "rule_id": _text(ln["rule_id"]),
+                "description": _text(ln["description"]),
+                "quantity": _text(ln["quantity"]),
+                "unit": _text(ln["unit"]),
+                "rate": _text(ln["rate"]),
+                "amount": _amount(amount),
+                "funds": {_text(fund): _amount(value) for fund, value in funds.items()},
+            }
+        )
+    reads = []
+    for raw in doc.get("reads") or ():
+        read = BilledRead.from_values(raw)
+        reads.append(
+            {
+                "meter_id": _optional_text(read.meter_id),
+                "previous_read_on": read.previous_read_on.isoformat() if read.previous_read_on else None,
+                "previous_reading": _optional_text(read.previous_reading),
+                "present_read_on": read.present_read_on.isoformat() if read.present_read_on else None,
+                "present_reading": _optional_text(read.present_reading),
+                "quality": read.quality,
+                "estimated": read.estimated,
+                "consumption_gal": _amount(read.consumption_gal),
+            }
+        )
+    if len(reads) > _BILL_ISSUED_BOUNDS["reads"]:
+        raise _NotPlain
+    service_address = notice.get("service_address") or None
+    if service_address is not None and len(_text(service_address)) > _BILL_ISSUED_BOUNDS["service_address"]:
+        raise _NotPlain
+    total, previous, paid = (
+        Decimal(doc["total"]),
+        Decimal(doc["previous_balance"]),
+        Decimal(doc["payments_since"]),
+    )
+    tenant, bill_id = _text(doc["tenant"]), _text(doc["bill_id"])
+    return {
+        "schema_version": 2,
+        "event_id": event_id_for("BillIssued", tenant, bill_id),
+        "occurred_at": _occurred_at(issued_at),
+        "tenant": tenant,
+        "account_id": _text(doc["account_id"]),
+        "bill_id": bill_id,
+        "bill_number": _text(doc["bill_number"]),
+        "period_start": _day(doc["period_start"]),
+        "period_end": _day(doc["period_end"]),
+        "bill_date": _day(doc["bill_date"]),
+        "due_date": _day(doc["due_date"]),
+        "lines": lines,
+        "total": _amount(total),
+        "previous_balance": _amount(previous),
+        "payments_since": _amount(paid),
+        "amount_due": _amount(previous + total - paid),
+        "estimated": bool(doc.get("estimated", False)),
+        "recipient": _party(notice["recipient"]),
+        "owner": _party(notice["owner"]),
+        "parcel_id": _optional_text(doc.get("parcel_id")),
+        "service_address": service_address,
+        "reads": reads,
+    }
+
+
+def bill_issued_detail(bill: str, notice: str, issued_at: str) -> str:
+    """The ``BillIssued`` detail of a bill item (its ``bill``, ``notice`` and ``issued_at``
+    attributes): the very text ``bill_issued_event(...).detail_json()`` gives, written
+    straight from the item's JSON (the publisher's per-bill work: no domain ``Bill`` and no
+    pydantic models in between). Anything it cannot vouch for goes through the model."""
+    doc, parties = json.loads(bill), json.loads(notice)
+    try:
+        detail = json.dumps(
+            _issued_detail(doc, parties, issued_at), ensure_ascii=False, separators=(",", ":")
+        )
+    except (_NotPlain, ArithmeticError, ValueError, TypeError, KeyError, AttributeError):
+        return bill_issued_event(
+            bill_of({"bill": bill}), parties, datetime.fromisoformat(issued_at)
+        ).detail_json()
+    check_entry_size(source=BillIssued.SOURCE, detail_type="BillIssued", detail=detail)
+    return detail
 
 
 def entry_key(e: Entry) -> tuple[str, str]:
