@@ -31,19 +31,23 @@ class DueMarks:
             self.add([day])
             self._added.add(day)
 
-    def add(self, days: Collection[date]) -> None:
-        """Days on which the run may have work (one UpdateItem; creates the mark)."""
-        if not days:
-            return
-        self._client.update_item(
-            TableName=self._table,
-            Key=key_of(*KEY),
-            UpdateExpression="ADD writes :one, pending :days",
-            ExpressionAttributeValues={
+    def update(self, days: Collection[date]) -> dict[str, Any]:
+        """The UpdateItem that adds ``days`` (also an ``Update`` action of a transaction
+        whose items the days belong to)."""
+        return {
+            "TableName": self._table,
+            "Key": key_of(*KEY),
+            "UpdateExpression": "ADD writes :one, pending :days",
+            "ExpressionAttributeValues": {
                 ":one": {"N": "1"},
                 ":days": {"SS": sorted({d.isoformat() for d in days})},
             },
-        )
+        }
+
+    def add(self, days: Collection[date]) -> None:
+        """Days on which the run may have work (one UpdateItem; creates the mark)."""
+        if days:
+            self._client.update_item(**self.update(days))
 
     def read(self) -> DueMark | None:
         item = get(self._client, self._table, *KEY)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 
@@ -14,18 +14,20 @@ from common.config import RuntimeClock, cold_start, load
 from common.dates import add_months
 from common.due import next_due
 from common.dynamo import BULK_CLIENT
-from common.handling import RejectionSink, rejections_for
-from common.messages import UploadedObject
-from common.outbox import OutboxPublisher
-from common.tariff_files import load_tariff_book
-from common.tariffs import TariffBook
-from metering.adapters.dynamodb import DailyScan, DynamoMeteringRepository
-from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
 from metering.config import MeteringConfig, PublishOutboxConfig
-from metering.domain import ingest
-from metering.domain.determination import TenantSettings
-from metering.domain.interval import UTILITY_TZ
-from metering.domain.readings import Reading
+
+# Each builder imports what its use case needs when it is first called: the outbox publisher
+# (a function of its own, fed by the table's stream) needs neither the tariff files nor the
+# ingest graph, and its cold start paid for both (issue 7). This module still wires all of them.
+if TYPE_CHECKING:
+    from common.handling import RejectionSink
+    from common.messages import UploadedObject
+    from common.outbox import OutboxPublisher
+    from common.tariffs import TariffBook
+    from metering.adapters.dynamodb import DynamoMeteringRepository
+    from metering.domain import ingest
+    from metering.domain.determination import TenantSettings
+    from metering.domain.readings import Reading
 
 
 @cold_start
@@ -35,6 +37,8 @@ def config() -> MeteringConfig:
 
 @cold_start
 def tariff_book() -> TariffBook:
+    from common.tariff_files import load_tariff_book
+
     return load_tariff_book(config().tariffs_dir)
 
 
@@ -45,6 +49,8 @@ def clients() -> dict[str, Any]:
 
 @cold_start
 def repository() -> DynamoMeteringRepository:
+    from metering.adapters.dynamodb import DynamoMeteringRepository
+
     return DynamoMeteringRepository(clients()["dynamodb"], config().table_name)
 
 
@@ -53,6 +59,8 @@ def clock() -> Clock:
 
 
 def today() -> date:
+    from metering.domain.interval import UTILITY_TZ
+
     return clock().now().astimezone(UTILITY_TZ).date()
 
 
@@ -62,6 +70,8 @@ def metered_tenants(on: date) -> tuple[str, ...]:
 
 
 def settings_on(on: date) -> Callable[[str], TenantSettings]:
+    from metering.domain.determination import TenantSettings
+
     book = tariff_book()
 
     def settings(tenant: str) -> TenantSettings:
@@ -79,6 +89,9 @@ def settings_on(on: date) -> Callable[[str], TenantSettings]:
 
 def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
     """A ``meters/`` or ``reads/`` file, streamed from the bucket."""
+    from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
+    from metering.domain import ingest
+
     s3 = clients()["s3"]
     file = ingest.UploadedFile(bucket=upload.bucket, key=upload.key, etag=upload.etag, size=upload.size)
     day = today()
@@ -96,6 +109,9 @@ def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
 
 
 def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:
+    from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
+    from metering.domain import ingest
+
     s3 = clients()["s3"]
     file = ingest.UploadedFile(bucket=upload.bucket, key=upload.key, etag=upload.etag, size=upload.size)
     return ingest.take_in_interval_file(
@@ -109,6 +125,8 @@ def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:
 
 
 def take_in_read(read: Reading, source: str) -> tuple[str, ingest.IngestResult]:
+    from metering.domain import ingest
+
     day = today()
     return ingest.take_in_read(
         read, source=source, repo=repository(), settings=settings_on(day), now=clock().now(), today=day
@@ -122,6 +140,9 @@ def run_daily(run_id: str) -> tuple[int, int]:
     A day with nothing due reads the daily mark only (``common.due``): a full run records the
     next day an account's read window passes (``next_estimate_on``) or a month ends with a
     flow monitor registered; a write of an account, a meter or an interval day adds its day."""
+    from metering.adapters.dynamodb import DailyScan
+    from metering.domain import ingest
+
     day = today()
     repo = DailyScan(clients()["dynamodb"], config().table_name)
     mark = repo.due.read()
@@ -142,10 +163,14 @@ def run_daily(run_id: str) -> tuple[int, int]:
 
 @cold_start
 def outbox_publisher() -> OutboxPublisher:
+    from common.outbox import OutboxPublisher
+
     cfg = load(PublishOutboxConfig)
     return OutboxPublisher(boto3.client("events"), cfg.event_bus_name)
 
 
 @cold_start
 def rejections() -> RejectionSink:
+    from common.handling import rejections_for
+
     return rejections_for("metering")

@@ -83,7 +83,11 @@ Ten changes, installed by `install()` when the runtime starts moto itself:
    are copies of the item, so a later update of the item does not change the measure). The
    runtime's stream poller reads moto's records (`stream_entries`) and filters on them
    before sizing and converting, so the records an outbox filter drops (almost all of a
-   read file's) are never measured (`tests/runtime/test_moto_stream_records.py`).
+   read file's) are never measured (`tests/runtime/test_moto_stream_records.py`). A record
+   holds only the images its stream's view type keeps (moto copied the old item of every
+   MODIFY on a NEW_IMAGE stream, then dropped it), and an image of an item of plain strings,
+   numbers, binaries, booleans and nulls is made without moto's type tests (`_image`; the same
+   test module compares every view type with moto as shipped).
 10. **A receive hands out a message without a deep copy or 185 random draws.** moto's
    `receive_message` deep-copies each message it hands out (only so that filtering the
    copy's message attributes leaves the queued message's alone), and each copy goes into
@@ -1112,6 +1116,25 @@ def _send_in_process(request: Any, **_: Any) -> Any:
 
 
 # --- 9. stream records sized when read ------------------------------------------------------------
+_OLD_VIEWS = frozenset({"OLD_IMAGE", "NEW_AND_OLD_IMAGES"})
+_NEW_VIEWS = frozenset({"NEW_IMAGE", "NEW_AND_OLD_IMAGES"})
+_IMMUTABLE = (str, bool, bytes)
+
+
+def _image(item: Item) -> dict[str, Any]:
+    """`item.to_json()["Attributes"]`, a stream record's image: an item whose attributes are
+    all strings, numbers, binaries, booleans or nulls (immutable values: moto's own answer for
+    them is `{type: value}`) is answered here, one dictionary per attribute without moto's
+    type tests; an item with a set, list or map is moto's own copy (issue 7: a read file's
+    stream records, filtered out by the outbox mappings, still cost their images)."""
+    image: dict[str, Any] = {}
+    for key, value in item.attrs.items():
+        if type(value.value) not in _IMMUTABLE:
+            return item.to_json()["Attributes"]
+        image[key] = {value.type: value.value}
+    return image
+
+
 def _stream_record_init(
     self: StreamRecord, table: Table, stream_type: str, event_name: str, old: Any, new: Any, seq: int
 ) -> None:
@@ -1122,8 +1145,10 @@ def _stream_record_init(
     the item cannot change what the dump measures."""
     import moto.dynamodb.models.table as table_module
 
-    old_a = old.to_json()["Attributes"] if old is not None else {}
-    new_a = new.to_json()["Attributes"] if new is not None else {}
+    # only the images the stream's view type keeps (moto makes both, then drops what it does
+    # not keep: a NEW_IMAGE stream's MODIFY copied the old item for nothing)
+    old_a = _image(old) if old is not None and stream_type in _OLD_VIEWS else {}
+    new_a = _image(new) if new is not None and stream_type in _NEW_VIEWS else {}
     rec = old if old is not None else new
     keys = {table.hash_key_attr: rec.hash_key.to_json()}
     if table.range_key_attr is not None and rec is not None:

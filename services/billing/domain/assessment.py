@@ -226,9 +226,7 @@ def _unpaid_of_bill(
 ) -> Callable[[Bill, date], Decimal]:
     """A bill's charges unpaid with the payments dated up to a day (``ledger`` and what the
     assessment ``added`` so far; X-TAXROLL: payments go to the noticed arrears first)."""
-    first = frozenset(i for n in notices for i in n.entry_ids) | {
-        f"TAXROLL-{n.year}-PENALTY" for n in notices
-    }
+    first = {i: n.noticed_on for n in notices for i in (*n.entry_ids, f"TAXROLL-{n.year}-PENALTY")}
     allocated: dict[tuple[date, int], dict[str, Decimal]] = {}
 
     def unpaid_of_bill(bill: Bill, paid_by: date) -> Decimal:
@@ -518,7 +516,7 @@ def _tax_roll(
                 out.marks.append(mark)
         if notice is None:
             continue
-        first = frozenset(notice.entry_ids)
+        first = dict.fromkeys(notice.entry_ids, notice.noticed_on)
         penalty_on = tr.day(year, tr.penalty_on) + timedelta(days=1)
         penalty_id = f"TAXROLL-{year}-PENALTY"
         by_id = {e.entry_id: e for e in ledger + out.entries}
@@ -549,7 +547,7 @@ def _tax_roll(
         certify_on = tr.day(year, tr.certify_on)
         certify_id = f"TAXROLL-{year}-CERTIFIED"
         if certify_on <= today and certify_id not in done:
-            listed = frozenset(notice.entry_ids) | {penalty_id}
+            listed = dict.fromkeys((*notice.entry_ids, penalty_id), notice.noticed_on)
             unpaid = allocate(
                 ledger + out.entries,
                 paid_by=certify_on - timedelta(days=1),
