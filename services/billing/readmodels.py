@@ -119,7 +119,9 @@ def tax_roll(repo: BillingRepo, tenant: str, year: int) -> dict[str, Any] | None
             ledger = repo.entries_of(tenant, item["sk"])
             ids = tuple(item["entry_ids"])
             penalty_id = f"TAXROLL-{year}-PENALTY"
-            unpaid = allocate(ledger, first=frozenset(ids) | {penalty_id})
+            unpaid = allocate(
+                ledger, first=dict.fromkeys((*ids, penalty_id), date.fromisoformat(item["noticed_on"]))
+            )
             arrears = sum((unpaid.get(i, ZERO) for i in ids), ZERO)
             penalty = unpaid.get(penalty_id, ZERO)
         if arrears + penalty <= 0:

@@ -24,9 +24,11 @@ from billing.domain.assessment import (
     announced_by_overdue_notice,
     assess_account,
     late_charge_corrections,
+    next_action_on,
     withdrawn_between_assessments,
     withdrawn_mark,
 )
+from billing.domain.assessment_due import next_run_on
 from billing.domain.bills import Bill
 from billing.domain.csvfiles import LineError
 from billing.domain.issuing import ChunkInputs, ChunkResult, Held, chunks, rate_chunk
@@ -511,96 +513,130 @@ def tax_notices(repo: BillingRepo, tenant: str, account_id: str, years: Sequence
 
 
 def run_assessment(today: date, *, repo: BillingRepo, book: TariffBook, now: datetime) -> dict[str, int]:
-    """Assess every account of every tenant for ``today`` (idempotent; catches up)."""
-    counts = {"entries": 0, "events": 0}
+    """Assess every account of every tenant due for ``today`` (idempotent; catches up).
+
+    One read of the mark first (``billing.domain.assessment_due``): a tenant with nothing
+    due is not read at all; a tenant due is assessed in full, exactly as every day before,
+    and its next day with work recorded, unless a write came in meanwhile."""
+    counts = {"entries": 0, "events": 0, "tenants": 0}
+    mark = repo.assessment_due()
+    next_on = dict(mark.next_on) if mark is not None else {}
     for tenant in book.tenants:
-        terms = terms_of(book.in_force(tenant, today)) if _in_force(book, tenant, today) else None
-        if terms is None:  # no tariff in force: nothing to assess, and nothing read to learn it
+        if mark is not None and not mark.due(tenant, today):
             continue
-        bills_by: dict[str, list[Bill]] = {}
-        for b in repo.all_bills(tenant):
-            bills_by.setdefault(b.account_id, []).append(b)
-        if not bills_by:
+        counts["tenants"] += 1
+        later = [v.effective_from for v in book.versions(tenant) if v.effective_from > today]
+        if not _in_force(book, tenant, today):  # no tariff in force: nothing to assess or read
+            next_on[tenant] = next_run_on(today, later)
             continue
-        ledger_by: dict[str, list[Entry]] = {}
-        for e in repo.all_entries(tenant, [b for bs in bills_by.values() for b in bs]):
-            ledger_by.setdefault(e.account_id, []).append(e)
-        marks = repo.marks(tenant)
-        accounts = {a.account_id: a for a in repo.accounts(tenant)}
-        arrangements = all_arrangements(repo, tenant)
-        notices_by: dict[str, list[TaxNotice]] = {}
-        years = list(range(min(b.bill_date.year for bs in bills_by.values() for b in bs), today.year + 1))
-        for y in years:
-            for item in repo.query(f"TAXROLL#{tenant}#{y}"):
-                notices_by.setdefault(item["sk"], []).append(
-                    TaxNotice(
-                        y,
-                        date.fromisoformat(item["noticed_on"]),
-                        tuple(item["entry_ids"]),
-                        Decimal(item["arrears"]),
-                    )
+        entries, events, candidates = _assess_tenant(
+            tenant, terms_of(book.in_force(tenant, today)), today, repo=repo, now=now
+        )
+        counts["entries"] += entries
+        counts["events"] += events
+        next_on[tenant] = next_run_on(today, [*later, *candidates])
+    if counts["tenants"]:
+        repo.set_assessment_due(next_on, mark)
+    return counts
+
+
+def _assess_tenant(
+    tenant: str, terms: Terms, today: date, *, repo: BillingRepo, now: datetime
+) -> tuple[int, int, list[date | None]]:
+    """One tenant's full assessment for ``today``: (entries, events) written, and each
+    account's next day with work as it stands after them (``next_action_on``)."""
+    bills_by: dict[str, list[Bill]] = {}
+    for b in repo.all_bills(tenant):
+        bills_by.setdefault(b.account_id, []).append(b)
+    if not bills_by:
+        return 0, 0, []
+    ledger_by: dict[str, list[Entry]] = {}
+    for e in repo.all_entries(tenant, [b for bs in bills_by.values() for b in bs]):
+        ledger_by.setdefault(e.account_id, []).append(e)
+    marks = repo.marks(tenant)
+    accounts = {a.account_id: a for a in repo.accounts(tenant)}
+    arrangements = all_arrangements(repo, tenant)
+    notices_by: dict[str, list[TaxNotice]] = {}
+    years = list(range(min(b.bill_date.year for bs in bills_by.values() for b in bs), today.year + 1))
+    for y in years:
+        for item in repo.query(f"TAXROLL#{tenant}#{y}"):
+            notices_by.setdefault(item["sk"], []).append(
+                TaxNotice(
+                    y,
+                    date.fromisoformat(item["noticed_on"]),
+                    tuple(item["entry_ids"]),
+                    Decimal(item["arrears"]),
                 )
-        new_entries: list[Entry] = []
-        extra: list[dict[str, Any]] = []
-        events: list[Any] = []
-        for account_id, bills in sorted(bills_by.items()):
-            out = assess_account(
+            )
+    new_entries: list[Entry] = []
+    extra: list[dict[str, Any]] = []
+    events: list[Any] = []
+    candidates: list[date | None] = []
+    for account_id, bills in sorted(bills_by.items()):
+        out = assess_account(
+            bills=bills,
+            entries=ledger_by.get(account_id, []),
+            marks=marks.get(account_id, set()),
+            notices=notices_by.get(account_id, []),
+            terms=terms,
+            today=today,
+            arrangements=arrangements.get(account_id, ()),
+        )
+        candidates.append(
+            next_action_on(
                 bills=bills,
-                entries=ledger_by.get(account_id, []),
-                marks=marks.get(account_id, set()),
-                notices=notices_by.get(account_id, []),
+                entries=ledger_by.get(account_id, []) + out.entries,
+                marks=marks.get(account_id, set()) | set(out.marks),
+                notices=notices_by.get(account_id, []) + out.notices,
                 terms=terms,
                 today=today,
                 arrangements=arrangements.get(account_id, ()),
             )
-            if not out:
-                continue
-            new_entries += out.entries
-            extra += [repo.mark_item(tenant, account_id, m, now) for m in out.marks]
-            account = accounts.get(account_id)
-            events += _assessment_events(tenant, account_id, account, out, terms, now)
-            for n in out.notices:
-                extra.append(_notice_item(tenant, account_id, account, n, now))
-            for c in out.certified:
-                extra.append(
-                    {
-                        **_notice_item(
-                            tenant,
-                            account_id,
-                            account,
-                            next(x for x in notices_by.get(account_id, []) + out.notices if x.year == c.year),
-                            now,
-                        ),
-                        "certified_on": c.certified_on.isoformat(),
-                        "certified_arrears": str(c.arrears),
-                        "certified_penalty": str(c.penalty),
-                    }
-                )
-        certified = [c for c in extra if "certified_on" in c]
-        if certified and terms.tax_roll is not None:
-            year = int(certified[0]["year"])
-            events.append(
-                TaxRollCertified(
-                    event_id=event_id_for("TaxRollCertified", tenant, str(year)),
-                    occurred_at=now,
-                    tenant=tenant,
-                    year=year,
-                    certified_on=date.fromisoformat(certified[0]["certified_on"]),
-                    parcels=len(certified),
-                    total=sum(
-                        (
-                            Decimal(c["certified_arrears"]) + Decimal(c["certified_penalty"])
-                            for c in certified
-                        ),
-                        Decimal("0.00"),
+        )
+        if not out:
+            continue
+        new_entries += out.entries
+        extra += [repo.mark_item(tenant, account_id, m, now) for m in out.marks]
+        account = accounts.get(account_id)
+        events += _assessment_events(tenant, account_id, account, out, terms, now)
+        for n in out.notices:
+            extra.append(_notice_item(tenant, account_id, account, n, now))
+        for c in out.certified:
+            extra.append(
+                {
+                    **_notice_item(
+                        tenant,
+                        account_id,
+                        account,
+                        next(x for x in notices_by.get(account_id, []) + out.notices if x.year == c.year),
+                        now,
                     ),
-                    rule_id=terms.tax_roll.rule_id,
-                )
+                    "certified_on": c.certified_on.isoformat(),
+                    "certified_arrears": str(c.arrears),
+                    "certified_penalty": str(c.penalty),
+                }
             )
-        repo.write_entries(new_entries, extra=extra, events=events, now=now)
-        counts["entries"] += len(new_entries)
-        counts["events"] += len(events)
-    return counts
+    certified = [c for c in extra if "certified_on" in c]
+    if certified and terms.tax_roll is not None:
+        year = int(certified[0]["year"])
+        events.append(
+            TaxRollCertified(
+                event_id=event_id_for("TaxRollCertified", tenant, str(year)),
+                occurred_at=now,
+                tenant=tenant,
+                year=year,
+                certified_on=date.fromisoformat(certified[0]["certified_on"]),
+                parcels=len(certified),
+                total=sum(
+                    (Decimal(c["certified_arrears"]) + Decimal(c["certified_penalty"]) for c in certified),
+                    Decimal("0.00"),
+                ),
+                rule_id=terms.tax_roll.rule_id,
+            )
+        )
+    # The run's own writes do not mark the tenant pending: their effect is in the candidates.
+    repo.write_entries(new_entries, extra=extra, events=events, now=now, assessing=True)
+    return len(new_entries), len(events), candidates
 
 
 def _in_force(book: TariffBook, tenant: str, on: date) -> bool:
@@ -861,6 +897,7 @@ def post_api_payment(
             ],
         )
     except ConditionFailed:
+        repo.assessment_inputs_changed([f"LEDGER#{tenant}"])  # a retry after a crash marks too
         stored = repo.get(f"PAYMENT#{tenant}", reference) or {}
         if stored.get("request") != request:
             raise PaymentConflict(f"{key!r} was used for another payment ({stored.get('request')})") from None
@@ -868,6 +905,7 @@ def post_api_payment(
             correct_for_backdated([entry], repo=repo, book=book, now=now)
             withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
         return {**result, "suspense": bool(stored.get("suspense")), "replayed": True}
+    repo.assessment_inputs_changed([f"LEDGER#{tenant}"])
     if book is not None and known:
         correct_for_backdated([entry], repo=repo, book=book, now=now)
         withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
@@ -1042,12 +1080,14 @@ def record_disposal(
     try:
         transact(repo.client, actions)
     except ConditionFailed:
+        repo.assessment_inputs_changed([f"LEDGER#{TENANT}"] if account_id is not None else [])
         stored = repo.get(f"SEPTAGE_DISPOSAL#{TENANT}", disposal.reference) or {}
         if stored.get("request") != request:
             raise SeptageConflict(
                 f"reference: {disposal.reference!r} was used for another disposal"
             ) from None
         return {**result, "replayed": True}
+    repo.assessment_inputs_changed([f"LEDGER#{TENANT}"] if account_id is not None else [])
     return {**result, "replayed": False}
 
 
@@ -1158,10 +1198,12 @@ def post_adjustment(
             ],
         )
     except ConditionFailed:
+        repo.assessment_inputs_changed([f"LEDGER#{tenant}"])  # a retry after a crash marks too
         stored = repo.get(f"ADJUSTMENT#{tenant}", reference) or {}
         if stored.get("request") != request:
             raise AdjustmentRefused(f"reference: {reference!r} was used for another adjustment") from None
         return {**result, "posted_on": stored.get("posted_on"), "replayed": True}
+    repo.assessment_inputs_changed([f"LEDGER#{tenant}"])
     return {**result, "replayed": False}
 
 

@@ -42,12 +42,30 @@ TRANSIENT_CODES = frozenset(
 )
 
 
+def _attribute(value: Any) -> dict[str, Any]:
+    """boto3's ``TypeSerializer.serialize`` with strings and booleans answered first (its own
+    answers for them: bulk items are mostly strings); numbers, sets, lists and maps are its own."""
+    kind = type(value)
+    if kind is str:
+        return {"S": value}
+    if kind is bool:
+        return {"BOOL": value}
+    return _serializer.serialize(value)
+
+
+def _value(attribute: Mapping[str, Any]) -> Any:
+    """boto3's ``TypeDeserializer.deserialize`` with a string answered first."""
+    if len(attribute) == 1 and "S" in attribute:
+        return attribute["S"]
+    return _deserializer.deserialize(attribute)
+
+
 def to_item(values: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: _serializer.serialize(v) for k, v in values.items() if v is not None}
+    return {k: _attribute(v) for k, v in values.items() if v is not None}
 
 
 def from_item(item: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: _deserializer.deserialize(v) for k, v in item.items()}
+    return {k: _value(v) for k, v in item.items()}
 
 
 def key_of(pk: str, sk: str) -> dict[str, Any]:

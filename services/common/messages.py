@@ -49,7 +49,12 @@ def parse_event(body: str | bytes, event_type: type[E]) -> E:
     Source and detail-type must match the class: a rule sending the wrong events to a queue
     is a wiring fault worth failing loudly on.
     """
-    envelope = parse_envelope(body)
+    return event_of(parse_envelope(body), event_type)
+
+
+def event_of(envelope: Envelope, event_type: type[E]) -> E:
+    """:func:`parse_event` of an envelope already parsed (a consumer that reads the
+    detail-type first to choose the model parses the body once, not twice)."""
     if envelope.source != event_type.SOURCE or envelope.detail_type != event_type.detail_type():
         raise MalformedMessage(
             f"expected {event_type.SOURCE}/{event_type.detail_type()}, "

@@ -5,25 +5,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import boto3
 
 from common.clock import Clock
 from common.config import RuntimeClock, cold_start, load
+from common.dates import add_months
+from common.due import next_due
 from common.dynamo import BULK_CLIENT
-from common.handling import RejectionSink, rejections_for
-from common.messages import UploadedObject
-from common.outbox import OutboxPublisher
-from common.tariff_files import load_tariff_book
-from common.tariffs import TariffBook
-from metering.adapters.dynamodb import DailyScan, DynamoMeteringRepository
-from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
 from metering.config import MeteringConfig, PublishOutboxConfig
-from metering.domain import ingest
-from metering.domain.determination import TenantSettings
-from metering.domain.interval import UTILITY_TZ
-from metering.domain.readings import Reading
+
+# Each builder imports what its use case needs when it is first called: the outbox publisher
+# (a function of its own, fed by the table's stream) needs neither the tariff files nor the
+# ingest graph, and its cold start paid for both (issue 7). This module still wires all of them.
+if TYPE_CHECKING:
+    from common.handling import RejectionSink
+    from common.messages import UploadedObject
+    from common.outbox import OutboxPublisher
+    from common.tariffs import TariffBook
+    from metering.adapters.dynamodb import DynamoMeteringRepository
+    from metering.domain import ingest
+    from metering.domain.determination import TenantSettings
+    from metering.domain.readings import Reading
 
 
 @cold_start
@@ -33,6 +37,8 @@ def config() -> MeteringConfig:
 
 @cold_start
 def tariff_book() -> TariffBook:
+    from common.tariff_files import load_tariff_book
+
     return load_tariff_book(config().tariffs_dir)
 
 
@@ -43,6 +49,8 @@ def clients() -> dict[str, Any]:
 
 @cold_start
 def repository() -> DynamoMeteringRepository:
+    from metering.adapters.dynamodb import DynamoMeteringRepository
+
     return DynamoMeteringRepository(clients()["dynamodb"], config().table_name)
 
 
@@ -51,6 +59,8 @@ def clock() -> Clock:
 
 
 def today() -> date:
+    from metering.domain.interval import UTILITY_TZ
+
     return clock().now().astimezone(UTILITY_TZ).date()
 
 
@@ -60,6 +70,8 @@ def metered_tenants(on: date) -> tuple[str, ...]:
 
 
 def settings_on(on: date) -> Callable[[str], TenantSettings]:
+    from metering.domain.determination import TenantSettings
+
     book = tariff_book()
 
     def settings(tenant: str) -> TenantSettings:
@@ -77,6 +89,9 @@ def settings_on(on: date) -> Callable[[str], TenantSettings]:
 
 def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
     """A ``meters/`` or ``reads/`` file, streamed from the bucket."""
+    from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
+    from metering.domain import ingest
+
     s3 = clients()["s3"]
     file = ingest.UploadedFile(bucket=upload.bucket, key=upload.key, etag=upload.etag, size=upload.size)
     day = today()
@@ -94,6 +109,9 @@ def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
 
 
 def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:
+    from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
+    from metering.domain import ingest
+
     s3 = clients()["s3"]
     file = ingest.UploadedFile(bucket=upload.bucket, key=upload.key, etag=upload.etag, size=upload.size)
     return ingest.take_in_interval_file(
@@ -107,6 +125,8 @@ def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:
 
 
 def take_in_read(read: Reading, source: str) -> tuple[str, ingest.IngestResult]:
+    from metering.domain import ingest
+
     day = today()
     return ingest.take_in_read(
         read, source=source, repo=repository(), settings=settings_on(day), now=clock().now(), today=day
@@ -115,21 +135,42 @@ def take_in_read(read: Reading, source: str) -> tuple[str, ingest.IngestResult]:
 
 def run_daily(run_id: str) -> tuple[int, int]:
     """The daily run: missing reads estimated, then last month's satellite flow published,
-    both from one scan of the table (`DailyScan`). Returns (estimated, satellite months)."""
+    both from one scan of the table (`DailyScan`). Returns (estimated, satellite months).
+
+    A day with nothing due reads the daily mark only (``common.due``): a full run records the
+    next day an account's read window passes (``next_estimate_on``) or a month ends with a
+    flow monitor registered; a write of an account, a meter or an interval day adds its day."""
+    from metering.adapters.dynamodb import DailyScan
+    from metering.domain import ingest
+
     day = today()
     repo = DailyScan(clients()["dynamodb"], config().table_name)
+    mark = repo.due.read()
+    if mark is not None and not mark.due(day):
+        return 0, 0
+    candidates: list[date | None] = []
     estimated = ingest.estimate_missing(
-        repo=repo, settings=settings_on(day), now=clock().now(), today=day, run_id=run_id
+        repo=repo, settings=settings_on(day), now=clock().now(), today=day, run_id=run_id, next_on=candidates
     )
-    return estimated, ingest.publish_satellite_flow(repo=repo, now=clock().now())
+    satellites = ingest.publish_satellite_flow(repo=repo, now=clock().now())
+    if next(iter(repo.flow_monitors()), None) is not None:  # known from the scan: no read
+        candidates.append(add_months(date(day.year, day.month, 1), 1))
+    book = tariff_book()
+    candidates += [v.effective_from for t in book.tenants for v in book.versions(t) if v.effective_from > day]
+    repo.due.record(next_due(day, candidates), mark)
+    return estimated, satellites
 
 
 @cold_start
 def outbox_publisher() -> OutboxPublisher:
+    from common.outbox import OutboxPublisher
+
     cfg = load(PublishOutboxConfig)
     return OutboxPublisher(boto3.client("events"), cfg.event_bus_name)
 
 
 @cold_start
 def rejections() -> RejectionSink:
+    from common.handling import rejections_for
+
     return rejections_for("metering")

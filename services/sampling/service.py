@@ -22,12 +22,13 @@ from decimal import Decimal
 from typing import Any
 
 from common.clock import Clock
+from common.due import next_due
 from common.errors import PermanentError
 from common.events import Event
 from common.money import round_line
 from sampling.adapters.dynamodb import DynamoSamplingRepository
 from sampling.adapters.s3 import S3Objects
-from sampling.domain.daily import deadline_next, next_due, report_window_next
+from sampling.domain.daily import deadline_next, report_window_next
 from sampling.domain.errors import InvalidInput, SamplingError
 from sampling.domain.intake import (
     after_new_results,
@@ -453,7 +454,7 @@ class SamplingService:
     # --- the daily run --------------------------------------------------------------------
     def run_daily(self, today: date) -> DailyRun:
         """The day's exits, deadline reminders and breaches and report reminders; a day with
-        nothing due costs one read of the mark (``sampling.domain.daily``)."""
+        nothing due costs one read of the mark (``common.due``)."""
         mark = self.repo.daily_due()
         if mark is not None and not mark.due(today):
             return DailyRun()

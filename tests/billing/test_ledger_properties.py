@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from billing.domain.bills import issue
-from billing.domain.ledger import ZERO, Entry, allocate, balance, trial_balance
+from billing.domain.ledger import DEFAULT_ORDER, ZERO, Entry, allocate, balance, trial_balance
 from billing.domain.rating import Account, RatingEngine, RatingInput
 from common.tariff_files import default_tariffs_dir, load_tariff_book
 
@@ -48,6 +48,31 @@ def test_payments_never_allocate_more_than_was_paid(ledger: list[Entry], paid_by
     paid = -sum((e.amount for e in ledger if e.amount < 0 and e.posted_on <= paid_by), ZERO)
     assert all(ZERO <= unpaid[i] <= debits[i] for i in debits)
     assert applied == min(paid, sum(debits.values(), ZERO))
+
+
+@given(entries(), days, st.data())
+def test_noticed_debits_come_first_only_for_credits_dated_from_the_notice(
+    ledger: list[Entry], noticed_on: date, data: st.DataObject
+) -> None:
+    # X-TAXROLL: the credits dated before the notice allocate as if there were no notice;
+    # the credits from the notice on pay the noticed debits before any other.
+    debits = [e for e in ledger if e.amount > 0]
+    noticed = data.draw(st.sets(st.sampled_from([e.entry_id for e in debits]))) if debits else set()
+    unpaid = allocate(ledger, first=dict.fromkeys(noticed, noticed_on))
+    before = [e for e in ledger if e.amount > 0 or e.posted_on < noticed_on]
+    then = allocate(before)
+    later = -sum((e.amount for e in ledger if e.amount < 0 and e.posted_on >= noticed_on), ZERO)
+    expected = dict(then)
+    rank = {kind: i for i, kind in enumerate(DEFAULT_ORDER)}
+    oldest_first = sorted(debits, key=lambda e: (e.posted_on, rank.get(e.kind, len(rank)), e.entry_id))
+    for e in sorted(oldest_first, key=lambda e: e.entry_id not in noticed):
+        applied = min(later, expected[e.entry_id])
+        later -= applied
+        expected[e.entry_id] -= applied
+    assert unpaid == expected
+    assert allocate(ledger, first=dict.fromkeys(noticed, date.min)) == allocate(
+        ledger, first=dict.fromkeys(noticed, date(2000, 1, 1))
+    )
 
 
 @settings(max_examples=60)

@@ -552,6 +552,31 @@ def test_keeping_a_chunk_of_new_consumptions_stays_one_batch_get_and_batched_wri
     assert kept.requests == {"BatchGetItem": 2, "BatchWriteItem": 3}
 
 
+def test_new_consumptions_are_kept_without_building_the_re_rating_and_a_correction_builds_it(
+    flow: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from billing import composition
+
+    built: list[str] = []
+    real_engine = composition.engine
+
+    def engine() -> Any:
+        built.append("engine")
+        return real_engine()
+
+    monkeypatch.setattr(composition, "engine", engine)
+    # A read file's consumptions are new: kept, and the tariff book's rating engine is not built.
+    assert _deliver(_consumption("GR-1", 23000)) == {"batchItemFailures": []}
+    assert [u["volume_gal"] for u in of(flow, "USAGE#grafton-sewer")] == ["23000"]
+    assert built == []
+    # A re-determination of the same period hands the old and new items to the re-rating,
+    # which builds it then (nothing billed yet: no adjustment), and the new volume is kept.
+    assert _deliver(_consumption("GR-1", 20000)) == {"batchItemFailures": []}
+    assert built == ["engine"]
+    assert [u["volume_gal"] for u in of(flow, "USAGE#grafton-sewer")] == ["20000"]
+    assert of(flow, "ADJUSTMENT#") == []
+
+
 def test_a_chunk_of_stormwater_determinations_is_kept_parcel_by_parcel_once(flow: Stack) -> None:
     body = fixture_text("ERUsDetermined.json")
     determinations = json.loads(body)["detail"]["determinations"]

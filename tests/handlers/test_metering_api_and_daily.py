@@ -177,3 +177,70 @@ def test_the_daily_run_estimates_and_publishes_satellite_flow_from_one_scan(
     # the repository's own scan for flow monitors (a run that did not finish its account scan)
     repo = DynamoMeteringRepository(boto3.client("dynamodb"), TABLES["metering"])
     assert [m.meter_id for m in repo.flow_monitors()] == ["PP-FM7"]
+
+
+def run_on(simulated_time: clock.FixedClock, day: str) -> None:
+    simulated_time.set(datetime.fromisoformat(f"{day}T11:00:00+00:00"))
+    event = sqs_event(json.dumps({"scheduled_time": f"{day}T11:00:00Z"}))
+    assert run_daily.lambda_handler(event, lambda_context()) == {"batchItemFailures": []}
+
+
+def determined(stack: Stack) -> dict[str, dict[str, Any]]:
+    return {
+        c["period_start"]: c
+        for i in stack.items("metering")
+        if i.get("detail_type") == "ConsumptionsDetermined"
+        for c in json.loads(i["detail"])["consumptions"]
+    }
+
+
+def test_a_day_with_nothing_due_costs_one_read_and_a_read_written_since_is_estimated_on_its_day(
+    metering: Stack, simulated_time: clock.FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_on(simulated_time, "2026-02-20")  # a full run over an empty table: nothing due for 28 days
+    calls = dynamodb_calls(monkeypatch)
+    run_on(simulated_time, "2026-02-21")
+    assert calls == ["GetItem"]  # the mark only: no scan
+    simulated_time.set(datetime(2026, 2, 21, 15, tzinfo=UTC))
+    register(metering)  # a meters file and a staff read written between two runs
+    post_read({"read_on": "2026-02-01", "reading": "3100"})  # January: 3,100 gal
+    calls.clear()
+    run_on(simulated_time, "2026-02-22")
+    assert calls.count("Scan") == 1  # the writes made it a full run, which knew February's window
+    calls.clear()
+    for day in ("2026-02-23", "2026-03-01", "2026-03-05"):
+        run_on(simulated_time, day)
+    assert calls == ["GetItem"] * 3  # February's read window runs to 03-06 (5 days after 03-01)
+    assert "2026-02-01" not in determined(metering)
+    run_on(simulated_time, "2026-03-06")
+    # Estimated on the day the window passed, as a daily scan would: 100 gal/day x 28 days.
+    february = determined(metering)["2026-02-01"]
+    assert february["quality"] == "estimated" and Decimal(february["volume_gal"]) == 2800
+
+
+def test_a_daily_run_that_raced_a_read_leaves_the_next_run_a_full_one(
+    metering: Stack, simulated_time: clock.FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from metering.adapters.dynamodb import DailyScan
+
+    real = DailyScan.all_account_keys
+    raced: list[bool] = []
+
+    def keys_then_a_read(self: DailyScan) -> Any:
+        yield from real(self)
+        if not raced:  # a meters file and a read land after the run's scan
+            raced.append(True)
+            register(metering)
+            post_read({"read_on": "2026-02-01", "reading": "3100"})
+
+    monkeypatch.setattr(DailyScan, "all_account_keys", keys_then_a_read)
+    run_on(simulated_time, "2026-02-20")
+    monkeypatch.setattr(DailyScan, "all_account_keys", real)
+    repo = DynamoMeteringRepository(boto3.client("dynamodb"), TABLES["metering"])
+    mark = repo.due.read()
+    assert raced and mark is not None and mark.due(datetime(2026, 2, 21).date())  # the record was refused
+    calls = dynamodb_calls(monkeypatch)
+    run_on(simulated_time, "2026-02-21")
+    assert calls.count("Scan") == 1
+    mark = repo.due.read()
+    assert mark is not None and mark.next_on == datetime(2026, 3, 6).date() and not mark.pending

@@ -213,3 +213,48 @@ def test_a_claim_lost_to_a_concurrent_handler_leaves_the_sending_to_the_winner(
     delivered(storm)
     [message] = emails()
     assert "Total amount due $40.06" in attached_text(message)
+
+
+def print_run(at: clock.FixedClock, morning: str) -> None:
+    """The print schedule at 05:00 in Pleasant Prairie (10:00 UTC in October)."""
+    at.set(datetime.fromisoformat(f"{morning}T10:00:00+00:00"))
+    body = json.dumps({"scheduled_time": f"{morning}T10:00:00Z"})
+    assert run_print_batch.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+
+
+def test_a_morning_with_no_letter_and_no_hold_due_costs_one_read_and_a_skipped_release_is_caught_up(
+    pp: Stack, at: clock.FixedClock, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from handler_support import dynamodb_calls
+
+    print_run(at, "2026-09-29")  # a full run over an empty table
+    calls = dynamodb_calls(monkeypatch)
+    print_run(at, "2026-09-30")
+    assert calls == ["GetItem"]  # the mark only: no query of holds or letters
+    at.set(BILL_DAY)
+    delivered(pp_bill(SEWER, "S-9", name="Grace Hopper"))  # held until 10-02 (its release day)
+    calls.clear()
+    print_run(at, "2026-10-01")
+    assert calls == ["GetItem"] and log(pp) == []  # the partner may still come
+    # The run of 10-02 never came: the run of 10-03 releases the bill, mailed that day.
+    print_run(at, "2026-10-03")
+    assert log(pp) == [("S-9", "mail", "sent")]
+    # In the batch of 10-02 (the day before the run), assembled by the same run.
+    manifest = pp.s3.get_object(Bucket=MAIL, Key="batches/2026-10-02/manifest.csv")["Body"].read().decode()
+    assert "Grace Hopper" in manifest
+
+    def kept() -> list[dict[str, Any]]:
+        return [i for i in pp.items("notices") if i["pk"] != "DAILY"]
+
+    before = kept()
+    print_run(at, "2026-10-04")  # a full run (the release's own letter marked its day): nothing
+    assert kept() == before
+    calls.clear()
+    print_run(at, "2026-10-05")
+    assert calls == ["GetItem"]
+    # A letter mailed on 10-05 is in the batch assembled the next morning.
+    at.set(datetime(2026, 10, 5, 14, 0, tzinfo=UTC))
+    delivered(pp_bill(SEWER, "S-5", parcel=None, name="Edsger Dijkstra"))  # never held: mailed at once
+    print_run(at, "2026-10-06")
+    manifest = pp.s3.get_object(Bucket=MAIL, Key="batches/2026-10-05/manifest.csv")["Body"].read().decode()
+    assert "Edsger Dijkstra" in manifest

@@ -228,8 +228,8 @@ def test_a_day_with_nothing_due_costs_one_read_and_a_deadline_written_since_is_a
 def test_a_run_that_raced_a_new_deadline_leaves_the_next_run_a_full_one(sampling: Stack) -> None:
     import boto3
 
+    from common.due import DueMark
     from sampling.adapters.dynamodb import DynamoSamplingRepository
-    from sampling.domain.daily import DueMark
 
     repo = DynamoSamplingRepository(boto3.client("dynamodb"), TABLES["sampling"], sampling.clock)  # type: ignore[attr-defined]
     run_day(sampling, "2026-03-01")

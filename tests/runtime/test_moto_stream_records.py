@@ -11,7 +11,6 @@ poller's Lambda records and filter answers must be those of the API path.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -27,16 +26,6 @@ pytestmark = pytest.mark.integration
 
 # moto stamps each record with utcnow(); its JSON dump (so the size) depends on the digits
 WHEN = datetime(2026, 3, 3, 12, 0, 0, 123456)
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    emulator = Emulator.start("thread")
-    try:
-        yield emulator
-    finally:
-        motoshim.install()
-        emulator.stop()
 
 
 @pytest.fixture(autouse=True)
@@ -64,7 +53,7 @@ def every_type(n: int) -> dict[str, Any]:
     }
 
 
-def make_table(ddb: Any, name: str) -> str:
+def make_table(ddb: Any, name: str, view: str = "NEW_AND_OLD_IMAGES") -> str:
     ddb.create_table(
         TableName=name,
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
@@ -73,7 +62,7 @@ def make_table(ddb: Any, name: str) -> str:
             {"AttributeName": "sk", "AttributeType": "S"},
         ],
         BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": view},
     )
     arn: str = ddb.describe_table(TableName=name)["Table"]["LatestStreamArn"]
     return arn
@@ -128,6 +117,63 @@ def test_stream_records_and_their_sizes_are_moto_s_as_shipped(emulator: Emulator
     # the first record's image is the item as put, not as updated after it
     assert fast[0]["dynamodb"]["NewImage"]["m"]["M"]["k"] == {"S": "v"}
     assert fast[-1]["dynamodb"]["OldImage"]["m"]["M"]["k"] == {"S": "changed"}
+
+
+def plain(n: int) -> dict[str, Any]:
+    """An item of strings, numbers, binaries, booleans and nulls only (the shim's own image)."""
+    return {k: v for k, v in every_type(n).items() if k in ("pk", "sk", "s", "n", "big", "b", "flag", "none")}
+
+
+def write_plain(ddb: Any, table: str) -> None:
+    """A read file's writes: plain items put over earlier ones (MODIFY), batched, updated."""
+    key = {"pk": {"S": "P#1"}, "sk": {"S": "S\u00e9"}}
+    ddb.put_item(TableName=table, Item=plain(1))
+    ddb.batch_write_item(RequestItems={table: [{"PutRequest": {"Item": plain(n)}} for n in range(1, 5)]})
+    ddb.update_item(
+        TableName=table,
+        Key=key,
+        UpdateExpression="SET s = :s ADD n :one",
+        ExpressionAttributeValues={":s": {"S": "changed"}, ":one": {"N": "1"}},
+    )
+    ddb.put_item(TableName=table, Item={**plain(1), "m": {"M": {"k": {"S": "v"}}}})  # then a map
+    ddb.update_item(
+        TableName=table,
+        Key=key,
+        UpdateExpression="SET m.k = :v",
+        ExpressionAttributeValues={":v": {"S": "w"}},
+    )
+    ddb.put_item(TableName=table, Item=plain(1))  # plain again, over the item with a map
+    ddb.delete_item(TableName=table, Key=key)
+
+
+@pytest.mark.parametrize("view", ["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"])
+@pytest.mark.parametrize("writes", [write, write_plain])
+def test_each_view_type_keeps_the_images_moto_as_shipped_keeps(
+    emulator: Emulator, view: str, writes: Any
+) -> None:
+    """A record holds only the images its view type keeps, and an image made by the shim
+    (`_image`, items of plain values) or by moto (sets, lists, maps) is moto's as shipped."""
+    ddb = emulator.client("dynamodb")
+    name = f"views-{view.lower().replace('_', '-')}-{writes.__name__.replace('_', '-')}"
+    fast_arn = make_table(ddb, f"{name}-fast", view)
+    writes(ddb, f"{name}-fast")
+    fast = motoshim.stream_records(fast_arn, None, 1000)
+    with motoshim.shipped():
+        shipped_arn = make_table(ddb, f"{name}-shipped", view)
+        writes(ddb, f"{name}-shipped")
+        shipped = motoshim.stream_records(shipped_arn, None, 1000)
+    assert len(fast) > 5
+    assert comparable(fast) == comparable(shipped)
+    images = {k for r in fast for k in r["dynamodb"] if k.endswith("Image")}
+    assert (
+        images
+        == {
+            "NEW_IMAGE": {"NewImage"},
+            "OLD_IMAGE": {"OldImage"},
+            "NEW_AND_OLD_IMAGES": {"NewImage", "OldImage"},
+            "KEYS_ONLY": set(),
+        }[view]
+    )
 
 
 def poller(emulator: Emulator, arn: str, filters: list[dict[str, Any]], direct: bool) -> StreamPoller:

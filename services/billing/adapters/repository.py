@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 from billing.adapters.items import (
     account_history_item,
@@ -20,15 +22,106 @@ from billing.adapters.items import (
 )
 from billing.adapters.store import Store
 from billing.domain.accounts import AccountRecord
+from billing.domain.assessment_due import DueMark
 from billing.domain.bills import Bill, BilledRead, reads_behind
 from billing.domain.issuing import Charge, Eru, Held, Strength, Usage
 from billing.domain.ledger import Entry
 from billing.domain.projections import eru_in_force, eru_over, strength_in_force
+from common.dynamo import get, key_of, to_item
+from common.errors import TransientError
 from common.events import Event
 from common.outbox import outbox_item
 
+ASSESSMENT_INPUTS = ("BILLS#", "LEDGER#", "MARKS#", "TAXROLL#", "ARRANGEMENTS#")
+"""The partitions the daily assessment reads (``<prefix><tenant>...``): a write to one of
+them outside the assessment marks its tenant pending (``billing.domain.assessment_due``)."""
+DUE_KEY = ("ASSESSMENT", "DUE")
+
+
+def _tenant_of(pk: str) -> str | None:
+    for prefix in ASSESSMENT_INPUTS:
+        if pk.startswith(prefix):
+            return pk[len(prefix) :].split("#", 1)[0]
+    return None
+
 
 class BillingRepo(Store):
+    # --- when the daily assessment has work (billing.domain.assessment_due) ---------------
+    def write(
+        self,
+        items: Iterable[dict[str, Any]],
+        deletes: Iterable[tuple[str, str]] = (),
+        *,
+        assessing: bool = False,
+    ) -> int:
+        """``Store.write``; then, unless the assessment itself writes (``assessing``), the
+        tenants of any assessment input written are marked pending (items first, then the
+        mark: see ``assessment_due``)."""
+        listed, removed = list(items), list(deletes)
+        written = super().write(listed, removed)
+        if not assessing:
+            self.assessment_inputs_changed([i["pk"] for i in listed] + [pk for pk, _ in removed])
+        return written
+
+    def put_new(self, item: dict[str, Any]) -> bool:
+        put = super().put_new(item)
+        if put:
+            self.assessment_inputs_changed([item["pk"]])
+        return put
+
+    def assessment_inputs_changed(self, pks: Iterable[str]) -> None:
+        """Mark the tenants of these partition keys pending (one UpdateItem, creating the
+        mark); nothing when none is an assessment input. Call it after the items' write."""
+        tenants = sorted({t for t in map(_tenant_of, pks) if t})
+        if not tenants:
+            return
+        self._count("UpdateItem")
+        self.client.update_item(
+            TableName=self.table,
+            Key=key_of(*DUE_KEY),
+            UpdateExpression="ADD writes :one, pending :tenants",
+            ExpressionAttributeValues={":one": {"N": "1"}, ":tenants": {"SS": tenants}},
+        )
+
+    def assessment_due(self) -> DueMark | None:
+        self._count("GetItem")
+        item = get(self.client, self.table, *DUE_KEY)
+        if item is None:
+            return None
+        return DueMark(
+            next_on={t: date.fromisoformat(d) for t, d in (item.get("next_on") or {}).items()},
+            pending=frozenset(item.get("pending", ())),
+            writes=int(item.get("writes", 0)),
+        )
+
+    def set_assessment_due(self, next_on: Mapping[str, date], seen: DueMark | None) -> bool:
+        """Record the tenants' next full-run days, unless a write marked a tenant since
+        ``seen`` was read (then the mark stays as that write left it: the next run is full
+        for its tenant, and for the tenants this run assessed, whose days are not recorded)."""
+        condition, values = "attribute_not_exists(pk)", {}
+        if seen is not None:
+            condition, values = "writes = :writes", {":writes": {"N": str(seen.writes)}}
+        self._count("PutItem")
+        try:
+            self.client.put_item(
+                TableName=self.table,
+                Item=to_item(
+                    {
+                        "pk": DUE_KEY[0],
+                        "sk": DUE_KEY[1],
+                        "next_on": {t: d.isoformat() for t, d in sorted(next_on.items())},
+                        "writes": seen.writes if seen else 0,
+                    }
+                ),
+                ConditionExpression=condition,
+                **({"ExpressionAttributeValues": values} if values else {}),
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise TransientError(f"writing the assessment's mark: {exc}") from exc
+        return True
+
     # --- accounts ----------------------------------------------------------------------
     def store_accounts(self, records: Sequence[AccountRecord], *, source: str, now: datetime) -> int:
         """Current version (overwritten) and history: one item per change, keyed by the
@@ -124,10 +217,12 @@ class BillingRepo(Store):
         extra: Sequence[dict[str, Any]] = (),
         events: Sequence[Event] = (),
         now: datetime,
+        assessing: bool = False,
     ) -> int:
         at = now.isoformat()
         return self.write(
-            [entry_item(e, at) for e in entries] + list(extra) + [outbox_item(ev, now=now) for ev in events]
+            [entry_item(e, at) for e in entries] + list(extra) + [outbox_item(ev, now=now) for ev in events],
+            assessing=assessing,
         )
 
     # --- projections ---------------------------------------------------------------------

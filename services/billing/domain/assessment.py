@@ -226,9 +226,7 @@ def _unpaid_of_bill(
 ) -> Callable[[Bill, date], Decimal]:
     """A bill's charges unpaid with the payments dated up to a day (``ledger`` and what the
     assessment ``added`` so far; X-TAXROLL: payments go to the noticed arrears first)."""
-    first = frozenset(i for n in notices for i in n.entry_ids) | {
-        f"TAXROLL-{n.year}-PENALTY" for n in notices
-    }
+    first = {i: n.noticed_on for n in notices for i in (*n.entry_ids, f"TAXROLL-{n.year}-PENALTY")}
     allocated: dict[tuple[date, int], dict[str, Decimal]] = {}
 
     def unpaid_of_bill(bill: Bill, paid_by: date) -> Decimal:
@@ -518,7 +516,7 @@ def _tax_roll(
                 out.marks.append(mark)
         if notice is None:
             continue
-        first = frozenset(notice.entry_ids)
+        first = dict.fromkeys(notice.entry_ids, notice.noticed_on)
         penalty_on = tr.day(year, tr.penalty_on) + timedelta(days=1)
         penalty_id = f"TAXROLL-{year}-PENALTY"
         by_id = {e.entry_id: e for e in ledger + out.entries}
@@ -549,7 +547,7 @@ def _tax_roll(
         certify_on = tr.day(year, tr.certify_on)
         certify_id = f"TAXROLL-{year}-CERTIFIED"
         if certify_on <= today and certify_id not in done:
-            listed = frozenset(notice.entry_ids) | {penalty_id}
+            listed = dict.fromkeys((*notice.entry_ids, penalty_id), notice.noticed_on)
             unpaid = allocate(
                 ledger + out.entries,
                 paid_by=certify_on - timedelta(days=1),
@@ -573,3 +571,62 @@ def _tax_roll(
                     )
                 )
                 out.certified.append(Certified(year, certify_on, arrears, penalty))
+
+
+def next_action_on(
+    *,
+    bills: Sequence[Bill],
+    entries: Iterable[Entry],
+    marks: Iterable[str],
+    notices: Sequence[TaxNotice],
+    terms: Terms,
+    today: date,
+    arrangements: Sequence[Arrangement] = (),
+) -> date | None:
+    """The first day after ``today`` on which :func:`assess_account` can find work for this
+    account as it stands after today's run (pass what the run added), or None: nothing can
+    fall due until something is written (a bill, an entry, an arrangement, a mark; each such
+    write makes the next run a full one, ``billing.domain.assessment_due``).
+
+    Never later than the first day with work; it may name a day with none (a full run that
+    finds nothing). With the bills, entries, marks and arrangements fixed, the assessment's
+    answer changes only on these days:
+
+    - a bill still unpaid today (payments dated up to today; a bill paid stays paid as
+      later payments only add, ``ledger.allocate``): its next late charge or penalty day,
+      its overdue day and its first day of disconnection eligibility;
+    - the day after any entry's date (eligibility and its withdrawal read the payments
+      dated up to the day before) and each arrangement's turning days (made, broken,
+      cancelled, ended): where an eligibility can start or end;
+    - X-TAXROLL: the notice, penalty and certification days of this year and the next.
+    """
+    ledger = list(entries)
+    later = today + timedelta(days=1)
+    days = {e.posted_on + timedelta(days=1) for e in ledger}
+    for a in arrangements:
+        days |= a.turning_days(ledger)
+    days |= {date.fromisoformat(m[-10:]) for m in marks if m.startswith(ELIGIBLE_MARK)}
+    unpaid_of_bill = _unpaid_of_bill(ledger, [], terms, notices)
+    late = terms.late
+    for bill in bills:
+        if unpaid_of_bill(bill, today) <= 0:
+            continue
+        if late is not None:
+            start = bill.bill_date + timedelta(days=late.first_after_days)
+            for n in range(1 if late.once else MAX_MONTHS):
+                falls_on = add_months(start, n)
+                if falls_on > today:
+                    days.add(falls_on)
+                    break
+        if terms.overdue:
+            overdue_on = bill.bill_date + OVERDUE_AFTER
+            days |= {overdue_on, overdue_on + NOTICE_PERIOD}
+    tr = terms.tax_roll
+    if tr is not None and bills:
+        for year in (today.year, today.year + 1):
+            days |= {
+                tr.day(year, tr.notice_on),
+                tr.day(year, tr.penalty_on) + timedelta(days=1),
+                tr.day(year, tr.certify_on),
+            }
+    return min((d for d in days if d >= later), default=None)

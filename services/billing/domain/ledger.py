@@ -15,10 +15,11 @@ tariff data), so the unpaid part of any charge on any day is a pure function of 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
+from types import MappingProxyType
 from typing import Literal
 
 ZERO = Decimal("0.00")
@@ -101,34 +102,39 @@ def allocate(
     *,
     paid_by: date | None = None,
     order: Sequence[str] = DEFAULT_ORDER,
-    first: frozenset[str] = frozenset(),
+    first: Mapping[str, date] = MappingProxyType({}),
 ) -> dict[str, Decimal]:
     """The unpaid part of every debit entry, by entry id.
 
     Credits dated on or before ``paid_by`` (all when None; a payment counts on its
-    ``paid_on`` date, X-DUE) are applied to debits oldest first; ``first`` names debits
-    paid before all others (X-TAXROLL: payments go to the noticed arrears first). A credit
-    never allocates more than its amount; what is left over is the credit balance.
-    Debits posted after ``paid_by`` are included too (a credit balance pays them).
+    ``paid_on`` date, X-DUE) are applied to debits oldest first. ``first`` names debits
+    paid before all others by the credits dated from a day on (X-TAXROLL: payments go to
+    the noticed arrears first, from the notice on; a payment dated before the notice stays
+    with the debits it paid then). A credit never allocates more than its amount; what is
+    left over is the credit balance. Debits posted after ``paid_by`` are included too (a
+    credit balance pays them).
     """
     listed = list(entries)
-    debits = sorted((e for e in listed if e.amount > 0), key=_debit_order(order, first))
+    debits = [e for e in listed if e.amount > 0]
     debit_ids = {d.entry_id for d in debits}
     reversed_ = _reversals(listed, debit_ids, paid_by)
-    credit = -sum(
-        (
-            e.amount
-            for e in listed
-            if e.amount < 0 and (paid_by is None or e.posted_on <= paid_by) and reverses(e) not in debit_ids
-        ),
-        ZERO,
-    )
-    unpaid: dict[str, Decimal] = {}
-    for d in debits:
-        owed = max(d.amount - reversed_.get(d.entry_id, ZERO), ZERO)
-        applied = min(credit, owed)
-        credit -= applied
-        unpaid[d.entry_id] = owed - applied
+    unpaid = {d.entry_id: max(d.amount - reversed_.get(d.entry_id, ZERO), ZERO) for d in debits}
+    # The credits in groups by the day from which their ``first`` debits come first: an
+    # earlier group pays before a later one (the greedy fill of one order is the same
+    # whether its credits are pooled or taken one by one).
+    starts = sorted(set(first.values()))
+    pooled: dict[date, Decimal] = {}
+    for e in listed:
+        if e.amount < 0 and (paid_by is None or e.posted_on <= paid_by) and reverses(e) not in debit_ids:
+            since = max((d for d in starts if d <= e.posted_on), default=date.min)
+            pooled[since] = pooled.get(since, ZERO) - e.amount
+    for since in sorted(pooled):
+        credit = pooled[since]
+        ahead = frozenset(i for i, d in first.items() if d <= since)
+        for d in sorted(debits, key=_debit_order(order, ahead)):
+            applied = min(credit, unpaid[d.entry_id])
+            credit -= applied
+            unpaid[d.entry_id] -= applied
     return unpaid
 
 

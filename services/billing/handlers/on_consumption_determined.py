@@ -14,16 +14,17 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from billing import composition
 from common.handling import consume_sqs
-from common.messages import parse_envelope, parse_event
+from common.messages import event_of, parse_envelope
 from common.observability import logger, observed
 from metering.events import ConsumptionDetermined, ConsumptionsDetermined
 
 
 def record_handler(record: SQSRecord) -> None:
-    if parse_envelope(record.body).detail_type == ConsumptionsDetermined.detail_type():
-        consumptions = parse_event(record.body, ConsumptionsDetermined).consumptions
+    envelope = parse_envelope(record.body)
+    if envelope.detail_type == ConsumptionsDetermined.detail_type():
+        consumptions = event_of(envelope, ConsumptionsDetermined).consumptions
     else:
-        consumptions = (parse_event(record.body, ConsumptionDetermined),)
+        consumptions = (event_of(envelope, ConsumptionDetermined),)
     keep = composition.keep_consumption_use_case()
     stored = keep(consumptions)
     logger.debug("consumptions kept", extra={"kept": stored, "received": len(consumptions)})

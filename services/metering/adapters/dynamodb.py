@@ -26,12 +26,13 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from common.due_marks import DueMarks
 from common.dynamo import batch_get, batch_put, from_item, get
 from common.events import Event
 from common.ids import key
 from common.outbox import outbox_item
 from metering.domain.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
-from metering.domain.interval import DaySum, IntervalMeter
+from metering.domain.interval import UTILITY_TZ, DaySum, IntervalMeter
 from metering.domain.model import AccountMetering, Meter
 from metering.events import ReadsRejected
 
@@ -143,9 +144,19 @@ def file_key(file_id: str) -> tuple[str, str]:
 
 
 class DynamoMeteringRepository:
+    MARKS_DAILY = True
+    """Its writes of the daily run's inputs (accounts, meters, interval days) add their day
+    to the daily mark (``common.due``; items first, then the mark). The daily run's own
+    repository (:class:`DailyScan`) does not: its results are in the day it records."""
+
     def __init__(self, client: Any, table: str) -> None:
         self._client = client
         self._table = table
+        self.due = DueMarks(client, table)
+
+    def _daily_inputs_written(self, now: datetime) -> None:
+        if self.MARKS_DAILY:
+            self.due.add([now.astimezone(UTILITY_TZ).date()])
 
     def file_seen(self, file_id: str) -> bool:
         return get(self._client, self._table, *file_key(file_id)) is not None
@@ -208,6 +219,8 @@ class DynamoMeteringRepository:
                 for (tenant, meter_id, day), sums in days.items()
             ),
         )
+        if days:
+            self._daily_inputs_written(now)
 
     def save_events(self, events: Sequence[Event], *, now: datetime) -> None:
         batch_put(self._client, self._table, (outbox_item(e, now=now) for e in events))
@@ -274,6 +287,8 @@ class DynamoMeteringRepository:
                 for a in batch.accounts
             ),
         )
+        if batch.accounts or batch.meters:
+            self._daily_inputs_written(now)
 
     def record_file(
         self, file: UploadedFile, kind: str, accepted: int, rejected: ReadsRejected | None, now: datetime
@@ -309,6 +324,8 @@ class DailyScan(DynamoMeteringRepository):
     that, it scans for them itself). A Scan reads the whole table whatever its filter, so on
     AWS this halves the daily run's read units; on the local stack one call a day, not two.
     One instance per run: the monitors are those of this run's scan."""
+
+    MARKS_DAILY = False
 
     def __init__(self, client: Any, table: str) -> None:
         super().__init__(client, table)

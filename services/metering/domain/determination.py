@@ -131,6 +131,23 @@ def determine(
     return found
 
 
+def next_estimate_on(account: AccountMetering, settings: TenantSettings, *, today: date) -> date | None:
+    """The first day after ``today`` on which the daily run's ``determine(estimate=True)``
+    can determine a period of this account as it stands after today's run, or None until
+    something is written to it (a read, a meter): its first open period, read to its end by
+    no meter, is estimated once ``read_window_days`` have passed; one whose window passed
+    and could not be estimated waits for a write (a read, the history an estimate needs)."""
+    for start, end in _open_periods(account, settings):
+        counting = _counting(account, start, end)
+        if not counting:
+            return None
+        if all(s.covers(min(end, s.meter.removed_on or end)) for s in counting):
+            return today + timedelta(days=1)  # determinable now (not after a run: be safe)
+        due = end + timedelta(days=settings.read_window_days)
+        return due if due > today else None
+    return None
+
+
 def _open_periods(account: AccountMetering, settings: TenantSettings) -> Iterator[tuple[date, date]]:
     installs = [s.meter.installed_on for s in account.series.values()]
     if not installs:

@@ -33,7 +33,13 @@ from common.errors import PermanentError
 from common.events import Event
 from common.tariffs import METER_SIZES
 from metering.domain import csvinput as cin
-from metering.domain.determination import Determined, TenantSettings, determine, redetermine
+from metering.domain.determination import (
+    Determined,
+    TenantSettings,
+    determine,
+    next_estimate_on,
+    redetermine,
+)
 from metering.domain.interval import (
     UTILITY_TZ,
     DaySum,
@@ -316,9 +322,16 @@ def take_in_read(
 
 
 def estimate_missing(
-    *, repo: MeteringRepository, settings: Settings, now: datetime, today: date, run_id: str
+    *,
+    repo: MeteringRepository,
+    settings: Settings,
+    now: datetime,
+    today: date,
+    run_id: str,
+    next_on: list[date | None] | None = None,
 ) -> int:
-    """X-PERIOD: determine (estimating where the read window has passed) every open period."""
+    """X-PERIOD: determine (estimating where the read window has passed) every open period.
+    With ``next_on``, each account's next day with work is added to it (``next_estimate_on``)."""
     run = _Run(UploadedFile(bucket="", key=f"schedule:estimate/{run_id}", etag=""), _NoReport())
     keys = repo.all_account_keys()
     total = 0
@@ -326,6 +339,8 @@ def estimate_missing(
         out = BatchOutput()
         for account in repo.accounts(batch).values():
             found = determine(account, settings(account.tenant), today=today, estimate=True)
+            if next_on is not None:
+                next_on.append(next_estimate_on(account, settings(account.tenant), today=today))
             if found:
                 out.consumptions.extend(_event(d, run.file.key, f"estimate#{run_id}", now) for d in found)
                 out.accounts.append(account)

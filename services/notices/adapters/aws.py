@@ -28,6 +28,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from billing.events import DisconnectionEligibilityWithdrawn
 from common.clock import Clock
+from common.due_marks import DueMarks
 from common.dynamo import from_item, get, put_if_absent, to_item
 from common.errors import TransientError
 from common.events import Event
@@ -214,6 +215,7 @@ class S3MailRoom:
         self._ddb = ddb
         self._table = table
         self._clock = clock
+        self.marks = DueMarks(ddb, table)
 
     def enqueue(self, *, day: date, record: NoticeRecord, request: NoticeRequest, pdf: bytes) -> str:
         object_key = f"pending/{day.isoformat()}/{record.notice_id}.pdf"
@@ -231,6 +233,9 @@ class S3MailRoom:
             "pages_key": object_key,
         }
         self._ddb.put_item(TableName=self._table, Item=to_item(item))
+        # The print run of the next morning assembles this day's letters (``common.due``):
+        # the day is marked once a container; the run drops it only after that morning.
+        self.marks.add_once(day + timedelta(days=1))
         return object_key
 
     def letters(self, day: date) -> Iterator[dict[str, Any]]:
@@ -451,6 +456,7 @@ class DynamoBillHolds:
     def __init__(self, client: Any, table: str) -> None:
         self._client = client
         self._table = table
+        self.marks = DueMarks(client, table)
 
     def hold(self, key_: str, bill: HeldBill) -> None:
         self._client.put_item(
@@ -469,6 +475,9 @@ class DynamoBillHolds:
             TableName=self._table,
             Item=to_item({"pk": "PPHOLD", "sk": f"{bill.release_on.isoformat()}#{key_}", "group": key_}),
         )
+        # Its release morning for the print run (``common.due``), after the item, every time:
+        # a hold may come for a day a run has already dropped (a bill dated in the past).
+        self.marks.add([bill.release_on])
 
     def group(self, key_: str) -> tuple[list[HeldBill], Claim | None]:
         pages = self._client.get_paginator("query").paginate(

@@ -1,6 +1,8 @@
 """The daily print-batch schedule fired: release the Pleasant Prairie bills whose partner
 did not come by their release day (PP-CWU-BILLING), then assemble yesterday's mailed notices
-into one PDF and a manifest sorted by ZIP for the print vendor (once per day).
+into one PDF and a manifest sorted by ZIP for the print vendor (once per day). A morning with
+neither costs one read: the daily mark (``common.due``), to which each letter adds its
+morning (once a container) and each hold its release day.
 
 Trigger: EventBridge Scheduler (daily) -> SQS -> here; body ``{"scheduled_time": ...}``.
 """
@@ -15,6 +17,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import AwareDatetime, BaseModel, ValidationError
 
+from common.due import next_due
 from common.errors import TransientError
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
@@ -33,7 +36,13 @@ def record_handler(record: SQSRecord) -> None:
     except ValidationError as exc:
         raise MalformedMessage(f"print batch input: {first_error(exc)}") from None
     # The batch at dawn collects the letters of the utility's previous local day.
-    day = request.scheduled_time.astimezone(ZoneInfo("America/Chicago")).date() - timedelta(days=1)
+    morning = request.scheduled_time.astimezone(ZoneInfo("America/Chicago")).date()
+    day = morning - timedelta(days=1)
+    # A morning with no letter and no hold due reads one mark (the writers mark their days).
+    marks = composition.bill_holds().marks
+    mark = marks.read()
+    if mark is not None and not mark.due(morning):
+        return
     # Held bills released first, so their letters make this batch (a retried run's, the next).
     released = release_held_bills(
         day,
@@ -50,6 +59,8 @@ def record_handler(record: SQSRecord) -> None:
     )
     if released.failed:
         raise TransientError(f"{released.failed} held bill(s) could not be sent yet; the run is retried")
+    later = {d for d in (mark.pending if mark else ()) if d > morning}
+    marks.record(next_due(morning, later), mark, keep=later)
 
 
 @observed

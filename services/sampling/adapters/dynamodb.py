@@ -12,7 +12,7 @@ Keys:
 - ``EXITS#<tenant>`` / ``<account_id>``: a running PP-SEW-CAT-B-EXIT clock and its end;
 - ``DEADLINES#<tenant>`` / ``<account_id>#<sample_id>``: a satellite results deadline;
 - ``REPORTS#<tenant>#<year>`` / ``<account_id>``: an annual report received;
-- ``DAILY`` / ``DUE``: when the daily run next has work (``sampling.domain.daily.DueMark``):
+- ``DAILY`` / ``DUE``: when the daily run next has work (``common.due.DueMark``):
   the date its last full run computed, and the dates of exit clocks and deadlines written since;
 - ``OUTBOX#<digest of the event's type and business key>`` / ``OUTBOX``: the outbox,
   keyed by business key so an event is published once however often it is produced.
@@ -32,6 +32,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from common.clock import Clock
+from common.due import DueMark
+from common.due_marks import DueMarks
 from common.dynamo import (
     batch_get,
     batch_put,
@@ -45,7 +47,6 @@ from common.errors import TransientError
 from common.events import Event
 from common.handling import MessageRejected
 from common.outbox import outbox_item
-from sampling.domain.daily import DueMark
 from sampling.domain.intake import LabFile, StoredSample
 from sampling.domain.lab_files import LabRow
 from sampling.domain.samples import AccountInfo, AccountRecord, Decision, StoredResult
@@ -76,6 +77,7 @@ class DynamoSamplingRepository:
         self._client = client
         self._table = table
         self._clock = clock
+        self._marks = DueMarks(client, table)
 
     # --- outbox ---------------------------------------------------------------------------
     def _outbox_values(self, event: Event) -> dict[str, Any]:
@@ -454,58 +456,21 @@ class DynamoSamplingRepository:
                 raise TransientError(f"no deadline for {sample_id}")
             # set before: nothing to add
 
-    # --- when the daily run has work (sampling.domain.daily) ---------------------------------
+    # --- when the daily run has work (common.due: the DAILY / DUE mark) ---------------------
     def _due_update(self, dates: Collection[date]) -> dict[str, Any]:
-        return {
-            "TableName": self._table,
-            "Key": key_of("DAILY", "DUE"),
-            "UpdateExpression": "ADD writes :one, pending :dates",
-            "ExpressionAttributeValues": {
-                ":one": {"N": "1"},
-                ":dates": {"SS": sorted({d.isoformat() for d in dates})},
-            },
-        }
+        return self._marks.update(dates)
 
     def _mark_due(self, dates: Collection[date]) -> None:
         """Add dates on which the daily run has work (one UpdateItem, creates the mark)."""
-        if dates:
-            self._client.update_item(**self._due_update(dates))
+        self._marks.add(dates)
 
     def daily_due(self) -> DueMark | None:
-        item = get(self._client, self._table, "DAILY", "DUE")
-        if item is None:
-            return None
-        return DueMark(
-            next_on=date.fromisoformat(item["next_on"]) if "next_on" in item else None,
-            pending=frozenset(date.fromisoformat(d) for d in item.get("pending", ())),
-            writes=int(item.get("writes", 0)),
-        )
+        return self._marks.read()
 
     def set_daily_due(self, next_on: date, seen: DueMark | None) -> bool:
         """Record a full run's next date, unless a write added a date since ``seen`` was read
         (then the mark stays as that write left it and the next run is a full one)."""
-        condition, values = "attribute_not_exists(pk)", {}
-        if seen is not None:
-            condition, values = "writes = :writes", {":writes": {"N": str(seen.writes)}}
-        try:
-            self._client.put_item(
-                TableName=self._table,
-                Item=to_item(
-                    {
-                        "pk": "DAILY",
-                        "sk": "DUE",
-                        "next_on": next_on.isoformat(),
-                        "writes": seen.writes if seen else 0,
-                    }
-                ),
-                ConditionExpression=condition,
-                **({"ExpressionAttributeValues": values} if values else {}),
-            )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return False
-            raise TransientError(f"writing the daily mark: {exc}") from exc
-        return True
+        return self._marks.record(next_on, seen)
 
     def exits(self, tenant: str) -> list[tuple[str, date]]:
         """Every running exit clock of the tenant: (account, the day it ends)."""

@@ -2,42 +2,24 @@
 
 The daily run (exits of PP-SEW-CAT-B-EXIT clocks, satellite results deadlines, annual
 report reminders) works from dates known when each clock, deadline or policy is written.
-A full run computes the next date anything can fall due (:func:`next_due`) and records it;
+A full run computes the next date anything can fall due (``common.due.next_due``) and records it;
 every write of a new exit clock or deadline adds its date to a ``pending`` set beside it
-(:class:`DueMark`). On any other day the run reads that one mark and stops: on AWS one
+(``common.due.DueMark``). On any other day the run reads that one mark and stops: on AWS one
 read a day instead of two queries per tenant, and no idle work on the local runtime.
 
-A full run happens at least every :data:`FULL_RUN_AT_LEAST_EVERY` whatever the mark says:
+A full run happens at least every ``common.due.FULL_RUN_AT_LEAST_EVERY`` whatever the mark says:
 the bound on how late a date this computation does not foresee (a tariff version that
 moves the report window, a write that crashed between its item and its mark) is acted on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import date, timedelta
 
 from sampling.domain.satellite import ResultsDeadline
 
-FULL_RUN_AT_LEAST_EVERY = timedelta(days=28)
 _DAY = timedelta(days=1)
-
-
-@dataclass(frozen=True)
-class DueMark:
-    """What the table says of the next daily work: ``next_on`` as the last full run computed
-    it (None: never computed), the dates written since (``pending``) and how many writes
-    added them (``writes``: a full run records its result only if none came meanwhile)."""
-
-    next_on: date | None
-    pending: frozenset[date] = frozenset()
-    writes: int = 0
-
-    def due(self, today: date) -> bool:
-        if self.next_on is None:
-            return True
-        return min((self.next_on, *self.pending)) <= today
 
 
 def deadline_next(
@@ -71,10 +53,3 @@ def report_window_next(
         if later <= due:
             return max(due - timedelta(days=max(days_before)), later)
     return None
-
-
-def next_due(today: date, candidates: Iterable[date | None]) -> date:
-    """The next day the daily run must do a full run: the earliest candidate after today,
-    and at the latest :data:`FULL_RUN_AT_LEAST_EVERY` from today."""
-    later = today + _DAY
-    return min([today + FULL_RUN_AT_LEAST_EVERY, *(max(d, later) for d in candidates if d is not None)])
