@@ -14,7 +14,6 @@ text and number, and the match of every pattern shape on every event of
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -29,15 +28,6 @@ from sewerbill.local.emulator import Emulator
 pytestmark = pytest.mark.integration
 
 VOLATILE = {"id", "sent_timestamp", "visible_at", "delayed_until", "_old_receipt_handles", "receipt_handle"}
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    emulator = Emulator.start("thread")
-    try:
-        yield emulator
-    finally:
-        emulator.stop()
 
 
 def _backend(emulator: Emulator) -> Any:

@@ -9,7 +9,6 @@ moto as shipped: the same items on the same pages, the same last keys.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -18,15 +17,6 @@ from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    emulator = Emulator.start("thread")
-    try:
-        yield emulator
-    finally:
-        emulator.stop()
 
 
 def _pages(emulator: Emulator, table: str) -> list[Any]:
