@@ -8,7 +8,23 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
+from billing.domain.arrangements import Arrangement, make_arrangement
 from billing.domain.ledger import Entry
+
+
+# A payment arrangement (GR-OVERDUE) of Grafton's GR-1: instalments as (day, amount).
+def arrangement(
+    made_on: date, *instalments: tuple[date, str], end_on: date, aid: str = "ARR-1"
+) -> Arrangement:
+    return make_arrangement(
+        tenant="grafton-sewer",
+        account_id="GR-1",
+        arrangement_id=aid,
+        made_on=made_on,
+        instalments=[(d, Decimal(a)) for d, a in instalments],
+        end_on=end_on,
+        approver="clerk",
+    )
 
 
 def payment(account_id: str, ref: str, paid_on: date, amount: str, tenant: str = "grafton-sewer") -> Entry:

@@ -8,29 +8,15 @@ from datetime import date, timedelta
 from decimal import Decimal
 
 import pytest
-from billing_support import payment
+from billing_support import arrangement, payment
 
-from billing.domain.arrangements import Arrangement, ArrangementRefused, make_arrangement
+from billing.domain.arrangements import Arrangement, ArrangementRefused
 from billing.domain.assessment import Outcome, assess_account, late_charge_corrections
 from billing.domain.bills import Bill
 from billing.domain.ledger import Entry, allocate, balance, trial_balance
 from billing.domain.terms import Terms
 
 Q2 = (date(2026, 4, 1), date(2026, 7, 1))
-
-
-def arrangement(
-    made_on: date, *instalments: tuple[date, str], end_on: date, aid: str = "ARR-1"
-) -> Arrangement:
-    return make_arrangement(
-        tenant="grafton-sewer",
-        account_id="GR-1",
-        arrangement_id=aid,
-        made_on=made_on,
-        instalments=[(d, Decimal(a)) for d, a in instalments],
-        end_on=end_on,
-        approver="clerk",
-    )
 
 
 def daily(

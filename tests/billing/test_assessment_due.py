@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from datetime import date, timedelta
 from decimal import Decimal
 
-from billing_support import payment
+from billing_support import arrangement, payment
 
-from billing.domain.arrangements import Arrangement, make_arrangement
+from billing.domain.arrangements import Arrangement
 from billing.domain.assessment import Outcome, assess_account, next_action_on
 from billing.domain.assessment_due import FULL_RUN_AT_LEAST_EVERY, DueMark, next_run_on
 from billing.domain.bills import Bill, issue
@@ -102,20 +102,6 @@ def same_days_fewer_runs(
 def found(log: list[tuple[date, Outcome]]) -> list[tuple[date, str]]:
     """A readable digest: each day with the entries and marks it added."""
     return [(d, e.entry_id) for d, o in log for e in o.entries] + [(d, m) for d, o in log for m in o.marks]
-
-
-def arrangement(
-    made_on: date, *instalments: tuple[date, str], end_on: date, aid: str = "ARR-1"
-) -> Arrangement:
-    return make_arrangement(
-        tenant="grafton-sewer",
-        account_id="GR-1",
-        arrangement_id=aid,
-        made_on=made_on,
-        instalments=[(d, Decimal(a)) for d, a in instalments],
-        end_on=end_on,
-        approver="clerk",
-    )
 
 
 def test_grafton_late_charge_overdue_eligibility_and_a_withdrawal_come_on_their_days(

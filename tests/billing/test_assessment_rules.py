@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from billing_support import payment
 
-from billing.domain.assessment import Outcome, assess_account
+from billing.domain.assessment import Outcome, TaxNotice, assess_account
 from billing.domain.bills import Bill
 from billing.domain.ledger import Entry, balance
 from billing.domain.terms import Terms
@@ -35,6 +35,32 @@ def days_until(start: date, end: date, ledger: list[Entry], bills: list[Bill], t
         marks.extend(out.marks)
         day += timedelta(days=1)
     return marks
+
+
+def every_day_with_notices(
+    bills: list[Bill],
+    ledger: list[Entry],
+    terms: Terms,
+    start: date,
+    end: date,
+    arriving: dict[date, Entry] | None = None,
+) -> list[TaxNotice]:
+    """Run the assessment every day from start to end, an entry of ``arriving`` joining the
+    ledger on its day, keeping what the runs add (ledger extended in place); the notices."""
+    notices: list[TaxNotice] = []
+    marks: list[str] = []
+    day = start
+    while day <= end:
+        if arriving and day in arriving:
+            ledger.append(arriving[day])
+        out = assess_account(
+            bills=bills, entries=ledger, marks=marks, notices=notices, terms=terms, today=day
+        )
+        ledger += out.entries
+        marks += out.marks
+        notices += out.notices
+        day += timedelta(days=1)
+    return notices
 
 
 def test_grafton_bill_unpaid_on_day_21_gets_exactly_one_3_percent_late_charge(grafton_bill, terms) -> None:
@@ -187,19 +213,10 @@ def test_tax_roll_timeline_notice_penalty_and_certification(grafton_bill, terms)
     q2 = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=23000)  # 194.50, due 07-01
     q3 = grafton_bill(date(2026, 7, 1), date(2026, 10, 1), bill_date=date(2026, 10, 1), gallons=23000)
     ledger = q2.entries() + q3.entries()
-    notices = []
-    marks: list[str] = []
-    day = date(2026, 7, 1)
-    while day <= date(2026, 11, 30):
-        if day == date(2026, 11, 1):
-            ledger.append(payment("GR-1", "NOV1", day, "100.00"))  # dated Nov 1: counts
-        out = assess_account(
-            bills=[q2, q3], entries=ledger, marks=marks, notices=notices, terms=gr, today=day
-        )
-        ledger += out.entries
-        marks += out.marks
-        notices += out.notices
-        day += timedelta(days=1)
+    nov1 = payment("GR-1", "NOV1", date(2026, 11, 1), "100.00")  # dated Nov 1: counts
+    notices = every_day_with_notices(
+        [q2, q3], ledger, gr, date(2026, 7, 1), date(2026, 11, 30), {nov1.posted_on: nov1}
+    )
     # Noticed Oct 15: Q2 194.50 + its late charge 5.84 + Q3 194.50 (service before Oct 1,
     # due Oct 1) = 394.84. Q3's late charge (Oct 22) is after the notice: it stays.
     assert [(n.noticed_on, n.arrears) for n in notices] == [(date(2026, 10, 15), Decimal("394.84"))]
@@ -220,17 +237,7 @@ def test_tax_roll_payments_before_the_notice_stay_with_the_bills_they_paid(graft
     q2 = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=23000)
     q3 = grafton_bill(date(2026, 7, 1), date(2026, 10, 1), bill_date=date(2026, 10, 1), gallons=23000)
     ledger = q2.entries() + q3.entries() + [payment("GR-1", "JUL", date(2026, 7, 20), "194.50")]
-    notices = []
-    marks: list[str] = []
-    day = date(2026, 7, 1)
-    while day <= date(2026, 11, 30):
-        out = assess_account(
-            bills=[q2, q3], entries=ledger, marks=marks, notices=notices, terms=gr, today=day
-        )
-        ledger += out.entries
-        marks += out.marks
-        notices += out.notices
-        day += timedelta(days=1)
+    notices = every_day_with_notices([q2, q3], ledger, gr, date(2026, 7, 1), date(2026, 11, 30))
     assert [(n.noticed_on, n.arrears) for n in notices] == [(date(2026, 10, 15), Decimal("194.50"))]
     # Q3 unpaid on day 21 (Oct 22): 3% of 194.50 = 5.835 -> 5.84, after the notice: it stays.
     late = [(e.posted_on, e.amount, e.bill_id) for e in ledger if e.kind == "late_charge"]

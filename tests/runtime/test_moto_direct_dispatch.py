@@ -12,11 +12,12 @@ headers, body) must be the same, bar the random request id and a table name in a
 from __future__ import annotations
 
 import binascii
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from moto_support import make_indexed_table
 
 from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
@@ -24,39 +25,6 @@ from sewerbill.local.emulator import Emulator
 pytestmark = pytest.mark.integration
 
 TABLE_NAMES = ("fast", "slow")  # the same length: the answers' sizes stay comparable
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    emulator = Emulator.start("thread")
-    try:
-        yield emulator
-    finally:
-        emulator.stop()
-
-
-def make_table(ddb: Any, name: str) -> None:
-    ddb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-            {"AttributeName": "v", "AttributeType": "S"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "by-v",
-                "KeySchema": [
-                    {"AttributeName": "v", "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )
 
 
 def item(n: int, **extra: Any) -> dict[str, Any]:
@@ -229,7 +197,7 @@ def run(emulator: Emulator, table: str, monkeypatch: pytest.MonkeyPatch) -> tupl
         return answer
 
     ddb = emulator.client("dynamodb")
-    make_table(ddb, table)
+    make_indexed_table(ddb, table)
     with monkeypatch.context() as patch:
         patch.setattr(motoshim, "_dynamodb_direct", recorded)
         patch.setattr(motoshim, "_dynamodb_handler_direct", counted)
@@ -281,7 +249,7 @@ def test_the_direct_path_answers_what_moto_s_dispatch_answers_byte_for_byte(
 
 def test_the_direct_path_is_off_while_moto_runs_as_shipped(emulator: Emulator) -> None:
     ddb = emulator.client("dynamodb")
-    make_table(ddb, "shipped")
+    make_indexed_table(ddb, "shipped")
     taken = {"n": 0}
     handler_direct = motoshim._dynamodb_handler_direct
 

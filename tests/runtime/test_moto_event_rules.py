@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -69,16 +68,6 @@ TRANSFORMED = {
         "InputTemplate": '{"kind": "<kind>", "tenant": "<tenant>"}',
     }
 }
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    emulator = Emulator.start("thread")
-    try:
-        yield emulator
-    finally:
-        motoshim.install()
-        emulator.stop()
 
 
 def deliveries(emulator: Emulator, bus: str) -> dict[str, list[Any]]:

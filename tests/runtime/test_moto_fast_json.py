@@ -11,50 +11,17 @@ and botocore's parsed answers, errors included, must be equal.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from moto_support import make_indexed_table
 
 from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    emulator = Emulator.start("thread")
-    try:
-        yield emulator
-    finally:
-        motoshim.install()
-        emulator.stop()
-
-
-def make_table(ddb: Any, name: str) -> None:
-    ddb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-            {"AttributeName": "v", "AttributeType": "S"},
-        ],
-        GlobalSecondaryIndexes=[
-            {
-                "IndexName": "by-v",
-                "KeySchema": [
-                    {"AttributeName": "v", "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                "Projection": {"ProjectionType": "ALL"},
-            }
-        ],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
-    )
 
 
 def every_kind(n: int) -> dict[str, Any]:
@@ -241,7 +208,7 @@ def _normalise(value: Any, table: str) -> Any:
 
 def run(emulator: Emulator, table: str) -> list[Any]:
     ddb = emulator.client("dynamodb")
-    make_table(ddb, table)
+    make_indexed_table(ddb, table)
     answers = [outcome(call, ddb, table) for call in calls(table)]
     streams = emulator.client("dynamodbstreams")
     arn = ddb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
@@ -421,6 +388,45 @@ def test_the_runtime_s_direct_sqs_calls_answer_what_the_api_answers(emulator: Em
     assert dlq_counts == {
         "Attributes": {"ApproximateNumberOfMessages": "3", "ApproximateNumberOfMessagesNotVisible": "0"}
     }
+
+
+def test_a_receive_answers_with_the_shim_what_moto_as_shipped_answers(emulator: Emulator) -> None:
+    """The shim's receive (no deep copy of the message, one draw for its receipt handle)
+    against moto as shipped: the same scenario (visibility, receive counts, the redrive to
+    the dead-letter queue, FIFO groups, message attributes) gives the same answers, through
+    the API and through the runtime's direct calls; a handle keeps moto's form and is new at
+    every receive; and the copies handed out are not kept alive."""
+    from moto.sqs.models import Message
+
+    from sewerbill.local.motoshim import DirectSqs
+
+    api = emulator.client("sqs")
+    account = emulator.client("sts").get_caller_identity()["Account"]
+    with motoshim.shipped():
+        shipped_api = sqs_scenario(emulator, api, "shipped-api")
+        shipped_direct = sqs_scenario(emulator, DirectSqs(api, account, emulator.region), "shipped-direct")
+    shim_api = sqs_scenario(emulator, api, "shim-api")
+    shim_direct = sqs_scenario(emulator, DirectSqs(api, account, emulator.region), "shim-direct")
+
+    assert shim_api == shipped_api
+    assert shim_direct == shipped_direct
+
+    queue = api.create_queue(QueueName="handles")["QueueUrl"]
+    api.send_message(QueueUrl=queue, MessageBody="x")
+    tracked = len(Message.instances_tracked)
+    handles = []
+    for _ in range(3):
+        got = api.receive_message(QueueUrl=queue, VisibilityTimeout=0)["Messages"][0]
+        handles.append(got["ReceiptHandle"])
+        assert (
+            len(got["ReceiptHandle"]) == 185
+            and got["ReceiptHandle"].isalpha()
+            and got["ReceiptHandle"].islower()
+        )
+    assert len(set(handles)) == 3
+    assert len(Message.instances_tracked) == tracked  # moto as shipped keeps each copy handed out
+    api.delete_message(QueueUrl=queue, ReceiptHandle=handles[-1])
+    assert "Messages" not in api.receive_message(QueueUrl=queue)
 
 
 # --- a Query on a sort-key range bisects to it (motoshim keeps each partition's keys in order) ------

@@ -11,7 +11,6 @@ poller's Lambda records and filter answers must be those of the API path.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import datetime
 from typing import Any
 
@@ -27,16 +26,6 @@ pytestmark = pytest.mark.integration
 
 # moto stamps each record with utcnow(); its JSON dump (so the size) depends on the digits
 WHEN = datetime(2026, 3, 3, 12, 0, 0, 123456)
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    emulator = Emulator.start("thread")
-    try:
-        yield emulator
-    finally:
-        motoshim.install()
-        emulator.stop()
 
 
 @pytest.fixture(autouse=True)

@@ -7,7 +7,6 @@ tests/benchmarks/bench_schedules.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -19,26 +18,22 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture(scope="module")
-def ddb() -> Iterator[Any]:
-    emulator = Emulator.start("thread")
-    try:
-        client = emulator.client("dynamodb")
-        client.create_table(
-            TableName="tx",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
-        )
-        yield client
-    finally:
-        emulator.stop()
+def ddb(emulator: Emulator) -> Any:
+    client = emulator.client("dynamodb")
+    client.create_table(
+        TableName="tx",
+        KeySchema=[
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+    )
+    return client
 
 
 def state_and_outbox(n: int) -> list[dict[str, Any]]:

@@ -4,7 +4,6 @@ unsigned DynamoDB calls (`worker.unsigned_dynamodb`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,16 +13,6 @@ from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
 
 pytestmark = pytest.mark.integration
-
-
-@pytest.fixture(scope="module")
-def emulator() -> Iterator[Emulator]:
-    emulator = Emulator.start("thread")
-    try:
-        yield emulator
-    finally:
-        motoshim.install()
-        emulator.stop()
 
 
 def test_a_receive_keeps_to_the_retention_period_as_moto_as_shipped_does(emulator: Emulator) -> None:

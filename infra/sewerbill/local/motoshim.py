@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Nine changes, installed by `install()` when the runtime starts moto itself:
+Ten changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -88,6 +88,17 @@ Nine changes, installed by `install()` when the runtime starts moto itself:
    MODIFY on a NEW_IMAGE stream, then dropped it), and an image of an item of plain strings,
    numbers, binaries, booleans and nulls is made without moto's type tests (`_image`; the same
    test module compares every view type with moto as shipped).
+10. **A receive hands out a message without a deep copy or 185 random draws.** moto's
+   `receive_message` deep-copies each message it hands out (only so that filtering the
+   copy's message attributes leaves the queued message's alone), and each copy goes into
+   `Message.instances_tracked`, kept alive for the process's life; and each receive makes
+   the message's new receipt handle with 185 calls to `random.choice`. Together about half
+   of a scheduled firing's receive. Here the copy is the message's fields with its dicts and
+   lists deep-copied (the same values, nothing shared that moto or its caller changes), not
+   tracked; and the handle is 185 lowercase letters from one draw of 185 random bytes of
+   moto's own (seedable) random source. Visibility, receive counts, FIFO groups and the
+   redrive are moto's code as shipped (`tests/runtime/test_moto_fast_json.py` runs the SQS
+   scenario on moto as shipped and with the shim and requires the same answers).
 
 And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
 deletes and visibility changes) made on moto's SQS backend directly, with the backend
@@ -377,6 +388,45 @@ def _retained(self: Any, queue_name: str, message: Any) -> bool:
 
     period = self.get_queue(queue_name).message_retention_period
     return bool(period + message.sent_timestamp / 1000 > unix_time())
+
+
+# moto's receipt handle alphabet (lowercase letters) for each of a random byte's values
+_HANDLE_LETTERS = bytes(ord("a") + value % 26 for value in range(256))
+
+
+def _receipt_handle() -> str:
+    """A receipt handle of moto's form (185 lowercase letters) from moto's random source."""
+    from moto.moto_api._internal import mock_random
+
+    return mock_random.randbytes(185).translate(_HANDLE_LETTERS).decode()
+
+
+def _message_copy(value: Any, memo: dict[int, Any] | None = None) -> Any:
+    """`copy.deepcopy` as moto's SQS models call it, except that a `Message` is copied field
+    by field (its dicts and lists deep-copied, its strings and numbers shared) without
+    `BaseModel.__new__`, which keeps every copy in `instances_tracked`."""
+    from moto.sqs.models import Message
+
+    if type(value) is not Message:
+        return copy.deepcopy(value, memo)
+    clone = object.__new__(Message)
+    clone.__dict__.update(
+        {k: copy.deepcopy(v) if isinstance(v, (dict, list, set)) else v for k, v in value.__dict__.items()}
+    )
+    return clone
+
+
+def _install_receive(install: bool) -> None:
+    import moto.sqs.models as sqs_models
+
+    if install:
+        _originals["receipt_handle"] = sqs_models.generate_receipt_handle
+        _originals["sqs_deepcopy"] = sqs_models.deepcopy
+        sqs_models.generate_receipt_handle = _receipt_handle
+        sqs_models.deepcopy = _message_copy  # type: ignore[assignment]
+    else:
+        sqs_models.generate_receipt_handle = _originals.pop("receipt_handle")
+        sqs_models.deepcopy = _originals.pop("sqs_deepcopy")
 
 
 def _install_retention(install: bool) -> None:
@@ -1373,7 +1423,7 @@ def stop_serving(endpoint: str) -> None:
 
 # --- install -----------------------------------------------------------------------------------
 def install() -> None:
-    """Apply the nine changes (idempotent); moto must run in this process to see them."""
+    """Apply the ten changes (idempotent); moto must run in this process to see them."""
     with _lock:
         for model in (Item, StreamRecord):
             if not isinstance(getattr(model, "instances_tracked", None), Created):
@@ -1381,6 +1431,7 @@ def install() -> None:
         if _originals:
             return
         _install_retention(True)
+        _install_receive(True)
         _originals["transact_write_items"] = DynamoDBBackend.transact_write_items
         _originals["add_message"] = Queue.add_message
         _originals["shard_add"] = StreamShard.add
@@ -1466,6 +1517,7 @@ def uninstall() -> None:
         if not _originals:
             return
         _install_retention(False)
+        _install_receive(False)
         DynamoDBBackend.transact_write_items = _originals.pop("transact_write_items")  # type: ignore[method-assign]
         Queue.add_message = _originals.pop("add_message")  # type: ignore[method-assign]
         StreamShard.add = _originals.pop("shard_add")  # type: ignore[method-assign]
