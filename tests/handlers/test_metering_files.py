@@ -109,3 +109,31 @@ def test_a_batch_keeps_its_reads_in_one_item_the_failed_ones_with_their_reason(m
     ]
     assert kept[1]["column"] == "read_on" and "in the future" in kept[1]["reason"]
     assert kept[0]["reading"] == "11000" and kept[0]["read_on"] == "2026-04-01"
+
+
+def test_a_file_looks_each_tenants_tariff_up_once_and_freezes_the_cold_start(
+    metering: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 7: the settings were looked up in the tariff book for every row; a file asks the
+    book once per tenant (two rows of one tenant here: one lookup). The objects of the cold
+    start are frozen out of the garbage collector before the first file is taken in."""
+    import gc
+
+    from metering import composition
+
+    book = composition.tariff_book()
+    asked: list[str] = []
+    in_force = book.in_force
+
+    def counted(tenant: str, on: Any) -> Any:
+        asked.append(tenant)
+        return in_force(tenant, on)
+
+    assert handle(metering, "meters/2026-01.csv", METERS) == {"batchItemFailures": []}
+    assert gc.get_freeze_count() > 0
+    monkeypatch.setattr(book, "in_force", counted)
+    two_reads = "".join(READS.splitlines(keepends=True)[:3])  # the header, GR-M1 and GR-M2
+    assert handle(metering, "reads/2026-04.csv", two_reads) == {"batchItemFailures": []}
+    # metered_tenants asks each tenant once, the rows' settings once more (per row and per
+    # determined account before: 2 reads + 2 accounts = 4, and 5 lookups in all)
+    assert asked.count("grafton-sewer") == 2
