@@ -122,9 +122,12 @@ def consume_sqs(
                 raise
 
     # A fresh processor per batch; always answer with batchItemFailures, even when all failed.
+    # No context for it: Powertools passes one only to a record handler that takes a
+    # `lambda_context` parameter (`guarded` does not), and finding that out costs an
+    # `inspect.signature` of the handler on every batch.
     processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     return process_partial_response(
-        event=dict(event), record_handler=guarded, processor=processor, context=context
+        event=dict(event), record_handler=guarded, processor=processor, context=None
     )
 
 

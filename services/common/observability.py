@@ -84,7 +84,14 @@ def observed(handler: H | None = None, *, correlation_id_path: str | None = None
             fn, correlation_id_path=correlation_id_path, clear_state=True
         )
         with_metrics = metrics.log_metrics(with_logs, capture_cold_start_metric=True)
-        traced = tracer.capture_lambda_handler(with_metrics, capture_response=False)
+        # Tracing off (no Lambda task root, as outside Lambda, or POWERTOOLS_TRACE_DISABLED):
+        # the handler's subsegment would be X-Ray's dummy, built and dropped on every
+        # invocation, so the handler is not wrapped at all. In Lambda, tracing on, it is.
+        traced = (
+            with_metrics
+            if tracer.disabled
+            else tracer.capture_lambda_handler(with_metrics, capture_response=False)
+        )
         entry = functools.wraps(fn)(traced)
         entry.__observed__ = True  # type: ignore[attr-defined]  # checked by tests/template
         return entry  # type: ignore[return-value]

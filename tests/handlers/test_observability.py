@@ -232,3 +232,34 @@ def _consumption(account: str = "GR-1") -> ConsumptionDetermined:
     detail = json.loads(fixture_text("ConsumptionDetermined.json"))["detail"]
     detail.pop("correlation_id", None)
     return ConsumptionDetermined.model_validate({**detail, "account_id": account})
+
+
+class _RecordingTracer:
+    def __init__(self, disabled: bool) -> None:
+        self.disabled = disabled
+        self.wrapped: list[Any] = []
+
+    def capture_lambda_handler(self, handler: Any, capture_response: bool) -> Any:
+        self.wrapped.append(handler)
+        return handler
+
+
+@pytest.mark.parametrize("disabled", [False, True])
+def test_an_entry_point_is_traced_when_tracing_is_on_and_left_unwrapped_when_it_is_off(
+    disabled: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In Lambda (tracing on) the handler runs in X-Ray's subsegment; where tracing is off
+    (outside Lambda, the local runtime, POWERTOOLS_TRACE_DISABLED) that subsegment would be a
+    dummy built on every invocation, so the entry point is not wrapped for it."""
+    from common import observability
+
+    tracer = _RecordingTracer(disabled)
+    monkeypatch.setattr(observability, "tracer", tracer)
+
+    @observability.observed
+    def entry(event: Any, context: Any) -> str:
+        return "answered"
+
+    assert len(tracer.wrapped) == (0 if disabled else 1)
+    assert entry({}, lambda_context()) == "answered"
+    assert entry.__observed__  # type: ignore[attr-defined]
