@@ -1542,9 +1542,14 @@ class DirectSqs:
         self.exceptions = client.exceptions
 
     def _backend(self) -> Any:
+        """moto's SQS backend of the account and region: the one its dictionaries hold, read
+        without `BackendDict.__getitem__`'s lock and key list (a third of a send's cost);
+        looked up as moto does when they hold none (first use, or after moto's reset)."""
         from moto.sqs.models import sqs_backends
 
-        return sqs_backends[self.account][self.region]
+        regions = dict.get(sqs_backends, self.account)
+        backend = dict.get(regions, self.region) if regions is not None else None
+        return backend if backend is not None else sqs_backends[self.account][self.region]
 
     @staticmethod
     def _name(url: str) -> str:

@@ -100,6 +100,12 @@ class LocalRuntime:
             arn: url for arn, url in stack.queue_urls_by_arn.items() if url in self._dlq_watch.dlqs
         }
         self._watched = {p.key for p in self._pollers if observed(p.key[0])}
+        # A pass visits the pollers in this order: each unwatched one, and a watched one only
+        # when it is pending (a firing makes one or two of some thirty pending).
+        self._unwatched = [n for n, p in enumerate(self._pollers) if p.key not in self._watched]
+        self._positions: dict[tuple[str, str], list[int]] = {}
+        for n, p in enumerate(self._pollers):
+            self._positions.setdefault(p.key, []).append(n)
         self._dlqs_watched = observed("sqs")
         self._pending: set[tuple[str, str]] = set()
         self._dlqs_pending: set[str] = set()
@@ -323,9 +329,9 @@ class LocalRuntime:
         with self._poll_lock:
             pending, dlqs = self._take_pending()
             handled = 0
-            for poller in self._pollers:
-                if poller.key in self._watched and poller.key not in pending:
-                    continue
+            due = self._unwatched + [n for key in pending for n in self._positions.get(key, ())]
+            for n in sorted(due):
+                poller = self._pollers[n]
                 count = poller.poll_once()
                 handled += count
                 if poller.key in self._watched and (poller.more or not count and self._waiting(poller)):

@@ -90,10 +90,7 @@ class SqsPoller:
         self.region = region
         self.account = account  # set: repair moto's EventBridge deliveries (see above)
         self.more = False  # poll again: a full batch was taken or some failed
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return ("sqs", self.source.queue_arn)
+        self.key = ("sqs", source.queue_arn)  # what the emulator's activity reports name
 
     def _receive(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []
@@ -252,10 +249,7 @@ class StreamPoller:
         self._filter_on_size = any(
             isinstance(f.get("dynamodb"), dict) and "SizeBytes" in f["dynamodb"] for f in source.filters
         )
-
-    @property
-    def key(self) -> tuple[str, str]:
-        return ("stream", self.source.table_name)
+        self.key = ("stream", source.table_name)  # what the emulator's activity reports name
 
     def start(self) -> None:
         """For StartingPosition LATEST, skip what is already in the stream."""
