@@ -84,3 +84,37 @@ def test_a_folder_without_a_domain_or_events_preloads_nothing_of_it(tmp_path: Pa
     (tmp_path / "fn" / "__init__.py").write_text("")
     (tmp_path / "fn" / "app.py").write_text("import os\nNAME = os.environ['X']\n")
     assert code_preload(tmp_path, ["fn.app.handler"]) == []
+
+
+def test_a_worker_s_sessions_share_the_forkserver_s_botocore_data_and_a_session_with_its_own_data_path_does_not() -> (
+    None
+):
+    """In a process that imported `sewerbill.local.botodata` (the forkserver's preload, so every
+    worker): a session on botocore's default data path gets the loader the forkserver filled,
+    whose models are what a loader of its own reads; a session given AWS_DATA_PATH gets a
+    loader of its own, as before; and the warm-up left the process's default session unmade."""
+    probe = """
+import json, os, tempfile
+import boto3, botocore.loaders, botocore.session
+from sewerbill.local import botodata
+assert boto3.DEFAULT_SESSION is None
+shared = botocore.session.Session().get_component("data_loader")
+own = botocore.loaders.Loader()
+models_equal = all(
+    shared.load_service_model(s, "service-2") == own.load_service_model(s, "service-2")
+    and shared.load_service_model(s, "endpoint-rule-set-1") == own.load_service_model(s, "endpoint-rule-set-1")
+    for s in botodata.SERVICES
+)
+os.environ["AWS_DATA_PATH"] = tempfile.mkdtemp()
+elsewhere = botocore.session.Session().get_component("data_loader")
+print(json.dumps({
+    "shared": shared is botodata.LOADER,
+    "warmed": "dynamodb" in str(list(botodata.LOADER._cache)),
+    "models_equal": models_equal,
+    "elsewhere": elsewhere is not botodata.LOADER and os.environ["AWS_DATA_PATH"] in elsewhere.search_paths,
+}))
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+
+    assert seen == {"shared": True, "warmed": True, "models_equal": True, "elsewhere": True}

@@ -89,6 +89,7 @@ PRELOAD = [
     "boto3",
     "boto3.dynamodb.types",
     "botocore.exceptions",
+    "sewerbill.local.botodata",  # botocore's data files, read once for every worker's clients
     "pydantic",
     "pydantic_settings",
     "yaml",
