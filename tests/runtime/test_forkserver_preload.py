@@ -90,9 +90,10 @@ def test_a_worker_s_sessions_share_the_forkserver_s_botocore_data_and_a_session_
     None
 ):
     """In a process that imported `sewerbill.local.botodata` (the forkserver's preload, so every
-    worker): a session on botocore's default data path gets the loader the forkserver filled,
-    whose models are what a loader of its own reads; a session given AWS_DATA_PATH gets a
-    loader of its own, as before; and the warm-up left the process's default session unmade."""
+    worker): a session on botocore's default data path gets a loader of its own (its own search
+    paths) with the reads the forkserver made as its cache, whose models are what a fresh
+    loader reads; a session given AWS_DATA_PATH gets a loader and a cache of its own, as
+    before; and the warm-up left the process's default session unmade."""
     probe = """
 import json, os, tempfile
 import boto3, botocore.loaders, botocore.session
@@ -105,16 +106,26 @@ models_equal = all(
     and shared.load_service_model(s, "endpoint-rule-set-1") == own.load_service_model(s, "endpoint-rule-set-1")
     for s in botodata.SERVICES
 )
+boto3_loader = boto3.session.Session()._loader  # boto3 adds its own data path to its session's
+own_paths = boto3_loader._cache is shared._cache and boto3_loader.search_paths != shared.search_paths
 os.environ["AWS_DATA_PATH"] = tempfile.mkdtemp()
 elsewhere = botocore.session.Session().get_component("data_loader")
 print(json.dumps({
-    "shared": shared is botodata.LOADER,
+    "shared": shared._cache is botodata.LOADER._cache and shared is not botodata.LOADER,
+    "own_paths": own_paths,
     "warmed": "dynamodb" in str(list(botodata.LOADER._cache)),
     "models_equal": models_equal,
-    "elsewhere": elsewhere is not botodata.LOADER and os.environ["AWS_DATA_PATH"] in elsewhere.search_paths,
+    "elsewhere": elsewhere._cache is not botodata.LOADER._cache
+    and os.environ["AWS_DATA_PATH"] in elsewhere.search_paths,
 }))
 """
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     seen = json.loads(done.stdout.strip().splitlines()[-1])
 
-    assert seen == {"shared": True, "warmed": True, "models_equal": True, "elsewhere": True}
+    assert seen == {
+        "shared": True,
+        "own_paths": True,
+        "warmed": True,
+        "models_equal": True,
+        "elsewhere": True,
+    }
