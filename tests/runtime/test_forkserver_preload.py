@@ -129,3 +129,22 @@ print(json.dumps({
         "models_equal": True,
         "elsewhere": True,
     }
+
+
+def test_the_forkserver_freezes_what_it_preloaded_after_importing_it_all() -> None:
+    """The last module of the preload collects and freezes the forkserver's heap, so a
+    worker's full collections walk only what the worker made."""
+    from sewerbill.local import invoker
+
+    invoker._forkserver(template_preload())  # what the runtime sets before starting it
+    listed = invoker._preload
+    assert listed[-1] == invoker.FROZEN
+    probe = f"""
+import gc, importlib, sys
+sys.path.insert(0, {str(SERVICES)!r})
+for name in {listed!r}:
+    importlib.import_module(name)
+print(gc.get_freeze_count())
+"""
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert int(done.stdout.strip().splitlines()[-1]) > 100_000

@@ -177,14 +177,16 @@ def code_preload(folder: Path, handlers: Iterable[str]) -> list[str]:
     return modules
 
 
-_preload: list[str] = list(PRELOAD)
+# Imported last: what the forkserver preloaded, frozen out of the workers' collections.
+FROZEN = "sewerbill.local.preloaded"
+_preload: list[str] = [*PRELOAD, FROZEN]
 
 
 def _forkserver(code_modules: list[str] | None = None) -> Any:
     """The forkserver context, its preload the libraries and, once set, the code's modules."""
     global _preload
     if code_modules is not None:
-        _preload = PRELOAD + [m for m in code_modules if m not in PRELOAD]
+        _preload = PRELOAD + [m for m in code_modules if m not in PRELOAD] + [FROZEN]
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(_preload)
     return context
