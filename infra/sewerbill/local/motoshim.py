@@ -1236,7 +1236,7 @@ def _dynamodb_handler_cheaply(handler: Any, request: Any, body: Any) -> Any:
         service="dynamodb",
         region=handler.region,
     )
-    handler._enrich_response = _enrich_response
+    handler._enrich_response = _enrich_direct_response
     return handler
 
 
@@ -1253,7 +1253,7 @@ def _request_id() -> str:
     return mock_random.randbytes(52).translate(_REQUEST_ID_CHARS).decode()
 
 
-def _enrich_response(headers: dict[str, Any], body: Any) -> tuple[dict[str, Any], Any]:
+def _enrich_direct_response(headers: dict[str, Any], body: Any) -> tuple[dict[str, Any], Any]:
     """moto's `BaseResponse._enrich_response` with `_request_id`'s id."""
     if "status" in headers:
         headers["status"] = str(headers["status"])
