@@ -11,12 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from billing.domain.ledger import OM, ZERO, Entry
-from billing.domain.rating import RatedBill
-from billing.domain.rating.output import detail_value, plain, rate_text
 from common.dates import add_months
+
+if TYPE_CHECKING:  # the rating package (every tenant's engine, the tariff models) only to issue
+    from billing.domain.rating import RatedBill
 
 TENANT_PREFIX = {
     "pleasant-prairie-sewer": "PPS",
@@ -215,6 +216,9 @@ def issue(
 ) -> Bill:
     """The bill for ``rated``: previous balance is the account's balance before the bill
     date; payments since are the payments after the last bill's date (X-DUE: paid_on)."""
+    # Here, not at the top: reading a bill (the outbox publisher's BillIssued) needs no rating.
+    from billing.domain.rating.output import detail_value, plain, rate_text
+
     entries = list(history)
     previous = sum((e.amount for e in entries if e.posted_on < bill_date), ZERO)
     paid = -sum(
