@@ -62,12 +62,18 @@ class Line:
 
     @property
     def funds(self) -> dict[str, Decimal]:
-        raw = self.details.get("funds")
-        if isinstance(raw, Mapping):
-            split = {str(k): Decimal(str(v)) for k, v in raw.items() if Decimal(str(v)) != 0}
-            if split and sum(split.values()) == self.amount:
-                return split
-        return {OM: self.amount}
+        return funds_of(self.amount, self.details)
+
+
+def funds_of(amount: Decimal, details: Mapping[str, Any]) -> dict[str, Decimal]:
+    """A line's amount by fund (X-FUNDS): the split its details record when it sums to the
+    amount, else all O&M (``Line.funds``; the outbox publisher reads it off a bill's JSON)."""
+    raw = details.get("funds")
+    if isinstance(raw, Mapping):
+        split = {str(k): Decimal(str(v)) for k, v in raw.items() if Decimal(str(v)) != 0}
+        if split and sum(split.values()) == amount:
+            return split
+    return {OM: amount}
 
 
 @dataclass(frozen=True, slots=True)
