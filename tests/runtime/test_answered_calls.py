@@ -142,7 +142,7 @@ def test_other_json_services_answer_in_place_and_s3_keeps_botocore_s_path(emulat
         )
         got = sqs.receive_message(QueueUrl=url, MessageAttributeNames=["All"])["Messages"][0]
         put = events.put_events(Entries=[{"Source": "s", "DetailType": "d", "Detail": "{}"}])
-        missing = outcome(lambda: sqs.get_queue_url(QueueName="no-such-queue"), name)
+        missing = outcome(lambda sqs=sqs: sqs.get_queue_url(QueueName="no-such-queue"), name)
         results.append(
             (
                 got["Body"],
@@ -198,3 +198,36 @@ def test_a_worker_s_calls_answer_through_the_runtime_as_in_place(emulator: Emula
 
     assert here == there
     assert asked.count("DynamoDB_20120810.PutItem") == 3 + 5
+
+
+def test_a_call_the_runtime_does_not_answer_or_fails_goes_botocore_s_own_way(emulator: Emulator) -> None:
+    """`ask` answering None (another endpoint, or IAM authorisation on) or a 5xx (moto
+    failing, which botocore's retry handler would retry) leaves the call to botocore's own
+    request path, which sends it (here to the same moto, through motoshim's before-send)."""
+    answers = iter([None, (500, {}, b'{"__type":"InternalFailure"}')])
+    asked: list[str] = []
+
+    def ask(method: str, url: str, headers: dict[str, str], body: bytes) -> Any:
+        asked.append(headers["X-Amz-Target"])
+        return next(answers)
+
+    session = boto3.Session(
+        region_name=emulator.region,
+        aws_access_key_id=emulator.credentials["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=emulator.credentials["AWS_SECRET_ACCESS_KEY"],
+    )
+    session._session.unregister("creating-client-class", motoshim._answered_here)
+    session._session.register("creating-client-class", worker.answered_by(ask))
+    ddb = session.client("dynamodb", endpoint_url=emulator.endpoint_url)
+    make_indexed_table(client(emulator, "dynamodb", True), "fallback")
+    sent: list[str] = []
+    ddb.meta.events.register(
+        "before-send", lambda request, **_: sent.append(request.headers["X-Amz-Target"].decode())
+    )
+
+    tables = ddb.list_tables()["TableNames"]
+    described = ddb.describe_table(TableName=tables[0])["Table"]["TableName"]
+
+    assert described == tables[0]
+    assert asked == ["DynamoDB_20120810.ListTables", "DynamoDB_20120810.DescribeTable"]
+    assert sent == asked  # both sent again by botocore's request path

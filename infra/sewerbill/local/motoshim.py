@@ -113,6 +113,10 @@ handlers') that call moto's endpoint are answered by moto's own WSGI application
 calling thread (a botocore `before-send` hook, as moto's `mock_aws` does), without a socket
 or a hop to the server thread. The same application serves both, on the same backends, so
 the answers are the server's; other processes (the CLI, the AWS CLI) still use the server.
+The clients made here from then on hand a JSON-protocol call (DynamoDB, EventBridge, SQS)
+over before botocore builds its HTTP request (`worker.answered_by`, as a function worker
+does over its pipe): botocore serializes the call and parses the answer as always, without
+the request object, its signing and events, and the retry checks in between.
 A DynamoDB or EventBridge request (while the shim is installed) skips werkzeug's test
 environment and Flask: it goes to `DynamoHandler.dispatch` / `EventsHandler.dispatch`, the
 callback moto's Flask route calls, with the request, URL and headers that route would pass

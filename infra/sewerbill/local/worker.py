@@ -14,6 +14,10 @@ answers the runtime over one pipe:
 While it works, a worker's AWS calls to the emulator's endpoint go to the runtime on the
 same pipe when moto runs in the runtime's process, ("aws", method, url, headers, body) ->
 (status, headers, body), or None: "send it over HTTP yourself" (see `_forward_calls_to`).
+A call of a JSON-protocol service (DynamoDB, EventBridge, SQS) is sent from the client's
+`_make_request`, as botocore serialized it, and its answer parsed by botocore's parser
+without botocore's HTTP request path (`answered_by`); any other (S3's) from botocore's
+`before-send`, after botocore's whole request path.
 
 `now` is the runtime's simulated time, installed as this process's `common.clock` for the
 invocation (None: the system clock, as deployed, where nothing installs one). The module
