@@ -9,6 +9,7 @@ requests go through `Endpoint.make_request` to the same moto (motoshim's before-
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import boto3
@@ -204,7 +205,7 @@ def test_a_call_the_runtime_does_not_answer_or_fails_goes_botocore_s_own_way(emu
     """`ask` answering None (another endpoint, or IAM authorisation on) or a 5xx (moto
     failing, which botocore's retry handler would retry) leaves the call to botocore's own
     request path, which sends it (here to the same moto, through motoshim's before-send)."""
-    answers = iter([None, (500, {}, b'{"__type":"InternalFailure"}')])
+    answers: Iterator[Any] = iter([None, (500, {}, b'{"__type":"InternalFailure"}')])
     asked: list[str] = []
 
     def ask(method: str, url: str, headers: dict[str, str], body: bytes) -> Any:
@@ -231,3 +232,34 @@ def test_a_call_the_runtime_does_not_answer_or_fails_goes_botocore_s_own_way(emu
     assert described == tables[0]
     assert asked == ["DynamoDB_20120810.ListTables", "DynamoDB_20120810.DescribeTable"]
     assert sent == asked  # both sent again by botocore's request path
+
+
+def test_a_function_worker_s_json_calls_skip_botocore_s_request_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the local runtime (functions in processes): the upload's chain runs as before,
+    and the workers' DynamoDB and EventBridge calls reach the runtime as botocore serialized
+    them, without botocore's request path (which adds its ``amz-sdk-invocation-id`` header
+    on the way); S3's calls keep that path."""
+    from conftest import FIXTURES, START
+    from sewerbill.local import LocalRuntime
+
+    reached: list[tuple[str, bool]] = []
+    answer = motoshim._answer_in_process
+
+    def counted(method: str, url: str, headers: Any, body: Any) -> Any:
+        target = headers.get("X-Amz-Target") or "s3"
+        reached.append((target, "amz-sdk-invocation-id" in {k.lower() for k in headers}))
+        return answer(method, url, headers, body)
+
+    monkeypatch.setattr(motoshim, "_answer_in_process", counted)
+    with LocalRuntime.start(
+        FIXTURES / "template.yaml", start_time=START, stack_name="answered", isolate="process", gateway=False
+    ) as rt:
+        reached.clear()
+        rt.upload("UploadsBucket", "reads/2025-01.csv", b"meter,gal\nm1,100\n")
+        assert [i.error for i in rt.invocations] == [None] * len(rt.invocations)
+
+    json_calls = [(t, through) for t, through in reached if t != "s3"]
+    assert ("DynamoDB_20120810.PutItem", False) in json_calls
+    assert ("AWSEvents.PutEvents", False) in json_calls
+    assert all(not through for _, through in json_calls)
+    assert ("s3", True) in reached
