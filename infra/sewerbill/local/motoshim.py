@@ -1649,6 +1649,30 @@ def stop_serving(endpoint: str) -> None:
         _clients.pop(endpoint, None)
 
 
+# --- an answer's request id looked for once (a change beside the ten above) -------------------
+def _enrich_response(headers: dict[str, Any], body: Any) -> tuple[dict[str, Any], Any]:
+    """moto's `BaseResponse._enrich_response`: the status header as text, a new request id in
+    the headers, and the id put between `<RequestId>` tags in an XML body. moto finds those
+    tags with a look-behind regex tried at every position of the body, a walk of every
+    character of a JSON answer (a 1 MB Query page) where it can never match; a text body
+    without the literal `<RequestId>` is left as it is (what the regex leaves it), the headers
+    set by moto's own function. `tests/runtime/test_moto_enrich_response.py` compares both."""
+    enrich = _originals["enrich_response"].__func__
+    if type(body) is str and "<RequestId>" not in body:
+        headers, _ = enrich(headers, "")
+        return headers, body
+    result: tuple[dict[str, Any], Any] = enrich(headers, body)
+    return result
+
+
+def _install_enrich_response(install: bool) -> None:
+    if install:
+        _originals["enrich_response"] = BaseResponse.__dict__["_enrich_response"]
+        BaseResponse._enrich_response = staticmethod(_enrich_response)  # type: ignore[method-assign]
+    else:
+        BaseResponse._enrich_response = _originals.pop("enrich_response")  # type: ignore[method-assign]
+
+
 # --- install -----------------------------------------------------------------------------------
 def install() -> None:
     """Apply the ten changes (idempotent); moto must run in this process to see them."""
@@ -1713,6 +1737,7 @@ def install() -> None:
         StreamShard.add = _shard_add  # type: ignore[method-assign]
         _install_stream_records(True)
         _install_query_answers()
+        _install_enrich_response(True)
 
 
 def _install_query_answers() -> None:
@@ -1780,6 +1805,7 @@ def uninstall() -> None:
         del Table.__deepcopy__  # type: ignore[attr-defined]
         _install_stream_records(False)
         _uninstall_query_answers()
+        _install_enrich_response(False)
 
 
 @contextmanager
