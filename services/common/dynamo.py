@@ -125,7 +125,7 @@ def plain_wire(client: Any) -> Any:
         fast = _PlainWireSerializer()
         fast.__dict__.update(serializer.__dict__)
         client._serializer = fast
-    endpoint = getattr(client, "_endpoint", None)
+    endpoint: Any = getattr(client, "_endpoint", None)
     factory = getattr(endpoint, "_response_parser_factory", None)
     if type(factory) is ResponseParserFactory:
         parsers = _PlainWireParsers()
