@@ -102,3 +102,51 @@ def test_only_items_that_could_be_duplicates_are_dumped() -> None:
     assert not motoshim._duplicate_puts_possible(
         [{"pk": {"S": "P"}, "v": {"N": "1"}}, {"v": {"N": "1"}, "pk": {"S": "P"}}]
     )
+
+
+KEYS = {
+    "different keys": [{"pk": {"S": f"P#{i}"}, "sk": {"S": "S"}} for i in range(100)],
+    "one key twice": [{"pk": {"S": "P#1"}, "sk": {"S": "S"}}, {"pk": {"S": "P#1"}, "sk": {"S": "S"}}],
+    "one key twice, other order": [
+        {"pk": {"S": "P#1"}, "sk": {"S": "S"}},
+        {"sk": {"S": "S"}, "pk": {"S": "P#1"}},
+    ],
+    "a number key": [{"pk": {"S": "P#1"}, "sk": {"N": "1"}}, {"pk": {"S": "P#1"}, "sk": {"N": "1.0"}}],
+}
+
+
+@pytest.mark.parametrize("case", list(KEYS))
+def test_a_batch_get_answers_what_moto_as_shipped_answers(emulator: Emulator, case: str) -> None:
+    ddb = emulator.client("dynamodb")
+    slug = case.replace(" ", "-").replace(",", "")
+
+    def get(prefix: str) -> Any:
+        make_tables(ddb, prefix)
+        ddb.batch_write_item(RequestItems={f"{prefix}-a": [put(f"P#{i}", v={"N": str(i)}) for i in range(3)]})
+        try:
+            resp = ddb.batch_get_item(RequestItems={f"{prefix}-a": {"Keys": KEYS[case]}})
+            return sorted(map(str, resp["Responses"][f"{prefix}-a"]))
+        except ClientError as exc:
+            return f"{exc.response['Error']['Code']}: {exc.response['Error']['Message']}"
+
+    fast = get(f"bg-fast-{slug}")
+    with motoshim.shipped():
+        shipped = get(f"bg-shipped-{slug}")
+    assert fast == shipped
+    assert ("duplicates" in str(fast)) == case.startswith("one key twice")
+
+
+def test_duplicates_are_found_as_moto_finds_them() -> None:
+    from moto.dynamodb.responses import DynamoHandler
+
+    motoshim.install()
+    handler = DynamoHandler()
+    original = motoshim._originals["contains_duplicates"]
+    for keys in (
+        *KEYS.values(),
+        ["a", "b", "a"],
+        ["a", "b"],
+        [{"pk": {"S": "x"}}, {"pk": {"N": "1"}}],
+        [1, 1.0],
+    ):
+        assert motoshim._contains_duplicates(handler, list(keys)) == original(handler, list(keys)), keys
