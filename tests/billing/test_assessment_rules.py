@@ -25,30 +25,20 @@ def run(
     )
 
 
-def days_until(start: date, end: date, ledger: list[Entry], bills: list[Bill], terms: Terms) -> list[str]:
-    """Run the assessment every day from start to end, keeping what it adds; return marks."""
-    marks: list[str] = []
-    day = start
-    while day <= end:
-        out = assess_account(bills=bills, entries=ledger, marks=marks, notices=[], terms=terms, today=day)
-        ledger.extend(out.entries)
-        marks.extend(out.marks)
-        day += timedelta(days=1)
-    return marks
-
-
-def every_day_with_notices(
+def assess_every_day(
     bills: list[Bill],
     ledger: list[Entry],
     terms: Terms,
     start: date,
     end: date,
     arriving: dict[date, Entry] | None = None,
+    marks: list[str] | None = None,
 ) -> list[TaxNotice]:
     """Run the assessment every day from start to end, an entry of ``arriving`` joining the
-    ledger on its day, keeping what the runs add (ledger extended in place); the notices."""
+    ledger on its day, keeping what the runs add (ledger extended in place, and ``marks`` if
+    given); the notices."""
     notices: list[TaxNotice] = []
-    marks: list[str] = []
+    marks = [] if marks is None else marks
     day = start
     while day <= end:
         if arriving and day in arriving:
@@ -70,7 +60,7 @@ def test_grafton_bill_unpaid_on_day_21_gets_exactly_one_3_percent_late_charge(gr
     ledger = bill.entries()
     gr = terms("grafton-sewer", date(2026, 7, 1))
     assert run(bill, ledger, gr, date(2026, 7, 21)).entries == []  # day 20: not yet
-    days_until(date(2026, 7, 1), date(2026, 9, 30), ledger, [bill], gr)
+    assess_every_day([bill], ledger, gr, date(2026, 7, 1), date(2026, 9, 30))
     late = [e for e in ledger if e.kind == "late_charge"]
     assert [(e.rule_id, e.amount, e.posted_on) for e in late] == [
         ("GR-LATE", Decimal("5.84"), date(2026, 7, 22))
@@ -153,7 +143,8 @@ def test_pp_stormwater_bill_unpaid_95_days_after_its_date_carries_3_percent(stor
     ledger = bill.entries()
     pp = terms("pleasant-prairie-stormwater", date(2026, 9, 1))
     day_95 = date(2026, 10, 1) + timedelta(days=95)  # 2027-01-04
-    marks = days_until(date(2026, 10, 1), day_95, ledger, [bill], pp)
+    marks: list[str] = []
+    assess_every_day([bill], ledger, pp, date(2026, 10, 1), day_95, marks=marks)
     penalties = [(e.posted_on, e.amount, e.rule_id) for e in ledger if e.kind == "penalty"]
     assert penalties == [
         (date(2026, 10, 31), Decimal("0.20"), "PP-CWU-PENALTY"),
@@ -197,7 +188,7 @@ def test_sullivan_late_charge_is_1_percent_a_month_on_the_unpaid_bill(engine, bo
     )
     su = terms("sullivan-sewer", date(2026, 1, 1))
     ledger = bill.entries()
-    days_until(date(2026, 4, 1), date(2026, 6, 30), ledger, [bill], su)
+    assess_every_day([bill], ledger, su, date(2026, 4, 1), date(2026, 6, 30))
     late = [(e.posted_on, e.amount) for e in ledger if e.kind == "late_charge"]
     # 20 kgal x 7.25 = 145.00 + one REC x 180,000 / 1,200 / 4 = 37.50 -> 182.50;
     # 1% = 1.825 -> 1.83 (half-up).
@@ -214,7 +205,7 @@ def test_tax_roll_timeline_notice_penalty_and_certification(grafton_bill, terms)
     q3 = grafton_bill(date(2026, 7, 1), date(2026, 10, 1), bill_date=date(2026, 10, 1), gallons=23000)
     ledger = q2.entries() + q3.entries()
     nov1 = payment("GR-1", "NOV1", date(2026, 11, 1), "100.00")  # dated Nov 1: counts
-    notices = every_day_with_notices(
+    notices = assess_every_day(
         [q2, q3], ledger, gr, date(2026, 7, 1), date(2026, 11, 30), {nov1.posted_on: nov1}
     )
     # Noticed Oct 15: Q2 194.50 + its late charge 5.84 + Q3 194.50 (service before Oct 1,
@@ -237,7 +228,7 @@ def test_tax_roll_payments_before_the_notice_stay_with_the_bills_they_paid(graft
     q2 = grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=23000)
     q3 = grafton_bill(date(2026, 7, 1), date(2026, 10, 1), bill_date=date(2026, 10, 1), gallons=23000)
     ledger = q2.entries() + q3.entries() + [payment("GR-1", "JUL", date(2026, 7, 20), "194.50")]
-    notices = every_day_with_notices([q2, q3], ledger, gr, date(2026, 7, 1), date(2026, 11, 30))
+    notices = assess_every_day([q2, q3], ledger, gr, date(2026, 7, 1), date(2026, 11, 30))
     assert [(n.noticed_on, n.arrears) for n in notices] == [(date(2026, 10, 15), Decimal("194.50"))]
     # Q3 unpaid on day 21 (Oct 22): 3% of 194.50 = 5.835 -> 5.84, after the notice: it stays.
     late = [(e.posted_on, e.amount, e.bill_id) for e in ledger if e.kind == "late_charge"]

@@ -258,3 +258,21 @@ def test_a_morning_with_no_letter_and_no_hold_due_costs_one_read_and_a_skipped_r
     print_run(at, "2026-10-06")
     manifest = pp.s3.get_object(Bucket=MAIL, Key="batches/2026-10-05/manifest.csv")["Body"].read().decode()
     assert "Edsger Dijkstra" in manifest
+
+
+def test_the_letters_of_a_morning_whose_run_never_came_are_assembled_by_the_next_run(
+    pp: Stack, at: clock.FixedClock
+) -> None:
+    print_run(at, "2026-10-05")  # a full run over an empty table
+    at.set(datetime(2026, 10, 5, 14, 0, tzinfo=UTC))
+    delivered(pp_bill(SEWER, "S-5", parcel=None, name="Edsger Dijkstra"))  # mailed on 10-05
+    # The run of 10-06 never came (its retries spent). 10-06 had no letter of its own.
+    print_run(at, "2026-10-07")
+    manifest = pp.s3.get_object(Bucket=MAIL, Key="batches/2026-10-05/manifest.csv")["Body"].read().decode()
+    assert "Edsger Dijkstra" in manifest
+    batches = pp.s3.list_objects_v2(Bucket=MAIL, Prefix="batches/")["Contents"]
+    assert {b["Key"].split("/")[1] for b in batches} == {"2026-10-05"}  # no empty batch for 10-06
+    # The next morning the mark no longer holds 10-06: one read, nothing assembled twice.
+    before = pp.s3.list_objects_v2(Bucket=MAIL, Prefix="batches/")["KeyCount"]
+    print_run(at, "2026-10-08")
+    assert pp.s3.list_objects_v2(Bucket=MAIL, Prefix="batches/")["KeyCount"] == before

@@ -1,6 +1,7 @@
 """The daily print-batch schedule fired: release the Pleasant Prairie bills whose partner
 did not come by their release day (PP-CWU-BILLING), then assemble yesterday's mailed notices
-into one PDF and a manifest sorted by ZIP for the print vendor (once per day). A morning with
+into one PDF and a manifest sorted by ZIP for the print vendor (once per day), after the
+batches of any earlier morning whose run never came. A morning with
 neither costs one read: the daily mark (``common.due``), to which each letter adds its
 morning (once a container) and each hold its release day.
 
@@ -52,11 +53,19 @@ def record_handler(record: SQSRecord) -> None:
         mail_day=lambda: day + timedelta(days=1) if composition.mail_room().batch_exists(day) else day,
         attempt=int(record.attributes.approximate_receive_count or 1),
     )
-    batch = composition.print_batch()(day)
-    logger.info(
-        "print batch",
-        extra={"day": day.isoformat(), "released": released.sent, "letters": batch.letters if batch else 0},
-    )
+    # A morning whose run never came (its retries spent) left its letters unassembled: the
+    # mark still holds that morning, so its day's batch is assembled now, before this one.
+    missed = sorted(m - timedelta(days=1) for m in (mark.pending if mark else ()) if m < morning)
+    for batch_day in (*missed, day):
+        batch = composition.print_batch()(batch_day)
+        logger.info(
+            "print batch",
+            extra={
+                "day": batch_day.isoformat(),
+                "released": released.sent if batch_day == day else 0,
+                "letters": batch.letters if batch else 0,
+            },
+        )
     if released.failed:
         raise TransientError(f"{released.failed} held bill(s) could not be sent yet; the run is retried")
     later = {d for d in (mark.pending if mark else ()) if d > morning}
