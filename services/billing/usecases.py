@@ -252,9 +252,14 @@ def issue_chunk(
     step = WRITE_STEP
     for start in range(0, len(result.bills), step):
         part = result.bills[start : start + step]
-        repo.write_issued(part, [notice_of(by_id[b.account_id]) for b in part], now=now)
+        repo.write_issued(part, [notice_of(by_id[b.account_id]) for b in part], now=now, mark=False)
         if crash_after is not None:
             crash_after(start + len(part))
+    # The assessment's due mark, once for the chunk after all its bills (items first, then
+    # the mark: billing.domain.assessment_due). A redelivery that finds bills of the chunk
+    # already issued marks too: a crash between the last bill and this mark loses no mark.
+    if result.bills or inputs.billed & {a.account_id for a in inputs.accounts}:
+        repo.assessment_inputs_changed([f"BILLS#{req.tenant}"])
     held_items = [repo.held_item(req.tenant, h, now) for h in result.held]
     was_held = {
         h.account_id

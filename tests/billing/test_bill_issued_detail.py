@@ -192,3 +192,23 @@ def test_what_the_direct_writing_does_not_vouch_for_is_the_models_answer(change:
             bill_issued_detail(item["bill"], item["notice"], item["issued_at"])
     else:
         assert bill_issued_detail(item["bill"], item["notice"], item["issued_at"]) == through_the_model(item)
+
+
+def test_the_outbox_publisher_starts_without_the_rating_engine_or_the_tariff_models() -> None:
+    """Its cold start imports what reads a bill item, not what rates one (every tenant's
+    engine and the tariff models were a third of its first invocation's imports)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    probe = (
+        "import sys; sys.path[:0] = ['services', 'infra']\n"
+        "import billing.handlers.publish_outbox, billing.adapters.bill_outbox\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('billing.domain.rating', 'common.tariffs'))))\n"
+    )
+    env = {"POWERTOOLS_SERVICE_NAME": "billing", "AWS_DEFAULT_REGION": "us-east-1"}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True, env=env
+    )
+    assert out.stdout.strip() == "[]", out.stdout + out.stderr

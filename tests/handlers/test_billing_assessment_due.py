@@ -186,3 +186,37 @@ def test_assessing_twice_a_day_or_after_skipped_days_changes_nothing_more(
     assert winter.items("billing") == before
     assert late_charges(winter) == [("2027-01-22", "5.84")]
     assert assessed(winter) == [("BillOverdue", "2027-01-22"), ("DisconnectionEligible", "2027-02-01")]
+
+
+def test_a_chunk_marks_its_tenant_pending_once_after_its_last_bill_and_a_redelivery_marks_again(
+    flow: Stack,
+    at: clock.FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    for account in ("GR-1", "GR-2", "GR-3"):
+        consume(flow, account, 1000, start=date(2026, 10, 1), end=date(2027, 1, 1))
+    repo = BillingRepo(flow.ddb, TABLES["billing"])
+    set_day(at, "2027-01-01")
+    monkeypatch.setattr(usecases, "WRITE_STEP", 1)  # three bills (GR-4 has no consumption), three parts
+    calls = dynamodb_calls(monkeypatch)
+    real_mark = BillingRepo.assessment_inputs_changed
+    marks: list[int] = []  # bills there when each mark was written
+
+    def mark(self: BillingRepo, pks: Any) -> None:
+        pks = list(pks)
+        if any(pk.startswith("BILLS#") for pk in pks):
+            marks.append(len([i for i in flow.items("billing") if i["pk"] == f"BILLS#{GR}"]))
+        real_mark(self, pks)
+
+    monkeypatch.setattr(BillingRepo, "assessment_inputs_changed", mark)
+    run_cycle(flow, at="2027-01-01T18:00:00Z")
+    # One chunk of three bills in three parts: one UpdateItem, after the third bill.
+    assert calls.count("UpdateItem") == 1 and marks == [3]
+    due = repo.assessment_due()
+    assert due is not None and due.pending == frozenset({GR}) and due.writes == 1
+    # A crash between the last bill and the mark, then the redelivery: it issues nothing
+    # again and still marks the tenant (the mark is not lost with the crash).
+    run_cycle(flow, at="2027-01-01T18:00:00Z")
+    assert marks == [3, 3] and calls.count("UpdateItem") == 2
+    assert len([i for i in flow.items("billing") if i["pk"] == f"BILLS#{GR}"]) == 3

@@ -287,11 +287,7 @@ def _aws_call(method: str, url: str, headers: dict[str, str], body: bytes) -> An
     otherwise (the worker then sends it over HTTP)."""
     from sewerbill.local import motoshim
 
-    request = SimpleNamespace(method=method, url=url, headers=headers, body=body)
-    response = motoshim._send_in_process(request)
-    if response is None:
-        return None
-    return response.status_code, dict(response.headers), response.content
+    return motoshim._answer_in_process(method, url, headers, body)
 
 
 class WorkerExited(RuntimeError):

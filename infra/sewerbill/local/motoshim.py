@@ -113,6 +113,10 @@ handlers') that call moto's endpoint are answered by moto's own WSGI application
 calling thread (a botocore `before-send` hook, as moto's `mock_aws` does), without a socket
 or a hop to the server thread. The same application serves both, on the same backends, so
 the answers are the server's; other processes (the CLI, the AWS CLI) still use the server.
+The clients made here from then on hand a JSON-protocol call (DynamoDB, EventBridge, SQS)
+over before botocore builds its HTTP request (`worker.answered_by`, as a function worker
+does over its pipe): botocore serializes the call and parses the answer as always, without
+the request object, its signing and events, and the retry checks in between.
 A DynamoDB or EventBridge request (while the shim is installed) skips werkzeug's test
 environment and Flask: it goes to `DynamoHandler.dispatch` / `EventsHandler.dispatch`, the
 callback moto's Flask route calls, with the request, URL and headers that route would pass
@@ -148,6 +152,8 @@ from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
 from moto.dynamodb.models.table import StreamRecord, StreamShard, Table
 from moto.dynamodb.models.utilities import bytesize
 from moto.sqs.models import Queue
+
+from sewerbill.local.worker import answered_by
 
 _in_transaction: contextvars.ContextVar[bool] = contextvars.ContextVar("in_transaction", default=False)
 _listeners: list[Callable[[str, str], None]] = []
@@ -1276,28 +1282,58 @@ _ServerRequest: Any = None
 
 
 def _send_in_process(request: Any, **_: Any) -> Any:
-    client = next((c for e, c in list(_clients.items()) if request.url.startswith(e + "/")), None)
-    if client is None:
+    """botocore's ``before-send`` hook: a request to moto's endpoint answered in this process."""
+    body = request.body
+    if hasattr(body, "read"):
+        body = body.read()
+    answer = _answer_in_process(request.method, request.url, request.headers, body)
+    if answer is None:
         return None
     from botocore.awsrequest import AWSResponse
     from moto.core.botocore_stubber import MockRawResponse
 
-    split = urlsplit(request.url)
-    body = request.body
-    if hasattr(body, "read"):
-        body = body.read()
+    status, headers, content = answer
+    return AWSResponse(request.url, status, headers, MockRawResponse(content))
+
+
+def _answer_in_process(
+    method: str, url: str, headers: Any, body: Any
+) -> tuple[int, dict[str, Any], bytes] | None:
+    """A request to moto's endpoint in this process, answered as ``(status, headers, body)``
+    by moto's application (DynamoDB and EventBridge by their handlers directly); None when
+    no endpoint here serves ``url``, or when the request is unsigned (a worker's, see
+    `worker.answered_by`) and moto checks signatures (IAM authorisation on)."""
+    client = next((c for e, c in list(_clients.items()) if url.startswith(e + "/")), None)
+    if client is None:
+        return None
+    if body is None:
+        body = b""
+    authorization = headers.get("Authorization") or ""
+    if isinstance(authorization, bytes):
+        authorization = authorization.decode()
+    if authorization.endswith("Signature=unsigned-local") and _iam_checked():
+        return None
+    request = SimpleNamespace(method=method, url=url, headers=headers, body=body)
     direct = _dynamodb_direct(request, body) or _events_direct(request, body)
     if direct is not None:
         status, answered, content = direct
         answered.pop("status", None)
-        return AWSResponse(request.url, status, answered, MockRawResponse(content))
-    headers = [(k, v.decode() if isinstance(v, bytes) else v) for k, v in request.headers.items()]
+        return status, answered, content.encode() if isinstance(content, str) else content
+    split = urlsplit(url)
     answer = client.open(
-        split.path or "/", method=request.method, query_string=split.query, headers=headers, data=body or b""
+        split.path or "/",
+        method=method,
+        query_string=split.query,
+        headers=[(k, v.decode() if isinstance(v, bytes) else v) for k, v in headers.items()],
+        data=body,
     )
-    return AWSResponse(
-        request.url, answer.status_code, dict(answer.headers), MockRawResponse(answer.get_data())
-    )
+    return answer.status_code, dict(answer.headers), answer.get_data()
+
+
+def _iam_checked() -> bool:
+    from moto import settings
+
+    return bool(settings.INITIAL_NO_AUTH_ACTION_COUNT != float("inf"))
 
 
 # --- batch writes checked for duplicates without a JSON dump of every item (issue 7) -----------
@@ -1696,6 +1732,11 @@ class DirectSqs:
         return {"Attributes": attributes} if attributes else {}
 
 
+# The clients made in this process answer their JSON calls to moto's endpoint here without
+# botocore's HTTP request path (worker.answered_by; the before-send hook for the rest).
+_answered_here = answered_by(_answer_in_process)
+
+
 def serve_in_process(endpoint: str) -> None:
     """Answer this process's boto3 calls to `endpoint` with moto's application directly."""
     import boto3
@@ -1712,13 +1753,39 @@ def serve_in_process(endpoint: str) -> None:
             # Every session made from now on, and the default one if it exists already (once:
             # a hook registered twice on a session answers twice, and a streamed body is lost).
             BUILTIN_HANDLERS.append(("before-send", _send_in_process))
+            BUILTIN_HANDLERS.append(("creating-client-class", _answered_here))
             if boto3.DEFAULT_SESSION is not None:
                 boto3.DEFAULT_SESSION.events.register("before-send", _send_in_process)
+                boto3.DEFAULT_SESSION.events.register("creating-client-class", _answered_here)
 
 
 def stop_serving(endpoint: str) -> None:
     with _lock:
         _clients.pop(endpoint, None)
+
+
+# --- an answer's request id looked for once (a change beside the ten above) -------------------
+def _enrich_response(headers: dict[str, Any], body: Any) -> tuple[dict[str, Any], Any]:
+    """moto's `BaseResponse._enrich_response`: the status header as text, a new request id in
+    the headers, and the id put between `<RequestId>` tags in an XML body. moto finds those
+    tags with a look-behind regex tried at every position of the body, a walk of every
+    character of a JSON answer (a 1 MB Query page) where it can never match; a text body
+    without the literal `<RequestId>` is left as it is (what the regex leaves it), the headers
+    set by moto's own function. `tests/runtime/test_moto_enrich_response.py` compares both."""
+    enrich = _originals["enrich_response"].__func__
+    if type(body) is str and "<RequestId>" not in body:
+        headers, _ = enrich(headers, "")
+        return headers, body
+    result: tuple[dict[str, Any], Any] = enrich(headers, body)
+    return result
+
+
+def _install_enrich_response(install: bool) -> None:
+    if install:
+        _originals["enrich_response"] = BaseResponse.__dict__["_enrich_response"]
+        BaseResponse._enrich_response = staticmethod(_enrich_response)  # type: ignore[method-assign]
+    else:
+        BaseResponse._enrich_response = _originals.pop("enrich_response")  # type: ignore[method-assign]
 
 
 # --- install -----------------------------------------------------------------------------------
@@ -1786,6 +1853,7 @@ def install() -> None:
         _install_stream_records(True)
         _install_query_answers()
         _install_batch_write(True)
+        _install_enrich_response(True)
 
 
 def _install_query_answers() -> None:
@@ -1854,6 +1922,7 @@ def uninstall() -> None:
         _install_stream_records(False)
         _uninstall_query_answers()
         _install_batch_write(False)
+        _install_enrich_response(False)
 
 
 @contextmanager

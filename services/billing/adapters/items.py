@@ -23,6 +23,7 @@ order, is one range query):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import uuid
@@ -31,7 +32,7 @@ from decimal import Decimal
 from typing import Any
 
 from billing.domain.accounts import AccountRecord
-from billing.domain.bills import Bill, BilledRead, Line
+from billing.domain.bills import Bill, BilledRead, Line, funds_of
 from billing.domain.ledger import Entry
 from billing.events import BillIssued, IssuedLine, IssuedRead, Party
 from common.events import check_entry_size
@@ -253,6 +254,7 @@ def _party(raw: Any) -> dict[str, Any]:
     }
 
 
+@functools.lru_cache(maxsize=64)  # a stream batch's bills share a few issue times
 def _occurred_at(issued_at: str) -> str:
     at = datetime.fromisoformat(issued_at)
     if at.tzinfo is None or at.utcoffset() or at.microsecond:
@@ -264,15 +266,7 @@ def _issued_detail(doc: dict[str, Any], notice: dict[str, Any], issued_at: str) 
     lines = []
     for ln in doc["lines"]:
         amount = Decimal(_text(ln["amount"]))
-        funds = Line(
-            rule_id="",
-            description="",
-            quantity="",
-            unit="",
-            rate="",
-            amount=amount,
-            details=ln.get("details") or {},
-        ).funds
+        funds = funds_of(amount, ln.get("details") or {})
         if len(funds) > _BILL_ISSUED_BOUNDS["funds"]:
             raise _NotPlain
         lines.append(

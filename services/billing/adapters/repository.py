@@ -204,11 +204,18 @@ class BillingRepo(Store):
     def mark_item(tenant: str, account_id: str, mark: str, now: datetime) -> dict[str, Any]:
         return {"pk": f"MARKS#{tenant}", "sk": f"{account_id}#{mark}", "recorded_at": now.isoformat()}
 
-    def write_issued(self, bills: Sequence[Bill], notices: Sequence[dict[str, Any]], *, now: datetime) -> int:
+    def write_issued(
+        self, bills: Sequence[Bill], notices: Sequence[dict[str, Any]], *, now: datetime, mark: bool = True
+    ) -> int:
         """One item per bill: its entries derive from it and its stream INSERT publishes
-        BillIssued, so a bill, its entries and its event are never apart (crash-safe)."""
+        BillIssued, so a bill, its entries and its event are never apart (crash-safe).
+
+        ``mark=False``: the tenant is not marked pending for the assessment here; the caller
+        marks it once after all its parts (``assessment_inputs_changed``), as a cycle's chunk
+        does after its last part (one mark a chunk, not one per part)."""
         at = now.isoformat()
-        return self.write([bill_item(b, at, n) for b, n in zip(bills, notices, strict=True)])
+        items = [bill_item(b, at, n) for b, n in zip(bills, notices, strict=True)]
+        return self.write(items) if mark else Store.write(self, items)
 
     def write_entries(
         self,

@@ -11,12 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from billing.domain.ledger import OM, ZERO, Entry
-from billing.domain.rating import RatedBill
-from billing.domain.rating.output import detail_value, plain, rate_text
 from common.dates import add_months
+
+if TYPE_CHECKING:  # the rating package (every tenant's engine, the tariff models) only to issue
+    from billing.domain.rating import RatedBill
 
 TENANT_PREFIX = {
     "pleasant-prairie-sewer": "PPS",
@@ -61,12 +62,18 @@ class Line:
 
     @property
     def funds(self) -> dict[str, Decimal]:
-        raw = self.details.get("funds")
-        if isinstance(raw, Mapping):
-            split = {str(k): Decimal(str(v)) for k, v in raw.items() if Decimal(str(v)) != 0}
-            if split and sum(split.values()) == self.amount:
-                return split
-        return {OM: self.amount}
+        return funds_of(self.amount, self.details)
+
+
+def funds_of(amount: Decimal, details: Mapping[str, Any]) -> dict[str, Decimal]:
+    """A line's amount by fund (X-FUNDS): the split its details record when it sums to the
+    amount, else all O&M (``Line.funds``; the outbox publisher reads it off a bill's JSON)."""
+    raw = details.get("funds")
+    if isinstance(raw, Mapping):
+        split = {str(k): Decimal(str(v)) for k, v in raw.items() if Decimal(str(v)) != 0}
+        if split and sum(split.values()) == amount:
+            return split
+    return {OM: amount}
 
 
 @dataclass(frozen=True, slots=True)
@@ -215,6 +222,9 @@ def issue(
 ) -> Bill:
     """The bill for ``rated``: previous balance is the account's balance before the bill
     date; payments since are the payments after the last bill's date (X-DUE: paid_on)."""
+    # Here, not at the top: reading a bill (the outbox publisher's BillIssued) needs no rating.
+    from billing.domain.rating.output import detail_value, plain, rate_text
+
     entries = list(history)
     previous = sum((e.amount for e in entries if e.posted_on < bill_date), ZERO)
     paid = -sum(
