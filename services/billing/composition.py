@@ -17,7 +17,7 @@ from billing.config import (
     TableConfig,
 )
 from common.config import RuntimeClock, cold_start, load
-from common.dynamo import BULK_CLIENT
+from common.dynamo import BULK_CLIENT, bulk_client
 
 # Each builder imports what its use case needs when it is first built (each function's cold
 # start pays for its own use case only, not for billing's whole graph: the outbox publisher
@@ -151,7 +151,7 @@ def repo() -> BillingRepo:
 def projections() -> Projections:
     from billing.adapters.projections import Projections
 
-    return Projections(boto3.client("dynamodb", config=BULK_CLIENT), load(TableConfig).table_name)
+    return Projections(bulk_client(), load(TableConfig).table_name)
 
 
 @cold_start

@@ -15,7 +15,7 @@ from common.clock import Clock
 from common.config import RuntimeClock, cold_start, load
 from common.dates import add_months
 from common.due import next_due
-from common.dynamo import BULK_CLIENT
+from common.dynamo import bulk_client
 from metering.config import MeteringConfig, PublishOutboxConfig
 
 # Each builder imports what its use case needs when it is first called: the outbox publisher
@@ -46,7 +46,7 @@ def tariff_book() -> TariffBook:
 
 @cold_start
 def clients() -> dict[str, Any]:
-    return {"s3": boto3.client("s3"), "dynamodb": boto3.client("dynamodb", config=BULK_CLIENT)}
+    return {"s3": boto3.client("s3"), "dynamodb": bulk_client()}
 
 
 @cold_start

@@ -1443,6 +1443,121 @@ def _iam_checked() -> bool:
     return bool(settings.INITIAL_NO_AUTH_ACTION_COUNT != float("inf"))
 
 
+# --- batch writes checked for duplicates without a JSON dump of every item (issue 7) -----------
+
+
+def _duplicate_puts_possible(items: list[Any]) -> bool:
+    """Whether two of ``items`` (a BatchWriteItem's put items, as its JSON body parsed them)
+    can have the same JSON dump, moto's test of a duplicate: that needs the same attribute
+    names in the same order and the same first value, so items that all differ in those
+    cannot (the answer is then moto's without the dumps)."""
+    seen: set[tuple[Any, ...]] = set()
+    for item in items:
+        if type(item) is not dict:
+            return True
+        signature = (*item, str(next(iter(item.values()), None)))
+        if signature in seen:
+            return True
+        seen.add(signature)
+    return False
+
+
+def _batch_write_item(self: Any) -> Any:
+    """moto's `DynamoHandler.batch_write_item` (5.2.x), step for step, except that the JSON
+    dumps of the put items (moto's duplicate check, a dump of every whole item: a read file's
+    items are about 700 bytes each) are made only when two items could be duplicates
+    (`_duplicate_puts_possible`); when they are made, the check is moto's own, so the answer,
+    the error included, is moto's. tests/runtime/test_moto_batch_write.py compares the two."""
+    from moto.core.responses import ActionResult
+    from moto.dynamodb.exceptions import MockValidationException
+    from moto.dynamodb.models.utilities import dynamo_json_dump
+    from moto.dynamodb.responses import validate_put_has_empty_keys
+
+    table_batches = self.body["RequestItems"]
+    put_requests = []
+    delete_requests = []
+    for table_name, table_requests in table_batches.items():
+        table = self.dynamodb_backend.get_table(table_name)
+        for table_request in table_requests:
+            request_type = list(table_request.keys())[0]
+            request = list(table_request.values())[0]
+            if request_type == "PutRequest":
+                item = request["Item"]
+                validate_put_has_empty_keys(
+                    item,
+                    table,
+                    custom_error_msg="One or more parameter values are not valid. The AttributeValue for a key attribute cannot contain an empty string value. Key: {}",
+                )
+                put_requests.append((table_name, item))
+            elif request_type == "DeleteRequest":
+                keys = request["Key"]
+                delete_requests.append((table_name, keys))
+    if self._contains_duplicates([dynamo_json_dump(k[1]) for k in delete_requests]) or (
+        _duplicate_puts_possible([k[1] for k in put_requests])
+        and self._contains_duplicates([dynamo_json_dump(k[1]) for k in put_requests])
+    ):
+        raise MockValidationException("Provided list of item keys contains duplicates")
+    for table_name, item in put_requests:
+        self.dynamodb_backend.put_item(table_name, item)
+    for table_name, keys in delete_requests:
+        self.dynamodb_backend.delete_item(table_name, keys)
+
+    response = {
+        "ConsumedCapacity": [
+            {
+                "TableName": table_name,
+                "CapacityUnits": 1.0,
+                "Table": {"CapacityUnits": 1.0},
+            }
+            for table_name, table_requests in table_batches.items()
+        ],
+        "ItemCollectionMetrics": {},
+        "UnprocessedItems": {},
+    }
+
+    return ActionResult(response)
+
+
+def _hashable_key(key: Any) -> Any:
+    """A key as a BatchGetItem's JSON body gives it, ``{name: {type: text}}``, as a value
+    equal for exactly the keys that compare equal (order-free, as dicts compare); None for
+    anything else."""
+    if type(key) is not dict:
+        return None
+    parts = []
+    for name, value in key.items():
+        if type(value) is not dict or not all(type(v) is str for v in value.values()):
+            return None
+        parts.append((name, frozenset(value.items())))
+    return frozenset(parts)
+
+
+def _contains_duplicates(self: Any, keys: list[Any]) -> bool:
+    """moto's `DynamoHandler._contains_duplicates` (a list scan per key: 4,950 comparisons of
+    dicts for a BatchGetItem of 100 keys) with a set where the keys are strings (moto's dumps)
+    or plain keys (`_hashable_key`), which equal the same pairs moto's ``in`` finds equal;
+    anything else is moto's own scan."""
+    if all(type(k) is str for k in keys):
+        return len(set(keys)) != len(keys)
+    hashable = [_hashable_key(k) for k in keys]
+    if any(h is None for h in hashable):
+        return bool(_originals["contains_duplicates"](self, keys))
+    return len(set(hashable)) != len(hashable)
+
+
+def _install_batch_write(install: bool) -> None:
+    from moto.dynamodb.responses import DynamoHandler
+
+    if install:
+        _originals["batch_write_item"] = DynamoHandler.__dict__["batch_write_item"]
+        _originals["contains_duplicates"] = DynamoHandler.__dict__["_contains_duplicates"]
+        DynamoHandler.batch_write_item = _batch_write_item  # type: ignore[method-assign]
+        DynamoHandler._contains_duplicates = _contains_duplicates  # type: ignore[method-assign]
+    elif "batch_write_item" in _originals:
+        DynamoHandler.batch_write_item = _originals.pop("batch_write_item")  # type: ignore[method-assign]
+        DynamoHandler._contains_duplicates = _originals.pop("contains_duplicates")  # type: ignore[method-assign]
+
+
 # --- 9. stream records sized when read ------------------------------------------------------------
 _OLD_VIEWS = frozenset({"OLD_IMAGE", "NEW_AND_OLD_IMAGES"})
 _NEW_VIEWS = frozenset({"NEW_IMAGE", "NEW_AND_OLD_IMAGES"})
@@ -1787,7 +1902,7 @@ def _install_enrich_response(install: bool) -> None:
 
 # --- install -----------------------------------------------------------------------------------
 def install() -> None:
-    """Apply the ten changes (idempotent); moto must run in this process to see them."""
+    """Apply the changes (idempotent); moto must run in this process to see them."""
     with _lock:
         for model in (Item, StreamRecord):
             if not isinstance(getattr(model, "instances_tracked", None), Created):
@@ -1849,6 +1964,7 @@ def install() -> None:
         StreamShard.add = _shard_add  # type: ignore[method-assign]
         _install_stream_records(True)
         _install_query_answers()
+        _install_batch_write(True)
         _install_enrich_response(True)
 
 
@@ -1917,6 +2033,7 @@ def uninstall() -> None:
         del Table.__deepcopy__  # type: ignore[attr-defined]
         _install_stream_records(False)
         _uninstall_query_answers()
+        _install_batch_write(False)
         _install_enrich_response(False)
 
 
