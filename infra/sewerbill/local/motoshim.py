@@ -1187,62 +1187,9 @@ def _dynamodb_handler_cheaply(handler: Any, request: Any, body: Any) -> Any:
         values = "\n"
     if "\n" in values or "\r" in values:
         return _handler_from_request(handler, "dynamodb", request, body)
-    from moto import settings
-    from moto.moto_api import recorder
-    from moto.utilities.utils import get_partition
-
-    if settings.INITIAL_NO_AUTH_ACTION_COUNT != float("inf"):
-        return None
-    if isinstance(body, str):
-        body = body.encode()
-    if not isinstance(body, bytes) or not body or recorder._user_enabled:
-        return None
-    if b"&" in body or not body.lstrip().startswith(b"{"):
-        return None
-    from moto.iam.models import mark_account_as_visited
-    from werkzeug.datastructures import Headers, ImmutableMultiDict
-
-    headers = Headers()
-    headers._list = [(k, v) for k, v in pairs if k.lower() != "transfer-encoding"]
-    url = request.url
-    split = urlsplit(url)
-    host = headers.get("Host")
-    if (
-        headers.get("Content-Encoding") == "gzip"
-        or (host is not None and host != split.netloc)
-        or split.query
-    ):
-        return None
-    handler.is_werkzeug_request = True
-    handler.normalized_request = None
-    handler.parsed_url = urlparse(url)
-    handler.body = body.decode("utf-8")
-    handler.raw_body = body
-    handler.form_data = ImmutableMultiDict()
-    handler.uri = url
-    handler.path = handler.raw_path = split.path or "/"
-    handler.querystring = handler.data = {}
-    handler.method = request.method
-    handler.headers = headers
-    asked = (url, headers.get("User-Agent"), headers.get("Authorization"))
-    known = _request_identities.get(asked)
-    if known is None:
-        region = handler.get_region_from_url(SimpleNamespace(headers=headers), url)
-        known = _request_identities[asked] = (region, handler.get_access_key())
-        if len(_request_identities) > 1024:  # one entry per function's client: bounded anyway
-            _request_identities.clear()
-    handler.region, handler.access_key = known
-    handler.partition = get_partition(handler.region)
-    handler.uri_match = {}
-    handler.response_headers = {"server": "amazon.com"}
-    handler.current_account = handler.get_current_account()
-    mark_account_as_visited(
-        account_id=handler.current_account,
-        access_key=handler.access_key,
-        service="dynamodb",
-        region=handler.region,
-    )
-    handler._enrich_response = _enrich_direct_response
+    handler = _handler_from_request(handler, "dynamodb", request, body, headers_as_they_are=pairs)
+    if handler is not None:
+        handler._enrich_response = _enrich_direct_response
     return handler
 
 
@@ -1271,7 +1218,13 @@ def _enrich_direct_response(headers: dict[str, Any], body: Any) -> tuple[dict[st
     return headers, body
 
 
-def _handler_from_request(handler: Any, service: str, request: Any, body: Any) -> Any:
+def _handler_from_request(
+    handler: Any,
+    service: str,
+    request: Any,
+    body: Any,
+    headers_as_they_are: list[tuple[str, str]] | None = None,
+) -> Any:
     """``handler`` (a moto response class's instance, for ``service``) with its attributes
     set from a plain JSON request as `BaseResponse.setup_class` sets them, and the visit
     registered as `_dispatch` registers it; None (moto's own path) whenever setup_class could
@@ -1291,13 +1244,17 @@ def _handler_from_request(handler: Any, service: str, request: Any, body: Any) -
     from moto.iam.models import mark_account_as_visited
     from werkzeug.datastructures import Headers, ImmutableMultiDict
 
-    headers = Headers(
-        [
-            (k, v.decode() if isinstance(v, bytes) else v)
-            for k, v in request.headers.items()
-            if k.lower() != "transfer-encoding"
-        ]
-    )
+    if headers_as_they_are is None:
+        headers = Headers(
+            [
+                (k, v.decode() if isinstance(v, bytes) else v)
+                for k, v in request.headers.items()
+                if k.lower() != "transfer-encoding"
+            ]
+        )
+    else:  # strings without a line break: what the constructor would keep, unchecked
+        headers = Headers()
+        headers._list = [(k, v) for k, v in headers_as_they_are if k.lower() != "transfer-encoding"]
     split = urlsplit(request.url)
     host = headers.get("Host")
     if (
@@ -1317,11 +1274,22 @@ def _handler_from_request(handler: Any, service: str, request: Any, body: Any) -
     handler.querystring = handler.data = {}
     handler.method = request.method
     handler.headers = headers
-    handler.region = handler.get_region_from_url(SimpleNamespace(headers=headers), request.url)
+    # the region and the access key: moto reads them out of the URL, the User-Agent and the
+    # Authorization header alone; remembered for those three on the cheap path
+    remember = headers_as_they_are is not None
+    asked = (request.url, headers.get("User-Agent"), headers.get("Authorization"))
+    known = _request_identities.get(asked) if remember else None
+    if known is None:
+        region = handler.get_region_from_url(SimpleNamespace(headers=headers), request.url)
+        known = region, handler.get_access_key()
+        if remember:
+            if len(_request_identities) >= 1024:  # one entry per function's client: bounded anyway
+                _request_identities.clear()
+            _request_identities[asked] = known
+    handler.region, handler.access_key = known
     handler.partition = get_partition(handler.region)
     handler.uri_match = {}
     handler.response_headers = {"server": "amazon.com"}
-    handler.access_key = handler.get_access_key()
     handler.current_account = handler.get_current_account()
     mark_account_as_visited(
         account_id=handler.current_account,
