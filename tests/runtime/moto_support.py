@@ -30,3 +30,18 @@ def make_indexed_table(ddb: Any, name: str) -> None:
         BillingMode="PAY_PER_REQUEST",
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     )
+
+
+def make_table(ddb: Any, name: str, *, stream: str | None = None, sort_type: str = "S") -> None:
+    """A table keyed pk (a string) and sk (``sort_type``), with a stream of the ``stream``
+    view type if given."""
+    ddb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": sort_type},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+        **({"StreamSpecification": {"StreamEnabled": True, "StreamViewType": stream}} if stream else {}),
+    )

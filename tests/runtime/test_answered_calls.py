@@ -97,6 +97,18 @@ def dynamodb_calls(ddb: Any, table: str) -> list[Any]:
     return answers
 
 
+def answered_by(emulator: Emulator, ask: Any) -> boto3.Session:
+    """A session whose clients are answered by ``ask``, as a function worker's are."""
+    session = boto3.Session(
+        region_name=emulator.region,
+        aws_access_key_id=emulator.credentials["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=emulator.credentials["AWS_SECRET_ACCESS_KEY"],
+    )
+    session._session.unregister("creating-client-class", motoshim._answered_here)
+    session._session.register("creating-client-class", worker.answered_by(ask))
+    return session
+
+
 def test_dynamodb_calls_answered_in_place_equal_botocore_s_normal_path(emulator: Emulator) -> None:
     answered, normal = client(emulator, "dynamodb", True), client(emulator, "dynamodb", False)
     make_indexed_table(answered, "answered")
@@ -183,13 +195,7 @@ def test_a_worker_s_calls_answer_through_the_runtime_as_in_place(emulator: Emula
             pickle.dumps(_aws_call(*pickle.loads(pickle.dumps((method, url, headers, body)))))
         )
 
-    session = boto3.Session(
-        region_name=emulator.region,
-        aws_access_key_id=emulator.credentials["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=emulator.credentials["AWS_SECRET_ACCESS_KEY"],
-    )
-    session._session.unregister("creating-client-class", motoshim._answered_here)
-    session._session.register("creating-client-class", worker.answered_by(ask))
+    session = answered_by(emulator, ask)
     via_pipe = session.client("dynamodb", endpoint_url=emulator.endpoint_url)
     make_indexed_table(client(emulator, "dynamodb", True), "viapipe")
     make_indexed_table(client(emulator, "dynamodb", True), "inplace")
@@ -212,13 +218,7 @@ def test_a_call_the_runtime_does_not_answer_or_fails_goes_botocore_s_own_way(emu
         asked.append(headers["X-Amz-Target"])
         return next(answers)
 
-    session = boto3.Session(
-        region_name=emulator.region,
-        aws_access_key_id=emulator.credentials["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=emulator.credentials["AWS_SECRET_ACCESS_KEY"],
-    )
-    session._session.unregister("creating-client-class", motoshim._answered_here)
-    session._session.register("creating-client-class", worker.answered_by(ask))
+    session = answered_by(emulator, ask)
     ddb = session.client("dynamodb", endpoint_url=emulator.endpoint_url)
     make_indexed_table(client(emulator, "dynamodb", True), "fallback")
     sent: list[str] = []

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from moto_support import make_table
 
 from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
@@ -48,18 +49,7 @@ BATCHES: dict[str, list[tuple[str, dict[str, Any]]]] = {
 
 def make_tables(ddb: Any, prefix: str) -> None:
     for name in ("a", "b"):
-        ddb.create_table(
-            TableName=f"{prefix}-{name}",
-            KeySchema=[
-                {"AttributeName": "pk", "KeyType": "HASH"},
-                {"AttributeName": "sk", "KeyType": "RANGE"},
-            ],
-            AttributeDefinitions=[
-                {"AttributeName": "pk", "AttributeType": "S"},
-                {"AttributeName": "sk", "AttributeType": "S"},
-            ],
-            BillingMode="PAY_PER_REQUEST",
-        )
+        make_table(ddb, f"{prefix}-{name}")
 
 
 def run(ddb: Any, prefix: str, batch: list[tuple[str, dict[str, Any]]]) -> tuple[str, list[Any]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
-from moto_support import make_indexed_table
+from moto_support import make_indexed_table, make_table
 
 from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
@@ -431,15 +431,7 @@ def test_a_receive_answers_with_the_shim_what_moto_as_shipped_answers(emulator: 
 
 # --- a Query on a sort-key range bisects to it (motoshim keeps each partition's keys in order) ------
 def _ranged_table(ddb: Any, name: str, sort_type: str) -> None:
-    ddb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": sort_type},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    make_table(ddb, name, sort_type=sort_type)
 
 
 def _pages(ddb: Any, **query: Any) -> list[Any]:

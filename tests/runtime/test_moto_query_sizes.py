@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from moto_support import make_table
 
 from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
@@ -21,15 +22,7 @@ pytestmark = pytest.mark.integration
 
 def _pages(emulator: Emulator, table: str) -> list[Any]:
     ddb = emulator.client("dynamodb")
-    ddb.create_table(
-        TableName=table,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    make_table(ddb, table)
     for i in range(40):
         # 60-140 KB of text, a number, a list and a map: each size branch of `_value_size`
         extra = {

@@ -15,6 +15,7 @@ from datetime import datetime
 from typing import Any
 
 import pytest
+from moto_support import make_table
 
 from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
@@ -53,17 +54,8 @@ def every_type(n: int) -> dict[str, Any]:
     }
 
 
-def make_table(ddb: Any, name: str, view: str = "NEW_AND_OLD_IMAGES") -> str:
-    ddb.create_table(
-        TableName=name,
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": view},
-    )
+def streamed_table(ddb: Any, name: str, view: str = "NEW_AND_OLD_IMAGES") -> str:
+    make_table(ddb, name, stream=view)
     arn: str = ddb.describe_table(TableName=name)["Table"]["LatestStreamArn"]
     return arn
 
@@ -98,11 +90,11 @@ def comparable(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def test_stream_records_and_their_sizes_are_moto_s_as_shipped(emulator: Emulator) -> None:
     ddb = emulator.client("dynamodb")
-    fast_arn = make_table(ddb, "streams-fast")
+    fast_arn = streamed_table(ddb, "streams-fast")
     write(ddb, "streams-fast")
     fast = motoshim.stream_records(fast_arn, None, 1000)  # sized only now, after every update
     with motoshim.shipped():
-        shipped_arn = make_table(ddb, "streams-shipped")
+        shipped_arn = streamed_table(ddb, "streams-shipped")
         write(ddb, "streams-shipped")
         shipped = motoshim.stream_records(shipped_arn, None, 1000)
 
@@ -155,11 +147,11 @@ def test_each_view_type_keeps_the_images_moto_as_shipped_keeps(
     (`_image`, items of plain values) or by moto (sets, lists, maps) is moto's as shipped."""
     ddb = emulator.client("dynamodb")
     name = f"views-{view.lower().replace('_', '-')}-{writes.__name__.replace('_', '-')}"
-    fast_arn = make_table(ddb, f"{name}-fast", view)
+    fast_arn = streamed_table(ddb, f"{name}-fast", view)
     writes(ddb, f"{name}-fast")
     fast = motoshim.stream_records(fast_arn, None, 1000)
     with motoshim.shipped():
-        shipped_arn = make_table(ddb, f"{name}-shipped", view)
+        shipped_arn = streamed_table(ddb, f"{name}-shipped", view)
         writes(ddb, f"{name}-shipped")
         shipped = motoshim.stream_records(shipped_arn, None, 1000)
     assert len(fast) > 5
@@ -202,7 +194,7 @@ def test_the_poller_reads_and_filters_moto_s_shard_as_the_api_gives_it(
 ) -> None:
     ddb = emulator.client("dynamodb")
     table = f"streams-poll-{FILTERS.index(filters)}"
-    arn = make_table(ddb, table)
+    arn = streamed_table(ddb, table)
     write(ddb, table)
     answers = []
     for direct in (True, False):

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from moto_support import make_table
 
 from sewerbill.local import motoshim
 from sewerbill.local.emulator import Emulator
@@ -20,19 +21,7 @@ pytestmark = pytest.mark.integration
 @pytest.fixture(scope="module")
 def ddb(emulator: Emulator) -> Any:
     client = emulator.client("dynamodb")
-    client.create_table(
-        TableName="tx",
-        KeySchema=[
-            {"AttributeName": "pk", "KeyType": "HASH"},
-            {"AttributeName": "sk", "KeyType": "RANGE"},
-        ],
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        BillingMode="PAY_PER_REQUEST",
-        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
-    )
+    make_table(client, "tx", stream="NEW_IMAGE")
     return client
 
 
