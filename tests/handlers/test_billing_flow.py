@@ -29,7 +29,7 @@ from billing.handlers import (
     run_billing_cycle,
     run_daily_assessment,
 )
-from metering.events import ConsumptionDetermined
+from metering.events import ConsumptionDetermined, ConsumptionsDetermined
 
 HEADER = "tenant,account_id,name,service_address,mailing_address,zip,opened_on,class,meter_size,parcel_id,owner_name"
 ACCOUNTS = (
@@ -426,6 +426,13 @@ def _deliver(event: ConsumptionDetermined) -> dict[str, Any]:
     return on_consumption_determined.lambda_handler(sqs_event(eventbridge_body(event)), lambda_context())
 
 
+def _deliver_chunk(consumptions: list[ConsumptionDetermined]) -> dict[str, Any]:
+    chunk = ConsumptionsDetermined(
+        occurred_at=max(c.occurred_at for c in consumptions), file_id="f", chunk=0, consumptions=consumptions
+    )
+    return on_consumption_determined.lambda_handler(sqs_event(eventbridge_body(chunk)), lambda_context())
+
+
 def test_a_read_corrected_after_billing_is_one_adjustment_on_the_bill_never_an_edit(flow: Stack) -> None:
     from billing.domain.ledger import trial_balance
 
@@ -481,6 +488,33 @@ def test_a_read_corrected_after_billing_is_one_adjustment_on_the_bill_never_an_e
     _deliver(_consumption("GR-1", 23000))
     assert sum(e.amount for e in ledger(flow, "GR-1")) == Decimal("194.50")
     assert sum(trial_balance(ledger(flow)).values()) == 0
+
+
+def test_a_stale_determination_arriving_after_a_later_one_changes_nothing(flow: Stack) -> None:
+    # SQS and EventBridge keep no order: the estimate (10-05) redelivered after the actual
+    # read's determination (10-09) was kept must not re-rate the bill back to the estimate.
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    estimate = _consumption("GR-1", 23000, estimated=True)
+    _deliver(estimate)
+    consume(flow, "GR-2", 0)
+    run_cycle(flow)
+    actual = _consumption("GR-1", 20000).model_copy(update={"occurred_at": datetime(2026, 10, 9, tzinfo=UTC)})
+    _deliver(actual)
+    [adjustment] = of(flow, "ADJUSTMENT#grafton-sewer")  # 23,000 -> 20,000 gal: one re-rating
+    before = flow.items("billing")
+    _deliver(estimate)  # late, stale
+    assert flow.items("billing") == before
+    [usage] = [i for i in of(flow, "USAGE#grafton-sewer") if i["sk"] == "GR-1"]
+    assert (usage["volume_gal"], usage["source_event_id"]) == ("20000", actual.event_id)
+    # Within one chunk the later determination wins too, whatever the order in the chunk.
+    _deliver_chunk(
+        [
+            _consumption("GR-3", 7000).model_copy(update={"occurred_at": datetime(2026, 10, 12, tzinfo=UTC)}),
+            _consumption("GR-3", 5000),
+        ]
+    )
+    [usage] = [i for i in of(flow, "USAGE#grafton-sewer") if i["sk"] == "GR-3"]
+    assert usage["volume_gal"] == "7000"
 
 
 def test_a_read_that_changes_nothing_billed_books_nothing(flow: Stack) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable, Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from botocore.exceptions import ClientError
@@ -34,6 +34,15 @@ def e_winter(e: ConsumptionDetermined) -> Any:
 
 def _plain(model: Any) -> dict[str, Any]:
     return json.loads(model.model_dump_json())
+
+
+_NEVER = datetime.min.replace(tzinfo=UTC)
+
+
+def _determined(item: dict[str, Any]) -> datetime:
+    """When a kept consumption was determined (an item kept before that was recorded: never)."""
+    at = item.get("determined_at")
+    return datetime.fromisoformat(at) if at else _NEVER
 
 
 class Redetermined(NamedTuple):
@@ -114,10 +123,11 @@ class Projections(Store):
         redetermined: Callable[[list[Redetermined]], object] | None = None,
     ) -> int:
         """Kept once per (tenant, account, period): a redelivery or duplicate publish changes
-        nothing, a re-determination with another volume or estimated flag replaces it. One
+        nothing, a later re-determination (by ``occurred_at``, the event's contract) with another
+        volume or estimated flag replaces it, an earlier one arriving late changes nothing. One
         BatchGetItem per 100 and one BatchWriteItem per 25 (a chunk of metering's
-        consumptions is one message); within the chunk the last determination of a period
-        wins. Returns how many changed.
+        consumptions is one message); within the chunk the latest determination of a period
+        wins (the last of equal times). Returns how many changed.
 
         Re-determinations (a kept item replaced) go to ``redetermined`` first, which books the
         re-rating of a bill already issued for the period (X-IMMUTABLE: the bill stays as it
@@ -140,19 +150,29 @@ class Projections(Store):
                 "quality": e.quality,
                 "estimated": e.estimated,
                 "source_event_id": e.event_id,
+                # the determination's time: a later one replaces it, an earlier one (a stale
+                # redelivery, SQS and EventBridge keep no order) does not
+                "determined_at": e.occurred_at.isoformat(),
                 "recorded_at": now.isoformat(),
                 # the reads behind the volume, printed on the bill (as JSON text: one attribute)
                 "reads_used": json.dumps(values["reads_used"]) if values.get("reads_used") else None,
                 "meters": json.dumps(values["meters"]) if values.get("meters") else None,
             }
-            items[(str(item["pk"]), str(item["sk"]))] = item
-            tenants[(str(item["pk"]), str(item["sk"]))] = e.tenant
+            key = (str(item["pk"]), str(item["sk"]))
+            if key in items and _determined(items[key]) > e.occurred_at:
+                continue  # the chunk holds a later determination of the period
+            items[key] = item
+            tenants[key] = e.tenant
         old = self.get_many(list(items))
         changed = [
             k
             for k, item in items.items()
             if k not in old
-            or (old[k].get("volume_gal"), old[k].get("estimated")) != (item["volume_gal"], item["estimated"])
+            or (
+                _determined(old[k]) <= _determined(item)
+                and (old[k].get("volume_gal"), old[k].get("estimated"))
+                != (item["volume_gal"], item["estimated"])
+            )
         ]
         replaced = [Redetermined(tenants[k], old[k], items[k]) for k in changed if k in old]
         if replaced and redetermined is not None:
