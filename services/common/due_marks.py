@@ -34,15 +34,7 @@ class DueMarks:
     def update(self, days: Collection[date]) -> dict[str, Any]:
         """The UpdateItem that adds ``days`` (also an ``Update`` action of a transaction
         whose items the days belong to)."""
-        return {
-            "TableName": self._table,
-            "Key": key_of(*KEY),
-            "UpdateExpression": "ADD writes :one, pending :days",
-            "ExpressionAttributeValues": {
-                ":one": {"N": "1"},
-                ":days": {"SS": sorted({d.isoformat() for d in days})},
-            },
-        }
+        return pending_update(self._table, KEY, {d.isoformat() for d in days})
 
     def add(self, days: Collection[date]) -> None:
         """Days on which the run may have work (one UpdateItem; creates the mark)."""
@@ -62,9 +54,6 @@ class DueMarks:
     def record(self, next_on: date, seen: DueMark | None, keep: Collection[date] = ()) -> bool:
         """A full run's next day, unless a write added a day since ``seen`` was read (then
         the mark stays as that write left it). ``keep``: pending days still to act on."""
-        condition, values = "attribute_not_exists(pk)", {}
-        if seen is not None:
-            condition, values = "writes = :writes", {":writes": {"N": str(seen.writes)}}
         item: dict[str, Any] = {
             "pk": KEY[0],
             "sk": KEY[1],
@@ -73,15 +62,40 @@ class DueMarks:
         }
         if keep:
             item["pending"] = {d.isoformat() for d in keep}
-        try:
-            self._client.put_item(
-                TableName=self._table,
-                Item=to_item(item),
-                ConditionExpression=condition,
-                **({"ExpressionAttributeValues": values} if values else {}),
-            )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return False
-            raise TransientError(f"writing the daily mark: {exc}") from exc
-        return True
+        return put_unless_written(
+            self._client, self._table, item, seen.writes if seen else None, "the daily mark"
+        )
+
+
+def pending_update(table: str, key: tuple[str, str], pending: Collection[str]) -> dict[str, Any]:
+    """The UpdateItem that adds ``pending`` to a mark's set and counts the write (creating
+    the mark): the writers' side of every mark (this module's days, billing's tenants)."""
+    return {
+        "TableName": table,
+        "Key": key_of(*key),
+        "UpdateExpression": "ADD writes :one, pending :pending",
+        "ExpressionAttributeValues": {":one": {"N": "1"}, ":pending": {"SS": sorted(pending)}},
+    }
+
+
+def put_unless_written(
+    client: Any, table: str, item: dict[str, Any], seen_writes: int | None, what: str
+) -> bool:
+    """Put a run's mark ``item`` unless a write counted itself since the run read the mark
+    (``seen_writes``; None: the run found no mark, so none may exist): False when one did,
+    and the mark stays as that write left it. The runs' side of every mark."""
+    condition, values = "attribute_not_exists(pk)", {}
+    if seen_writes is not None:
+        condition, values = "writes = :writes", {":writes": {"N": str(seen_writes)}}
+    try:
+        client.put_item(
+            TableName=table,
+            Item=to_item(item),
+            ConditionExpression=condition,
+            **({"ExpressionAttributeValues": values} if values else {}),
+        )
+    except ClientError as exc:
+        if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+            return False
+        raise TransientError(f"writing {what}: {exc}") from exc
+    return True

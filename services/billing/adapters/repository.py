@@ -8,8 +8,6 @@ from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from billing.adapters.items import (
     account_history_item,
     account_item,
@@ -27,8 +25,8 @@ from billing.domain.bills import Bill, BilledRead, reads_behind
 from billing.domain.issuing import Charge, Eru, Held, Strength, Usage
 from billing.domain.ledger import Entry
 from billing.domain.projections import eru_in_force, eru_over, strength_in_force
-from common.dynamo import get, key_of, to_item
-from common.errors import TransientError
+from common.due_marks import pending_update, put_unless_written
+from common.dynamo import get
 from common.events import Event
 from common.outbox import outbox_item
 
@@ -76,12 +74,7 @@ class BillingRepo(Store):
         if not tenants:
             return
         self._count("UpdateItem")
-        self.client.update_item(
-            TableName=self.table,
-            Key=key_of(*DUE_KEY),
-            UpdateExpression="ADD writes :one, pending :tenants",
-            ExpressionAttributeValues={":one": {"N": "1"}, ":tenants": {"SS": tenants}},
-        )
+        self.client.update_item(**pending_update(self.table, DUE_KEY, tenants))
 
     def assessment_due(self) -> DueMark | None:
         self._count("GetItem")
@@ -98,29 +91,16 @@ class BillingRepo(Store):
         """Record the tenants' next full-run days, unless a write marked a tenant since
         ``seen`` was read (then the mark stays as that write left it: the next run is full
         for its tenant, and for the tenants this run assessed, whose days are not recorded)."""
-        condition, values = "attribute_not_exists(pk)", {}
-        if seen is not None:
-            condition, values = "writes = :writes", {":writes": {"N": str(seen.writes)}}
         self._count("PutItem")
-        try:
-            self.client.put_item(
-                TableName=self.table,
-                Item=to_item(
-                    {
-                        "pk": DUE_KEY[0],
-                        "sk": DUE_KEY[1],
-                        "next_on": {t: d.isoformat() for t, d in sorted(next_on.items())},
-                        "writes": seen.writes if seen else 0,
-                    }
-                ),
-                ConditionExpression=condition,
-                **({"ExpressionAttributeValues": values} if values else {}),
-            )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                return False
-            raise TransientError(f"writing the assessment's mark: {exc}") from exc
-        return True
+        item = {
+            "pk": DUE_KEY[0],
+            "sk": DUE_KEY[1],
+            "next_on": {t: d.isoformat() for t, d in sorted(next_on.items())},
+            "writes": seen.writes if seen else 0,
+        }
+        return put_unless_written(
+            self.client, self.table, item, seen.writes if seen else None, "the assessment's mark"
+        )
 
     # --- accounts ----------------------------------------------------------------------
     def store_accounts(self, records: Sequence[AccountRecord], *, source: str, now: datetime) -> int:
