@@ -73,3 +73,22 @@ def stormwater_bill(engine: RatingEngine, book: TariffBook) -> Callable[..., Bil
         )
 
     return make
+
+
+@pytest.fixture
+def sullivan_bill(engine: RatingEngine) -> Bill:
+    """Sullivan's residential first quarter of 2026 (20,000 gal, 1,200 RECs) billed to SU-1 on
+    2026-04-01, due in 20 days."""
+    rated = engine.rate(
+        RatingInput(
+            "sullivan-sewer",
+            date(2026, 1, 1),
+            date(2026, 4, 1),
+            account=Account("residential"),
+            water_gallons=Decimal(20000),
+            total_recs=Decimal(1200),
+        )
+    )
+    return issue(
+        rated, account_id="SU-1", bill_date=date(2026, 4, 1), due_days=20, history=(), last_bill_date=None
+    )

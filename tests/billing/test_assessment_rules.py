@@ -169,23 +169,8 @@ def test_pp_stormwater_delinquency_is_announced_once_and_a_payment_on_day_30_avo
     assert not run(bill, paid, pp, date(2026, 11, 1))
 
 
-def test_sullivan_late_charge_is_1_percent_a_month_on_the_unpaid_bill(engine, book, terms) -> None:
-    from billing.domain.bills import issue
-    from billing.domain.rating import Account, RatingInput
-
-    rated = engine.rate(
-        RatingInput(
-            "sullivan-sewer",
-            date(2026, 1, 1),
-            date(2026, 4, 1),
-            account=Account("residential"),
-            water_gallons=Decimal(20000),
-            total_recs=Decimal(1200),
-        )
-    )
-    bill = issue(
-        rated, account_id="SU-1", bill_date=date(2026, 4, 1), due_days=20, history=(), last_bill_date=None
-    )
+def test_sullivan_late_charge_is_1_percent_a_month_on_the_unpaid_bill(sullivan_bill, book, terms) -> None:
+    bill = sullivan_bill
     su = terms("sullivan-sewer", date(2026, 1, 1))
     ledger = bill.entries()
     assess_every_day([bill], ledger, su, date(2026, 4, 1), date(2026, 6, 30))
