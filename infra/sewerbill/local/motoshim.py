@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Ten changes, installed by `install()` when the runtime starts moto itself:
+Twelve changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -103,6 +103,16 @@ Ten changes, installed by `install()` when the runtime starts moto itself:
    moto's own (seedable) random source. Visibility, receive counts, FIFO groups and the
    redrive are moto's code as shipped (`tests/runtime/test_moto_fast_json.py` runs the SQS
    scenario on moto as shipped and with the shim and requires the same answers).
+11. **A batch's duplicate check without a dump of every item.** moto's `batch_write_item`
+   JSON-dumps every put item to look for duplicates, and `_contains_duplicates` compares
+   each key with every other (4,950 comparisons for a BatchGetItem of 100 keys). Here the
+   dumps are made only when two items could be duplicates, and plain keys go through a set
+   (`_batch_write_item`, `_contains_duplicates`); whenever either is made, the check is
+   moto's own (`tests/runtime/test_moto_batch_write.py` compares answers, errors and tables).
+12. **A JSON answer is not searched for `<RequestId>`.** moto's `_enrich_response` runs a
+   look-behind regex at every position of every answer (a 1 MB Query page); a text body
+   without the literal tag is left as the regex leaves it, the headers set by moto's own
+   function (`_enrich_response`; `tests/runtime/test_moto_enrich_response.py`).
 
 And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
 deletes and visibility changes) made on moto's SQS backend directly, with the backend
