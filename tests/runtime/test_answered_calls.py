@@ -263,3 +263,54 @@ def test_a_function_worker_s_json_calls_skip_botocore_s_request_path(monkeypatch
     assert ("AWSEvents.PutEvents", False) in json_calls
     assert all(not through for _, through in json_calls)
     assert ("s3", True) in reached
+
+
+def test_an_answered_client_resolves_an_endpoint_once_per_call_s_parameters_as_botocore_would(
+    emulator: Emulator,
+) -> None:
+    """A client answered in place keeps the endpoint its ruleset gave for a call's parameters
+    (`worker.resolved_endpoint`): the same answer as botocore's resolution for every call,
+    resolved once for a call made again with the same parameters, again for other parameters
+    or when a handler can customise the resolution (a Stubber's, S3's)."""
+    ddb = client(emulator, "dynamodb", answered=True)
+    plain = client(emulator, "dynamodb", answered=False)
+    make_indexed_table(ddb, "ep")
+    resolved: list[str] = []
+    construct = ddb._ruleset_resolver.construct_endpoint
+
+    def counted(operation_model: Any, **kwargs: Any) -> Any:
+        resolved.append(operation_model.name)
+        return construct(operation_model=operation_model, **kwargs)
+
+    ddb._ruleset_resolver.construct_endpoint = counted
+    key = {"pk": {"S": "P#1"}, "sk": {"S": "S"}}
+    for _ in range(3):
+        ddb.get_item(TableName="ep", Key=key)
+    ddb.get_item(TableName="ep", Key={"pk": {"S": "P#2"}, "sk": {"S": "S"}})
+    ddb.put_item(TableName="ep", Item=key)
+    ddb.get_item(TableName="ep", Key=key)
+    assert resolved == ["GetItem", "GetItem", "PutItem"]  # the repeated GetItem: once
+
+    for name, params in (
+        ("GetItem", {"TableName": "ep", "Key": key}),
+        ("Query", {"TableName": "ep", "KeyConditionExpression": "pk = :p"}),
+        ("BatchGetItem", {"RequestItems": {"ep": {"Keys": [key]}}}),
+    ):
+        model = ddb._service_model.operation_model(name)
+        for ignore_signing_region in (False, True):
+            mine, theirs = {}, {}
+            ours = ddb._resolve_endpoint_ruleset(model, params, mine, ignore_signing_region)
+            ours_again = ddb._resolve_endpoint_ruleset(model, params, mine, ignore_signing_region)
+            botocore_s = plain._resolve_endpoint_ruleset(model, params, theirs, ignore_signing_region)
+            assert ours == ours_again == botocore_s
+            assert mine == theirs  # the request's context: left as botocore's resolution leaves it
+
+    # A handler that may change the builtins: every call resolved, as botocore does.
+    seen: list[str] = []
+    ddb.meta.events.register(
+        "before-endpoint-resolution.dynamodb", lambda model, **_: seen.append(model.name)
+    )
+    resolved.clear()
+    ddb.get_item(TableName="ep", Key=key)
+    ddb.get_item(TableName="ep", Key=key)
+    assert resolved == seen == ["GetItem", "GetItem"]

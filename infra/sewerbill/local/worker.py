@@ -241,6 +241,23 @@ def answered_by(ask: Ask) -> Callable[..., None]:
     from botocore.httpchecksum import handle_checksum_body
 
     class AnsweredHere:
+        def _resolve_endpoint_ruleset(
+            self,
+            operation_model: Any,
+            params: Any,
+            request_context: Any,
+            ignore_signing_region: bool = False,
+        ) -> Any:
+            client: Any = self  # a botocore client: this class is one of its bases
+            return resolved_endpoint(
+                client,
+                super()._resolve_endpoint_ruleset,  # type: ignore[misc]
+                operation_model,
+                params,
+                request_context,
+                ignore_signing_region,
+            )
+
         def _make_request(
             self, operation_model: Any, request_dict: dict[str, Any], request_context: Any
         ) -> Any:
@@ -323,6 +340,71 @@ def answered_by(ask: Ask) -> Callable[..., None]:
             base_classes.insert(0, AnsweredHere)
 
     return insert
+
+
+# Endpoints a client's ruleset gave, per client: (operation, flag, builtins, call's parameters)
+# pickled -> the URL (see `resolved_endpoint`); bounded, as a long-lived client's Queries differ
+ENDPOINTS_KEPT = 256
+
+
+def resolved_endpoint(
+    client: Any,
+    resolve: Callable[..., Any],
+    operation_model: Any,
+    params: Any,
+    request_context: Any,
+    ignore_signing_region: bool,
+) -> Any:
+    """What ``resolve`` (botocore's ``BaseClient._resolve_endpoint_ruleset``) answers, kept per
+    client for calls of a JSON-protocol service made again with the same parameters (a daily
+    run's read of its mark): the endpoint ruleset is a pure function of the client's builtins
+    (region, endpoint URL, FIPS, dual-stack: fixed when the client is made), the operation and
+    the call's parameters, so the same inputs give the same URL (a deferred builtin, the
+    account id, is read each time and is part of the inputs). Building the ruleset's
+    parameters for each call (the operation's context parameters, the builtins, an event)
+    was a tenth of a function's GetItem, client and emulator together.
+
+    Kept only when nothing else can change the answer or see the resolution: the service's
+    protocol is JSON, no handler is registered for ``before-endpoint-resolution`` (S3's, a
+    Stubber's), and the resolution gave no headers and no properties (authSchemes would
+    change the request's signing context, which ``resolve`` sets). Parameters that do not
+    pickle are not kept. tests/runtime/test_answered_calls.py compares it with botocore's."""
+    resolver = getattr(client, "_ruleset_resolver", None)
+    service_model = operation_model.service_model
+    if (
+        resolver is None
+        or service_model.resolved_protocol not in ANSWERED_PROTOCOLS
+        or _handled(client, f"before-endpoint-resolution.{service_model.service_id.hyphenize()}")
+    ):
+        return resolve(operation_model, params, request_context, ignore_signing_region)
+    # a builtin may be deferred (the account id, read from the credentials when asked)
+    builtins = [v() if callable(v) else v for v in resolver._builtins.values()]
+    try:
+        key = pickle.dumps(
+            (operation_model.name, ignore_signing_region, builtins, params), protocol=pickle.HIGHEST_PROTOCOL
+        )
+    except Exception:  # noqa: BLE001 - parameters that do not pickle: resolved each time
+        return resolve(operation_model, params, request_context, ignore_signing_region)
+    kept: dict[bytes, str] = client.__dict__.setdefault("_endpoints_resolved", {})
+    url = kept.get(key)
+    if url is not None:
+        return url, {}, {}
+    url, headers, properties = resolve(operation_model, params, request_context, ignore_signing_region)
+    if not headers and not properties:
+        if len(kept) >= ENDPOINTS_KEPT:
+            kept.clear()
+        kept[key] = url
+    return url, headers, properties
+
+
+def _handled(client: Any, event: str) -> bool:
+    """Whether any handler is registered for ``event`` on ``client``'s emitter (botocore's
+    prefix trie; True, to be safe, when the emitter is not the one botocore makes)."""
+    emitter = getattr(client.meta.events, "_emitter", None)
+    handlers = getattr(emitter, "_handlers", None)
+    if handlers is None or not hasattr(handlers, "prefix_search"):
+        return True
+    return bool(list(handlers.prefix_search(event)))
 
 
 def _served_by(endpoint: str, service: str) -> bool:
