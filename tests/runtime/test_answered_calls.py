@@ -15,7 +15,7 @@ from typing import Any
 import boto3
 import pytest
 from botocore.config import Config
-from botocore.exceptions import ClientError
+from botocore.exceptions import ClientError, ParamValidationError
 from moto_support import make_indexed_table
 
 from sewerbill.local import motoshim, worker
@@ -314,3 +314,62 @@ def test_an_answered_client_resolves_an_endpoint_once_per_call_s_parameters_as_b
     ddb.get_item(TableName="ep", Key=key)
     ddb.get_item(TableName="ep", Key=key)
     assert resolved == seen == ["GetItem", "GetItem"]
+
+
+def test_an_answered_client_serializes_a_call_s_parameters_once_into_botocore_s_request(
+    emulator: Emulator,
+) -> None:
+    """A client answered in place keeps the request botocore's validation and serializer made
+    for a call's parameters (`worker.KeptSerializations`): each call's request is the one
+    botocore's own client makes for it, repeated or not, a repeated call is not validated
+    and serialized again, and parameters that fail validation raise botocore's error each time."""
+    ddb = client(emulator, "dynamodb", answered=True)
+    plain = client(emulator, "dynamodb", answered=False)
+    make_indexed_table(ddb, "ser")
+    key = {"pk": {"S": "P#1"}, "sk": {"S": "S"}}
+    calls = [
+        ("GetItem", {"TableName": "ser", "Key": key}),
+        ("GetItem", {"TableName": "ser", "Key": key}),
+        ("GetItem", {"TableName": "ser", "Key": key, "ConsistentRead": True}),
+        ("PutItem", {"TableName": "ser", "Item": {**key, "b": {"B": b"\x00\xff"}, "n": {"N": "1.5"}}}),
+        ("PutItem", {"TableName": "ser", "Item": {**key, "b": {"B": b"\x00\xff"}, "n": {"N": "1.5"}}}),
+        (
+            "Query",
+            {
+                "TableName": "ser",
+                "KeyConditionExpression": "pk = :p",
+                "ExpressionAttributeValues": {":p": {"S": "P#1"}},
+            },
+        ),
+    ]
+    serialized: list[str] = []
+    for name, params in calls:
+        model = ddb._service_model.operation_model(name)
+        botocore_s = plain._convert_to_request_dict(params, model, emulator.endpoint_url, context={})
+        ours = ddb._convert_to_request_dict(params, model, emulator.endpoint_url, context={})
+        assert {k: v for k, v in ours.items() if k != "context"} == {
+            k: v for k, v in botocore_s.items() if k != "context"
+        }
+        ours["headers"]["X-Changed"] = "by the caller"  # the kept request is not changed
+        again = ddb._convert_to_request_dict(params, model, emulator.endpoint_url, context={})
+        assert "X-Changed" not in again["headers"]
+        assert again["body"] == botocore_s["body"]
+
+    counted = ddb._serializer.serializer.serialize_to_request
+
+    def counting(parameters: Any, operation_model: Any) -> Any:
+        serialized.append(operation_model.name)
+        return counted(parameters, operation_model)
+
+    ddb._serializer.serializer.serialize_to_request = counting
+    ddb.get_item(TableName="ser", Key={"pk": {"S": "P#9"}, "sk": {"S": "S"}})
+    ddb.get_item(TableName="ser", Key={"pk": {"S": "P#9"}, "sk": {"S": "S"}})
+    ddb.get_item(TableName="ser", Key=key)  # made above
+    assert serialized == ["GetItem"]  # the new key only: the repeated call and `key`'s were kept
+
+    for _ in range(2):  # a validation error, raised as botocore raises it, every time
+        with pytest.raises(ParamValidationError) as ours_error:
+            ddb.get_item(TableName="ser", Key={"pk": {"Z": "bad"}})
+        with pytest.raises(ParamValidationError) as botocore_error:
+            plain.get_item(TableName="ser", Key={"pk": {"Z": "bad"}})
+        assert str(ours_error.value) == str(botocore_error.value)

@@ -258,6 +258,17 @@ def answered_by(ask: Ask) -> Callable[..., None]:
                 ignore_signing_region,
             )
 
+        def _convert_to_request_dict(
+            self, api_params: Any, operation_model: Any, *args: Any, **kwargs: Any
+        ) -> Any:
+            client: Any = self
+            if (
+                type(client._serializer) is not KeptSerializations
+                and operation_model.service_model.resolved_protocol in ANSWERED_PROTOCOLS
+            ):
+                client._serializer = KeptSerializations(client._serializer)
+            return super()._convert_to_request_dict(api_params, operation_model, *args, **kwargs)  # type: ignore[misc]
+
         def _make_request(
             self, operation_model: Any, request_dict: dict[str, Any], request_context: Any
         ) -> Any:
@@ -395,6 +406,43 @@ def resolved_endpoint(
             kept.clear()
         kept[key] = url
     return url, headers, properties
+
+
+class KeptSerializations:
+    """A JSON-protocol client's serializer (botocore's parameter validation and serializer, as
+    the client has them) that keeps the request it made for a call's parameters, per client,
+    and gives a copy of it when the same parameters come again (a daily run's read of its
+    mark): validation and serialization are pure functions of the operation and the
+    parameters (the same dict in, the same body, headers and path out), so the request is the
+    one they would make again; they were a tenth of a function's GetItem, client and
+    emulator together. Parameters that do not pickle, or that fail validation (raised as
+    botocore raises them, every time), are not kept. The client then adds its user agent,
+    endpoint and context to the copy as always (`_convert_to_request_dict`).
+    tests/runtime/test_answered_calls.py compares the requests with botocore's."""
+
+    def __init__(self, serializer: Any) -> None:
+        self.serializer = serializer
+        self.kept: dict[bytes, dict[str, Any]] = {}
+
+    def serialize_to_request(self, parameters: Any, operation_model: Any) -> dict[str, Any]:
+        try:
+            key = pickle.dumps((operation_model.name, parameters), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # noqa: BLE001 - parameters that do not pickle: serialized each time
+            return dict(self.serializer.serialize_to_request(parameters, operation_model))
+        request = self.kept.get(key)
+        if request is None:
+            request = _copied(self.serializer.serialize_to_request(parameters, operation_model))
+            if len(self.kept) >= ENDPOINTS_KEPT:
+                self.kept.clear()
+            self.kept[key] = request
+        return _copied(request)
+
+
+def _copied(request: dict[str, Any]) -> dict[str, Any]:
+    """A serialized request that the client can change (it updates the headers and adds
+    the URL and the context) without changing the one kept: its dicts copied (their values
+    are strings, the body bytes or a string)."""
+    return {k: dict(v) if type(v) is dict else v for k, v in request.items()}
 
 
 def _handled(client: Any, event: str) -> bool:
