@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Twelve changes, installed by `install()` when the runtime starts moto itself:
+Thirteen changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -113,6 +113,14 @@ Twelve changes, installed by `install()` when the runtime starts moto itself:
    look-behind regex at every position of every answer (a 1 MB Query page); a text body
    without the literal tag is left as the regex leaves it, the headers set by moto's own
    function (`_enrich_response`; `tests/runtime/test_moto_enrich_response.py`).
+13. **SQS reads the clock without re-making the epoch.** moto's SQS models call `unix_time`
+   (or `unix_time_millis`) seven times for a scheduled firing's send, receive and delete,
+   and each call makes the epoch again (`utcfromtimestamp(0)`, with an import). Here the
+   same function of moto's clock (`utcnow`, read as moto reads it) with the epoch made once,
+   the same arithmetic and so the same float (`_sqs_unix_time`); and a received message's
+   empty dicts, lists and sets are copied as new empty ones rather than through
+   `copy.deepcopy` (`_field_copy`, change 10's copy). `tests/runtime/test_moto_sqs_clock.py`
+   compares both with moto as shipped.
 
 And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
 deletes and visibility changes) made on moto's SQS backend directly, with the backend
@@ -442,10 +450,21 @@ def _message_copy(value: Any, memo: dict[int, Any] | None = None) -> Any:
     if type(value) is not Message:
         return copy.deepcopy(value, memo)
     clone = object.__new__(Message)
-    clone.__dict__.update(
-        {k: copy.deepcopy(v) if isinstance(v, (dict, list, set)) else v for k, v in value.__dict__.items()}
-    )
+    clone.__dict__.update({k: _field_copy(v) for k, v in value.__dict__.items()})
     return clone
+
+
+def _field_copy(value: Any) -> Any:
+    """A message field as `_message_copy` copies it: a dict, list or set deep-copied, an
+    empty plain one as a new empty one (what `copy.deepcopy` makes of it, without its memo
+    and dispatch: most of a message's dicts are empty), anything else shared."""
+    kind = type(value)
+    if kind in _EMPTY_COPIES and not value:
+        return kind()
+    return copy.deepcopy(value) if isinstance(value, (dict, list, set)) else value
+
+
+_EMPTY_COPIES = (dict, list, set)
 
 
 def _install_receive(install: bool) -> None:
@@ -469,6 +488,34 @@ def _install_retention(install: bool) -> None:
         SQSBackend.is_message_valid_based_on_retention_period = _retained  # type: ignore[method-assign]
     else:
         SQSBackend.is_message_valid_based_on_retention_period = _originals.pop("retained")  # type: ignore[method-assign]
+
+
+def _sqs_unix_time(dt: datetime | None = None) -> float:
+    """moto's `unix_time` as its SQS models call it: moto's clock (`utcnow`) read as moto
+    reads it and the same arithmetic (so the same float), with the epoch made once instead of
+    by a `utcfromtimestamp(0)` and its import on every call (a scheduled firing's send,
+    receive and delete read the clock seven times)."""
+    from moto.core import utils as moto_utils
+
+    return _unix_time(dt or moto_utils.utcnow())
+
+
+def _sqs_unix_time_millis(dt: datetime | None = None) -> float:
+    """moto's `unix_time_millis`: `unix_time(dt) * 1000.0`."""
+    return _sqs_unix_time(dt) * 1000.0
+
+
+def _install_sqs_clock(install: bool) -> None:
+    import moto.sqs.models as sqs_models
+
+    if install:
+        _originals["sqs_unix_time"] = sqs_models.unix_time
+        _originals["sqs_unix_time_millis"] = sqs_models.unix_time_millis
+        sqs_models.unix_time = _sqs_unix_time
+        sqs_models.unix_time_millis = _sqs_unix_time_millis
+    else:
+        sqs_models.unix_time = _originals.pop("sqs_unix_time")
+        sqs_models.unix_time_millis = _originals.pop("sqs_unix_time_millis")
 
 
 _COUNTS = frozenset(
@@ -1889,6 +1936,7 @@ def install() -> None:
             return
         _install_retention(True)
         _install_receive(True)
+        _install_sqs_clock(True)
         _originals["transact_write_items"] = DynamoDBBackend.transact_write_items
         _originals["add_message"] = Queue.add_message
         _originals["shard_add"] = StreamShard.add
@@ -1977,6 +2025,7 @@ def uninstall() -> None:
             return
         _install_retention(False)
         _install_receive(False)
+        _install_sqs_clock(False)
         DynamoDBBackend.transact_write_items = _originals.pop("transact_write_items")  # type: ignore[method-assign]
         Queue.add_message = _originals.pop("add_message")  # type: ignore[method-assign]
         StreamShard.add = _originals.pop("shard_add")  # type: ignore[method-assign]
