@@ -5,6 +5,7 @@ runtime. Proved on the fixture template."""
 from __future__ import annotations
 
 import os
+import signal
 import time
 from collections.abc import Iterator
 
@@ -62,6 +63,23 @@ def test_a_function_whose_process_dies_gets_a_new_one(rt: LocalRuntime) -> None:
     assert rt.invoke("IngestFunction", {"Records": []}).error is None  # a cold start
     assert rt.invoker.worker_pids()["IngestFunction"] not in (None, before)
     assert not _alive(before)
+
+
+def test_a_function_whose_process_is_killed_while_idle_gets_a_new_one(rt: LocalRuntime) -> None:
+    """The runtime asks whether a function's process still runs before each invocation
+    (`_Worker.usable`, the answer `Process.is_alive()` gives): killed from outside between
+    invocations, it is replaced by a cold start instead of failing the invocation."""
+    assert rt.invoke("IngestFunction", {"Records": []}).error is None
+    worker = rt.invoker._workers["IngestFunction"]
+    assert worker.usable and worker.process.is_alive()
+    os.kill(worker.process.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 10
+    while worker.usable and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not worker.usable and not worker.process.is_alive()
+
+    assert rt.invoke("IngestFunction", {"Records": []}).error is None  # a cold start
+    assert rt.invoker.worker_pids()["IngestFunction"] != worker.process.pid
 
 
 def test_stopping_the_runtime_stops_every_function_process(rt: LocalRuntime) -> None:

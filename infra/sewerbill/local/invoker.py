@@ -48,6 +48,7 @@ import logging
 import multiprocessing
 import multiprocessing.forkserver
 import os
+import select
 import sys
 import threading
 import time
@@ -263,7 +264,21 @@ class _Worker:
 
     @property
     def usable(self) -> bool:
-        return not self.exited and self.process.is_alive()
+        """Not exited: what `Process.is_alive()` answers, asked of the process's sentinel with
+        one `select` while its exit is unknown and the sentinel is not readable (is_alive then
+        answers True after building a selector for the same question, a fiftieth of a
+        firing's work in the runtime); otherwise is_alive itself, which reads the exit code."""
+        if self.exited:
+            return False
+        popen = getattr(self.process, "_popen", None)
+        if popen is not None and popen.returncode is None:
+            try:
+                readable, _, _ = select.select([self.process.sentinel], [], [], 0)
+            except (OSError, ValueError):
+                readable = [True]
+            if not readable:
+                return True
+        return self.process.is_alive()
 
     def stop(self) -> None:
         with contextlib.suppress(OSError, ValueError):
