@@ -17,7 +17,7 @@ from billing.config import (
     TableConfig,
 )
 from common.config import RuntimeClock, cold_start, load
-from common.dynamo import BULK_CLIENT, bulk_client
+from common.dynamo import BULK_CLIENT, bulk_client, plain_answers_client
 
 # Each builder imports what its use case needs when it is first built (each function's cold
 # start pays for its own use case only, not for billing's whole graph: the outbox publisher
@@ -145,7 +145,7 @@ def daily_assessment_use_case() -> Callable[[AssessmentScheduled], dict[str, int
 def repo() -> BillingRepo:
     from billing.adapters.repository import BillingRepo
 
-    return BillingRepo(boto3.client("dynamodb"), load(TableConfig).table_name)
+    return BillingRepo(plain_answers_client(), load(TableConfig).table_name)
 
 
 @cold_start

@@ -8,6 +8,7 @@ from typing import Any
 import boto3
 
 from common.config import RuntimeClock, cold_start, load
+from common.dynamo import plain_answers_client
 from common.handling import RejectionSink, rejections_for
 from common.outbox import OutboxPublisher
 from common.tariff_files import load_tariff_book
@@ -63,7 +64,7 @@ def contacts() -> DynamoContacts:
 
 @cold_start
 def bill_holds() -> DynamoBillHolds:
-    return DynamoBillHolds(boto3.client("dynamodb"), config().table_name)
+    return DynamoBillHolds(plain_answers_client(), config().table_name)
 
 
 @cold_start

@@ -9,6 +9,7 @@ import boto3
 
 from common.clock import Clock
 from common.config import RuntimeClock, cold_start, load
+from common.dynamo import plain_answers_client
 from common.handling import MessageRejected, RejectionSink
 from common.outbox import OutboxPublisher
 from common.tariff_files import load_tariff_book
@@ -27,7 +28,7 @@ def config() -> SamplingConfig:
 
 @cold_start
 def repository() -> DynamoSamplingRepository:
-    return DynamoSamplingRepository(boto3.client("dynamodb"), config().table_name, RuntimeClock())
+    return DynamoSamplingRepository(plain_answers_client(), config().table_name, RuntimeClock())
 
 
 @cold_start

@@ -109,3 +109,28 @@ def test_the_bulk_client_has_the_plain_wire_and_no_client_side_validation_wrappe
     client = bulk_client()
     assert type(client._serializer).__name__ == "_PlainWireSerializer"
     assert type(client._endpoint._response_parser_factory).__name__ == "_PlainWireParsers"
+
+
+def test_the_services_reading_client_keeps_botocore_s_validation_and_reads_plain_answers_as_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`plain_answers_client` (the daily runs' marks): botocore's validation and serializer
+    as they are, so a bad call raises botocore's error and a request is botocore's; its
+    answers parsed as botocore parses them, a plain item without the walk."""
+    from botocore.exceptions import ParamValidationError
+
+    from common.dynamo import plain_answers_client
+
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "k")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "s")
+    ours, botocores = plain_answers_client(), boto3.client("dynamodb")
+    assert type(ours._serializer) is type(botocores._serializer)  # validation wrapped as botocore wraps it
+    assert type(ours._endpoint._response_parser_factory).__name__ == "_PlainWireParsers"
+    with pytest.raises(ParamValidationError):
+        ours.get_item(TableName="t", Key={"pk": {"Z": "not a type"}})
+    put = {"TableName": "t", "Item": to_item(VALUES)}
+    assert _body(ours, "PutItem", put) == _body(botocores, "PutItem", put)
+    plain = json.loads(json.dumps(to_item(PLAIN), default=str))
+    for answer in ({"Item": plain}, {"Item": json.loads(_body(botocores, "PutItem", put))["Item"]}, {}):
+        assert _parsed(ours, "GetItem", answer) == _parsed(botocores, "GetItem", answer)
