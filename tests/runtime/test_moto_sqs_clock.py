@@ -1,4 +1,5 @@
-"""moto's SQS clock and its message copies: the shim's give what moto's give.
+"""moto's SQS clock, its message copies, a request's action name and the direct path's
+headers: the shim's give what moto's (and werkzeug's) give (motoshim changes 13 and 14).
 
 `motoshim._sqs_unix_time` replaces moto's `unix_time` (and `unix_time_millis`) in its SQS
 models: the same function of moto's clock with the epoch made once. `motoshim._field_copy`
@@ -134,3 +135,31 @@ def test_a_queue_s_scenario_answers_the_same_on_moto_as_shipped_and_with_the_shi
     assert shipped[-1] and shipped[-1][0][0] in {"m1", "m2"}  # redriven after two receives
     stamp = str(int(motoshim._unix_time(start) * 1000))
     assert dict(shipped[0][0][3])["SentTimestamp"] == stamp
+
+
+def test_a_pending_groups_set_is_copied_as_deepcopy_copies_it() -> None:
+    for groups in (set(), {"g1", "g2"}, {"g", None}, {("t", 1)}):
+        copied = motoshim._message_copy(groups)
+        assert copied == copy.deepcopy(groups) and copied is not groups
+
+
+def test_an_action_s_name_is_converted_as_moto_converts_it() -> None:
+    emulator = Emulator.start("thread")  # installs the shim (the original is kept)
+    try:
+        for name in ("GetItem", "BatchWriteItem", "TransactWriteItems", "ListTagsOfResource", "X", "", "aBc"):
+            assert motoshim._camelcase_to_underscores(name) == moto_utils.camelcase_to_underscores(name)
+    finally:
+        emulator.stop()
+
+
+def test_the_direct_path_s_headers_answer_get_and_in_as_werkzeug_s() -> None:
+    from werkzeug.datastructures import Headers
+
+    pairs = [("X-Amz-Target", "DynamoDB_20120810.GetItem"), ("content-type", "a"), ("Content-Type", "b")]
+    ours, theirs = motoshim._headers_class()(), Headers()
+    ours._list, theirs._list = list(pairs), list(pairs)
+    for key in ("x-amz-target", "CONTENT-TYPE", "Host", "", "content-encoding", b"Host"):
+        assert ours.get(key) == theirs.get(key)
+        assert ours.get(key, "default") == theirs.get(key, "default")
+        assert (key in ours) == (key in theirs)
+    assert ours.get("Host", type=int) == theirs.get("Host", type=int)

@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Thirteen changes, installed by `install()` when the runtime starts moto itself:
+Fourteen changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -119,8 +119,17 @@ Thirteen changes, installed by `install()` when the runtime starts moto itself:
    same function of moto's clock (`utcnow`, read as moto reads it) with the epoch made once,
    the same arithmetic and so the same float (`_sqs_unix_time`); and a received message's
    empty dicts, lists and sets are copied as new empty ones rather than through
-   `copy.deepcopy` (`_field_copy`, change 10's copy). `tests/runtime/test_moto_sqs_clock.py`
-   compares both with moto as shipped.
+   `copy.deepcopy` (`_field_copy`, change 10's copy), as is the set of a queue's pending
+   message groups (strings: a new set of the same strings). `tests/runtime/test_moto_sqs_clock.py`
+   compares them with moto as shipped.
+14. **A request's action name and missing headers without exceptions.** For every request
+   moto converts the action's name with `camelcase_to_underscores` (a regex-free loop that
+   catches an `IndexError` at the last letter): kept per name (`_camelcase_to_underscores`,
+   a pure function). And the direct path's handler (`_dynamodb_handler_cheaply`) carries its
+   headers in a werkzeug `Headers` whose `get` and `in` answer a missing name without
+   raising and catching werkzeug's `BadRequestKeyError` (`_headers_class`; moto asks three
+   names a DynamoDB request lacks). `tests/runtime/test_moto_direct_dispatch.py` compares
+   the answers byte for byte; `tests/runtime/test_moto_sqs_clock.py` the two functions.
 
 And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
 deletes and visibility changes) made on moto's SQS backend directly, with the backend
@@ -447,6 +456,8 @@ def _message_copy(value: Any, memo: dict[int, Any] | None = None) -> Any:
     `BaseModel.__new__`, which keeps every copy in `instances_tracked`."""
     from moto.sqs.models import Message
 
+    if memo is None and type(value) is set and all(type(v) is str for v in value):
+        return set(value)  # a queue's pending message groups: deepcopy's answer for strings
     if type(value) is not Message:
         return copy.deepcopy(value, memo)
     clone = object.__new__(Message)
@@ -1310,7 +1321,7 @@ def _handler_from_request(
             ]
         )
     else:  # strings without a line break: what the constructor would keep, unchecked
-        headers = Headers()
+        headers = _headers_class()()
         headers._list = [(k, v) for k, v in headers_as_they_are if k.lower() != "transfer-encoding"]
     split = urlsplit(request.url)
     host = headers.get("Host")
@@ -1355,6 +1366,52 @@ def _handler_from_request(
         region=handler.region,
     )
     return handler
+
+
+@functools.cache
+def _headers_class() -> type:
+    """werkzeug's `Headers` whose `get` (without `type`) and `in` answer a missing name as
+    werkzeug answers it (the default, False) without raising and catching werkzeug's
+    `BadRequestKeyError` (an HTTP exception with its description: moto asks three names a
+    DynamoDB request does not carry). The same lookup: the first header whose lowered name is
+    the lowered key. Any other key or a `type` goes to werkzeug's own."""
+    from werkzeug.datastructures import Headers
+
+    class QuietHeaders(Headers):
+        def get(self, key: Any, default: Any = None, type: Any = None) -> Any:  # type: ignore[override]  # noqa: A002 - werkzeug's name
+            if type is not None or not isinstance(key, str):
+                return super().get(key, default, type)
+            wanted = key.lower()
+            for name, value in self._list:
+                if name.lower() == wanted:
+                    return value
+            return default
+
+        def __contains__(self, key: Any) -> bool:
+            if not isinstance(key, str):
+                return super().__contains__(key)
+            wanted = key.lower()
+            return any(name.lower() == wanted for name, _ in self._list)
+
+    return QuietHeaders
+
+
+@functools.lru_cache(maxsize=256)
+def _camelcase_to_underscores(argument: str) -> str:
+    """moto's `camelcase_to_underscores` (a pure function of the action's name, run on every
+    request with an `IndexError` caught at its last letter), kept per name."""
+    return str(_originals["camelcase_to_underscores"](argument))
+
+
+def _install_request_names(install: bool) -> None:
+    import moto.core.responses as responses
+
+    if install:
+        _originals["camelcase_to_underscores"] = responses.camelcase_to_underscores
+        responses.camelcase_to_underscores = _camelcase_to_underscores
+    else:
+        responses.camelcase_to_underscores = _originals.pop("camelcase_to_underscores")
+        _camelcase_to_underscores.cache_clear()
 
 
 def _call_action(handler: Any) -> tuple[int, dict[str, Any], Any]:
@@ -1937,6 +1994,7 @@ def install() -> None:
         _install_retention(True)
         _install_receive(True)
         _install_sqs_clock(True)
+        _install_request_names(True)
         _originals["transact_write_items"] = DynamoDBBackend.transact_write_items
         _originals["add_message"] = Queue.add_message
         _originals["shard_add"] = StreamShard.add
@@ -2026,6 +2084,7 @@ def uninstall() -> None:
         _install_retention(False)
         _install_receive(False)
         _install_sqs_clock(False)
+        _install_request_names(False)
         DynamoDBBackend.transact_write_items = _originals.pop("transact_write_items")  # type: ignore[method-assign]
         Queue.add_message = _originals.pop("add_message")  # type: ignore[method-assign]
         StreamShard.add = _originals.pop("shard_add")  # type: ignore[method-assign]
