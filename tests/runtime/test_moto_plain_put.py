@@ -142,3 +142,18 @@ def test_hash_and_equality_of_values_are_moto_s(
     with motoshim.shipped():
         shipped = (a == b, b == a, hash(a) == hash(b), hash(a)) if a.type != "SS" else (a == b, b == a)
     assert shim == shipped
+
+
+def test_a_handler_s_backend_is_moto_s_for_its_account_and_region(emulator: Emulator) -> None:
+    """motoshim looks a request handler's backend up once (`_handler_backend`): it is the one
+    moto's property gives, and another account or region gets its own."""
+    from moto.dynamodb.responses import DynamoHandler
+
+    handler = DynamoHandler()
+    handler.current_account, handler.region = "123456789012", "us-east-1"
+    assert handler.dynamodb_backend is dynamodb_backends["123456789012"]["us-east-1"]
+    assert handler.dynamodb_backend is handler.dynamodb_backend
+    handler.region = "eu-west-1"
+    assert handler.dynamodb_backend is dynamodb_backends["123456789012"]["eu-west-1"]
+    handler.current_account = "210987654321"
+    assert handler.dynamodb_backend is dynamodb_backends["210987654321"]["eu-west-1"]

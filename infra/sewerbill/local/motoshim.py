@@ -109,6 +109,7 @@ Thirteen changes, installed by `install()` when the runtime starts moto itself:
    dumps are made only when two items could be duplicates, and plain keys go through a set
    (`_batch_write_item`, `_contains_duplicates`); whenever either is made, the check is
    moto's own (`tests/runtime/test_moto_batch_write.py` compares answers, errors and tables).
+   A request's handler looks its backend up once, not once per item (`_handler_backend`).
 12. **A JSON answer is not searched for `<RequestId>`.** moto's `_enrich_response` runs a
    look-behind regex at every position of every answer (a 1 MB Query page); a text body
    without the literal tag is left as the regex leaves it, the headers set by moto's own
@@ -1652,6 +1653,22 @@ def _contains_duplicates(self: Any, keys: list[Any]) -> bool:
     return len(set(hashable)) != len(hashable)
 
 
+def _handler_backend(self: Any) -> Any:
+    """`DynamoHandler.dynamodb_backend`, ``dynamodb_backends[account][region]``, looked up once
+    per handler (moto makes one per request) and account and region: moto's BatchWriteItem
+    and BatchGetItem ask for it again for every item, and each ask goes through moto's
+    `BackendDict` (an account check and two dictionary classes)."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    key = (self.current_account, self.region)
+    cached = self.__dict__.get("_backend_for")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    backend = dynamodb_backends[key[0]][key[1]]
+    self.__dict__["_backend_for"] = (key, backend)
+    return backend
+
+
 def _install_batch_write(install: bool) -> None:
     from moto.dynamodb.responses import DynamoHandler
 
@@ -1660,7 +1677,10 @@ def _install_batch_write(install: bool) -> None:
         _originals["contains_duplicates"] = DynamoHandler.__dict__["_contains_duplicates"]
         DynamoHandler.batch_write_item = _batch_write_item  # type: ignore[method-assign]
         DynamoHandler._contains_duplicates = _contains_duplicates  # type: ignore[method-assign]
+        _originals["handler_backend"] = DynamoHandler.__dict__["dynamodb_backend"]
+        DynamoHandler.dynamodb_backend = property(_handler_backend)  # type: ignore[method-assign,assignment]
     elif "batch_write_item" in _originals:
+        DynamoHandler.dynamodb_backend = _originals.pop("handler_backend")  # type: ignore[method-assign]
         DynamoHandler.batch_write_item = _originals.pop("batch_write_item")  # type: ignore[method-assign]
         DynamoHandler._contains_duplicates = _originals.pop("contains_duplicates")  # type: ignore[method-assign]
 
@@ -1685,6 +1705,18 @@ def _image(item: Item) -> dict[str, Any]:
     return image
 
 
+_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64))
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+
+
+def _uuid4_hex(random: Any) -> str:
+    """`random.uuid4().hex` (moto's `MotoRandom.uuid4`: `UUID(int=getrandbits(128), version=4)`)
+    from the same 128 random bits, with the variant and version bits set as `uuid.UUID`
+    sets them, without building the `UUID` (its constructor's checks cost more than the rest
+    of a stream record's id)."""
+    return "%032x" % ((random.getrandbits(128) & _UUID4_CLEAR) | _UUID4_SET)
+
+
 def _stream_record_init(
     self: StreamRecord, table: Table, stream_type: str, event_name: str, old: Any, new: Any, seq: int
 ) -> None:
@@ -1704,7 +1736,7 @@ def _stream_record_init(
     if table.range_key_attr is not None and rec is not None:
         keys[table.range_key_attr] = rec.range_key.to_json()
     self.record = {
-        "eventID": table_module.mock_random.uuid4().hex,
+        "eventID": _uuid4_hex(table_module.mock_random),
         "eventName": event_name,
         "eventSource": "aws:dynamodb",
         "eventVersion": "1.0",
