@@ -1276,7 +1276,10 @@ def rerate_billed(
     keeping the volume it brought the bill to: the next re-rating starts from there, so the
     same re-determination again books nothing (its volume is where the chain stands) and
     another volume books only the further difference. A chain link written concurrently by
-    another delivery makes this one retry (TransientError) and start from the new link.
+    another delivery makes this one retry (TransientError) and start from the new link. Each
+    link keeps the determination time of the volume it brought the bill to, and a
+    determination older than the chain's latest books nothing: two deliveries racing each
+    other end with the bill at the later determination, whichever booked first.
     One BatchGetItem finds the bills of the chunk's re-determinations. A period that cannot
     be rated again (its tariff version changed, its account is gone) books nothing and is
     kept under ``RERATE-REFUSED#<tenant>`` with the reason; the consumption is still kept."""
@@ -1308,6 +1311,13 @@ def rerate_billed(
         chain = sorted(
             repo.query(f"ADJUSTMENT#{r.tenant}", prefix=f"RERATE-{bill.bill_id}-"), key=lambda i: i["sk"]
         )
+        # A later determination already re-rated the bill (a delivery racing this one booked
+        # its link first): this one is stale and books nothing; its kept item's conditional
+        # write fails too, and the retry finds the later determination kept.
+        determined = r.new.get("determined_at")
+        links_at = [datetime.fromisoformat(str(i["determined_at"])) for i in chain if i.get("determined_at")]
+        if determined and links_at and datetime.fromisoformat(determined) < max(links_at):
+            continue
         billed = usage_of(r.old)
         if chain:
             last = chain[-1]
@@ -1371,6 +1381,7 @@ def rerate_billed(
                         if new.winter_average_gal is None
                         else str(new.winter_average_gal),
                         "source_event_id": rerated.source_event_id,
+                        "determined_at": determined,
                         "tariff_versions": list(rerated.tariff_versions),
                         "total_recs": None if total_recs is None else str(total_recs),
                         "rule_lines": json.dumps([[r, str(b), str(a)] for r, b, a in rerated.lines]),
