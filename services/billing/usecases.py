@@ -1276,7 +1276,10 @@ def rerate_billed(
     keeping the volume it brought the bill to: the next re-rating starts from there, so the
     same re-determination again books nothing (its volume is where the chain stands) and
     another volume books only the further difference. A chain link written concurrently by
-    another delivery makes this one retry (TransientError) and start from the new link.
+    another delivery makes this one retry (TransientError) and start from the new link. Each
+    link keeps the determination time of the volume it brought the bill to, and a
+    determination older than the chain's latest books nothing: two deliveries racing each
+    other end with the bill at the later determination, whichever booked first.
     One BatchGetItem finds the bills of the chunk's re-determinations. A period that cannot
     be rated again (its tariff version changed, its account is gone) books nothing and is
     kept under ``RERATE-REFUSED#<tenant>`` with the reason; the consumption is still kept."""
@@ -1308,6 +1311,13 @@ def rerate_billed(
         chain = sorted(
             repo.query(f"ADJUSTMENT#{r.tenant}", prefix=f"RERATE-{bill.bill_id}-"), key=lambda i: i["sk"]
         )
+        # A later determination already re-rated the bill (a delivery racing this one booked
+        # its link first): this one is stale and books nothing; its kept item's conditional
+        # write fails too, and the retry finds the later determination kept.
+        determined = r.new.get("determined_at")
+        links_at = [datetime.fromisoformat(str(i["determined_at"])) for i in chain if i.get("determined_at")]
+        if determined and links_at and datetime.fromisoformat(determined) < max(links_at):
+            continue
         billed = usage_of(r.old)
         if chain:
             last = chain[-1]
@@ -1371,6 +1381,7 @@ def rerate_billed(
                         if new.winter_average_gal is None
                         else str(new.winter_average_gal),
                         "source_event_id": rerated.source_event_id,
+                        "determined_at": determined,
                         "tariff_versions": list(rerated.tariff_versions),
                         "total_recs": None if total_recs is None else str(total_recs),
                         "rule_lines": json.dumps([[r, str(b), str(a)] for r, b, a in rerated.lines]),
@@ -1467,7 +1478,10 @@ def rerate_parcels(
     """X-IMMUTABLE, X-PERIOD: an ERU or credit kept for a parcel from a day inside or before
     a period already billed (a back-dated override, a reconsideration or appeal outcome, a
     credit approved or revoked with an effective date in a billed period, or an event that
-    simply arrived after the cycle) re-rates each such bill of the parcel's accounts: the
+    simply arrived after the cycle) re-rates each such bill rated on the parcel (the bill's
+    own parcel: an account moved to another parcel since is found through the parcels its
+    versions were recorded on, ``PARCEL-ACCOUNTS#``; versions recorded before those items
+    existed are found only while the account is still on the parcel): the
     period rated with what is kept now against what the bill stands at, the difference one
     adjustment on the bill in the same chain as consumption re-ratings
     (``RERATE-<bill>-<nnn>``, :func:`post_adjustment`, published as ``BillAdjusted``).
@@ -1493,24 +1507,26 @@ def rerate_parcels(
         by_parcel.setdefault(c.parcel_id, []).append(c)
     booked: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
-    for account in sorted(repo.accounts(STORMWATER), key=lambda a: a.account_id):
-        mine = by_parcel.get(account.parcel_id or "")
-        if not mine:
-            continue
-        first = min(c.effective_from for c in mine)
+    # The accounts that are, or ever were, on a changed parcel; of their bills, those rated on
+    # a changed parcel (the bill's own parcel: an account moved since is still re-rated there).
+    accounts = {a.account_id: a for a in repo.accounts(STORMWATER)}
+    candidates = {a for a, account in accounts.items() if account.parcel_id in by_parcel}
+    for parcel in by_parcel:
+        candidates |= repo.accounts_ever_on(STORMWATER, parcel) & accounts.keys()
+    for account in (accounts[a] for a in sorted(candidates)):
         items = repo.query(f"BILLS#{STORMWATER}", prefix=f"{account.account_id}#")
         for item in sorted(items, key=lambda i: i["sk"]):
             bill = bill_of(item)
-            if bill.period_end <= first:
-                continue
-            relevant = [c for c in mine if c.effective_from < bill.period_end]
             at_issue = repo.account_as_of(
                 STORMWATER, bill.account_id, datetime.fromisoformat(item["issued_at"])
             )
             rated_on = at_issue or account
-            eru = repo.erus(
-                STORMWATER, [rated_on.parcel_id or ""], bill.period_end, start=bill.period_start
-            ).get(rated_on.parcel_id or "")
+            parcel_id = bill.parcel_id or rated_on.parcel_id or ""
+            mine = by_parcel.get(parcel_id)
+            if not mine or bill.period_end <= min(c.effective_from for c in mine):
+                continue
+            relevant = [c for c in mine if c.effective_from < bill.period_end]
+            eru = repo.erus(STORMWATER, [parcel_id], bill.period_end, start=bill.period_start).get(parcel_id)
             if eru is None:
                 continue
             chain = sorted(

@@ -18,7 +18,8 @@ Targets: >= 200,000 rows/s, within 3x of the plain loop, memory flat, 1 item per
 reads (issue 7): on the local runtime (moto server, the real template), a meters file then
 a register read file of 1,000 and of 10,000 rows, from upload to every consumption kept at
 billing: rows/s and the process's peak RSS; beside moto's raw BatchWriteItem rate in the
-same run (10,000 items to a scratch table), and the ratio, by wall and by CPU time; and what
+same run (10,000 items to a scratch table), and the ratio, by wall and by CPU time (by DynamoDB
+items written, as the issue's own table measures the pipeline, and by rows); and what
 the file asked of moto from upload to billing (``Tally``): items written by table and key
 kind, stream records, SQS messages, EventBridge entries and API calls, each per row.
 Targets: 10,000 rows in < 30 s, peak RSS < 1 GB, within 5x of the raw batch write.
@@ -28,7 +29,10 @@ to a scratch table WITHOUT a stream; the second to a table with a stream configu
 template.yaml configures the service tables (``StreamViewType: NEW_IMAGE``), so that each put
 also makes its stream record, as every write of the pipeline does (no function reads that
 scratch stream). The first ratio stays the issue's figure; the second says how much of the
-gap is the stream the template asks for.
+gap is the stream the template asks for. Each is printed by items written (the issue's table
+measures the pipeline that way: 20 DynamoDB items/s against moto's raw 2,000-2,400, "30-110x";
+its 100-row line, 4.7 s at about 3 items a row, is the 30x) and by rows, which is stricter by
+the items a row writes (2.02 now).
 """
 
 from __future__ import annotations
@@ -229,12 +233,22 @@ def bench_reads(sizes: tuple[int, ...] = (1_000, 10_000)) -> None:
                 f"  {n:>6,} reads: {done - registered:6.2f} s ({cpu:.2f} s CPU), {rate:>7,.0f} rows/s "
                 f"(meters file {registered - began:.2f} s); "
                 f"kept at billing {kept:,}; peak RSS {rss:,.0f} MiB at most (runtime {own:,.0f}, largest "
-                f"function {largest:,.0f}); raw/pipeline {raw / rate:.1f}x wall, "
-                f"{raw_cpu * cpu / n:.1f}x CPU (target <= 5x; raw table without a stream); "
-                f"{streamed / rate:.1f}x wall, {streamed_cpu * cpu / n:.1f}x CPU against the raw table "
-                "with a stream"
+                f"function {largest:,.0f})"
             )
             print(tally.report(n))
+            # The issue's measure: DynamoDB items written per second, the pipeline's against the
+            # raw batch write's (its table: 20 items/s for 300 rows against 2,000-2,400 raw,
+            # "30-110x"); per row is stricter by the items each row writes (2 here: metering's
+            # consumption and billing's usage), and the raw items are smaller than the pipeline's.
+            writes = tally.writes()
+            print(
+                f"    => {writes / (done - registered):>7,.0f} items written/s; raw/pipeline by items "
+                f"(the issue's measure, target <= 5x): {raw * (done - registered) / writes:.1f}x wall, "
+                f"{raw_cpu * cpu / writes:.1f}x CPU against the raw table without a stream, "
+                f"{streamed * (done - registered) / writes:.1f}x wall, {streamed_cpu * cpu / writes:.1f}x CPU "
+                f"with a stream; by rows (stricter): {raw / rate:.1f}x wall, {raw_cpu * cpu / n:.1f}x CPU "
+                f"without, {streamed / rate:.1f}x wall, {streamed_cpu * cpu / n:.1f}x CPU with"
+            )
         print(f"  dead letters: {len(rt.dead_letters)}")
 
 
@@ -307,11 +321,15 @@ class Tally:
         for undo in reversed(self._undo):
             undo()
 
+    def writes(self) -> int:
+        """DynamoDB items written: put (alone or in a batch) and updated."""
+        return sum(self.written.values()) + self.calls["dynamodb.UpdateItem"]
+
     def report(self, rows: int) -> str:
         def per(counter: Any) -> str:
             return ", ".join(f"{k} {v:,} ({v / rows:.2f}/row)" for k, v in counter.most_common())
 
-        writes = sum(self.written.values()) + self.calls["dynamodb.UpdateItem"]
+        writes = self.writes()
         return (
             f"    items put (table:key kind): {per(self.written)}\n"
             f"    UpdateItem: {self.calls['dynamodb.UpdateItem']:,}; stream records: {per(self.streamed)}\n"

@@ -517,6 +517,44 @@ def test_a_stale_determination_arriving_after_a_later_one_changes_nothing(flow: 
     assert usage["volume_gal"] == "7000"
 
 
+def test_two_redeterminations_racing_each_other_leave_the_later_one_kept_and_billed(
+    flow: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The consumer runs up to five at once: the 10-09 determination (20,000 gal) has read the
+    # kept estimate (10-05, 23,000 gal) when the 10-12 one (21,000 gal) is handled whole by
+    # another delivery. The 10-09 one must neither re-rate the bill to 20,000 nor be kept.
+    import billing.usecases
+
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    _deliver(_consumption("GR-1", 23000, estimated=True))
+    consume(flow, "GR-2", 0)
+    run_cycle(flow)
+    earlier = _consumption("GR-1", 20000).model_copy(
+        update={"occurred_at": datetime(2026, 10, 9, tzinfo=UTC)}
+    )
+    later = _consumption("GR-1", 21000).model_copy(update={"occurred_at": datetime(2026, 10, 12, tzinfo=UTC)})
+    original = billing.usecases.rerate_billed
+    raced: list[Any] = []
+
+    def racing(*args: Any, **kwargs: Any) -> Any:
+        if not raced:  # the first delivery has read the kept estimate: the other one runs now
+            raced.append("racing")
+            raced[0] = _deliver(later)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(billing.usecases, "rerate_billed", racing)
+    first = _deliver(earlier)
+    assert raced == [{"batchItemFailures": []}]
+    assert first["batchItemFailures"] != []  # the kept item changed under it: retried
+    assert _deliver(earlier) == {"batchItemFailures": []}  # the retry: older than what is kept
+    [adjustment] = [a for a in of(flow, "ADJUSTMENT#grafton-sewer") if "to_volume_gal" in a]
+    assert (adjustment["from_volume_gal"], adjustment["to_volume_gal"]) == ("23000", "21000")
+    [usage] = [i for i in of(flow, "USAGE#grafton-sewer") if i["sk"] == "GR-1"]
+    assert (usage["volume_gal"], usage["source_event_id"]) == ("21000", later.event_id)
+    # 45.00 + 21 x 6.50 = 181.50 billed in all: the bill's 194.50 and the one -13.00 memo
+    assert sum(e.amount for e in ledger(flow, "GR-1")) == Decimal("181.50")
+
+
 def test_a_read_that_changes_nothing_billed_books_nothing(flow: Stack) -> None:
     upload(flow, "accounts/2026.csv", ACCOUNTS)
     _deliver(_consumption("GR-1", 23000, estimated=True))
@@ -583,7 +621,8 @@ def test_keeping_a_chunk_of_new_consumptions_stays_one_batch_get_and_batched_wri
     assert all(
         r.old["recorded_at"] == "2026-10-05T00:00:00+00:00" and "source_event_id" in r.old for r in handed
     )
-    assert kept.requests == {"BatchGetItem": 2, "BatchWriteItem": 3}
+    # each replacement is one PutItem on condition that the item read is still kept
+    assert kept.requests == {"BatchGetItem": 2, "BatchWriteItem": 2, "PutItem": 2}
 
 
 def test_new_consumptions_are_kept_without_building_the_re_rating_and_a_correction_builds_it(

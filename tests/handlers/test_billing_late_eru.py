@@ -151,6 +151,30 @@ def test_a_backdated_override_then_an_appeal_rerate_each_billed_month_once(
     ]
 
 
+def test_a_late_eru_rerates_the_bills_rated_on_its_parcel_after_the_account_moved_to_another(
+    flow: Stack,  # noqa: F811
+    at: clock.FixedClock,
+) -> None:
+    billed(flow, at, "residential", eru(1, date(2025, 1, 1), "1.00"))
+    # Tue 11-10: the county renumbers the land; PPS-1 is now on parcel P-2.
+    at.set(datetime(2026, 11, 10, 18, tzinfo=UTC))
+    upload(
+        flow,
+        "accounts/sw-moved.csv",
+        HEADER + f"\n{SW},PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2025-01-01,residential,,P-2,Lakeview\n",
+    )
+    # A change for P-2 back-dated into September is not a change of what the bills were
+    # rated on (P-1): nothing is booked.
+    deliver(eru(2, date(2026, 9, 13), "3.00", parcel_id="P-2", event_id="ev-eru-p2"))
+    assert adjustments(flow) == []
+    # The Board's appeal decision for P-1, 2.00 ERU from Sun 09-13, reaches the bills rated
+    # on P-1 though the account is on P-2 now. September: 1.00 x 12/30 x 6.00 = 2.40,
+    # 2.00 x 18/30 x 6.00 = 7.20, + 2.00 = 11.60 against 8.00: 3.60. October: 14.00 - 8.00.
+    deliver(eru(3, date(2026, 9, 13), "2.00", cause="appeal", cause_ref="AP-1"))
+    assert adjustments(flow) == [("PPS-1-2026-09-01", "3.60"), ("PPS-1-2026-10-01", "6.00")]
+    assert sorted(b["parcel_id"] for b in of(flow, f"BILLS#{SW}")) == ["P-1", "P-1"]
+
+
 def test_a_credit_approved_inside_a_billed_month_is_a_credit_memo_from_its_approval_only(
     flow: Stack,  # noqa: F811
     at: clock.FixedClock,

@@ -30,6 +30,8 @@ BATCHES: dict[str, list[tuple[str, dict[str, Any]]]] = {
     "different items": [("a", put(f"P#{i}", v={"N": str(i)}, s={"S": "x" * 700})) for i in range(25)],
     "the same item twice": [("a", put("P#1", v={"N": "1"})), ("a", put("P#1", v={"N": "1"}))],
     "one key, two items": [("a", put("P#1", v={"N": "1"})), ("a", put("P#1", v={"N": "2"}))],
+    "one partition, the same item twice": [("a", put("P#1", v={"N": "1"})), ("a", put("P#1", v={"N": "1"}))]
+    + [("a", {"PutRequest": {"Item": {"pk": {"S": "P#1"}, "sk": {"S": f"S{i}"}}}}) for i in range(3)],
     "same attributes, other order": [
         ("a", {"PutRequest": {"Item": {"pk": {"S": "P#1"}, "sk": {"S": "S"}}}}),
         ("a", {"PutRequest": {"Item": {"sk": {"S": "S"}, "pk": {"S": "P#1"}}}}),
@@ -82,12 +84,18 @@ def test_a_batch_write_answers_what_moto_as_shipped_answers(emulator: Emulator, 
 
 
 def test_only_items_that_could_be_duplicates_are_dumped() -> None:
-    """The shortcut is taken: 25 items that differ in their first value need no dump; two with
-    the same names in the same order and the same first value do."""
+    """The shortcut is taken: 25 items that differ in their first two values need no dump, nor
+    do items of one partition that differ in their second (billing's kept consumptions of a
+    period); two with the same names in the same order and the same first two values do."""
     differ = [{"pk": {"S": f"P#{i}"}, "sk": {"S": "S"}} for i in range(25)]
     assert not motoshim._duplicate_puts_possible(differ)
+    one_partition = [{"pk": {"S": "USAGE#t#a#b"}, "sk": {"S": f"A{i}"}, "v": {"N": "1"}} for i in range(25)]
+    assert not motoshim._duplicate_puts_possible(one_partition)
     assert motoshim._duplicate_puts_possible(
-        [{"pk": {"S": "P"}, "v": {"N": "1"}}, {"pk": {"S": "P"}, "v": {"N": "2"}}]
+        [
+            {"pk": {"S": "P"}, "v": {"N": "1"}, "w": {"N": "1"}},
+            {"pk": {"S": "P"}, "v": {"N": "1"}, "w": {"N": "2"}},
+        ]
     )
     assert not motoshim._duplicate_puts_possible(
         [{"pk": {"S": "P"}, "v": {"N": "1"}}, {"v": {"N": "1"}, "pk": {"S": "P"}}]

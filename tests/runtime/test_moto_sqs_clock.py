@@ -1,5 +1,5 @@
 """moto's SQS clock, its message copies, a request's action name and the direct path's
-headers: the shim's give what moto's (and werkzeug's) give (motoshim changes 13 and 14).
+headers: the shim's give what moto's (and werkzeug's) give (motoshim changes 14 and 15).
 
 `motoshim._sqs_unix_time` replaces moto's `unix_time` (and `unix_time_millis`) in its SQS
 models: the same function of moto's clock with the epoch made once. `motoshim._field_copy`

@@ -216,3 +216,15 @@ def test_the_poller_reads_and_filters_moto_s_shard_as_the_api_gives_it(
         ]
     if filters == FILTERS[-1]:  # P#1's last image has no binary left; P#2's has
         assert [e["dynamodb"]["Keys"]["pk"] for e in direct_kept] == [{"S": "P#2"}]
+
+
+def test_a_record_s_event_id_is_the_uuid4_moto_draws_from_the_same_seed() -> None:
+    """A record's id is `MotoRandom.uuid4().hex` without the `UUID` object (motoshim's
+    `_uuid4_hex`): from the same seed, the same 128 bits and the same version-4 text."""
+    from moto.moto_api._internal.moto_random import MotoRandom
+
+    moto_s, shim_s = MotoRandom(), MotoRandom()
+    for seed in range(500):
+        moto_s.seed(seed)
+        shim_s.seed(seed)
+        assert motoshim._uuid4_hex(shim_s) == moto_s.uuid4().hex

@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Fourteen changes, installed by `install()` when the runtime starts moto itself:
+Fifteen changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -109,11 +109,21 @@ Fourteen changes, installed by `install()` when the runtime starts moto itself:
    dumps are made only when two items could be duplicates, and plain keys go through a set
    (`_batch_write_item`, `_contains_duplicates`); whenever either is made, the check is
    moto's own (`tests/runtime/test_moto_batch_write.py` compares answers, errors and tables).
+   A request's handler looks its backend up once, not once per item (`_handler_backend`).
 12. **A JSON answer is not searched for `<RequestId>`.** moto's `_enrich_response` runs a
    look-behind regex at every position of every answer (a 1 MB Query page); a text body
    without the literal tag is left as the regex leaves it, the headers set by moto's own
    function (`_enrich_response`; `tests/runtime/test_moto_enrich_response.py`).
-13. **SQS reads the clock without re-making the epoch.** moto's SQS models call `unix_time`
+13. **An unconditional put without moto's generic walks.** moto's `Table.put_item` walks
+   every value through `_validate_item_types` (which finds nothing to refuse in strings,
+   numbers, booleans and true nulls), makes every key and value with `DynamoType`'s chain of
+   type tests, and hashes each key lookup through `cast_value`'s five tests: about a third of
+   a put, and a read file puts two items a row. A put without a condition is moto's step for
+   step (`_plain_put`: the same checks, lookup, item, store and stream record), with that walk
+   skipped for plain items and plain values made directly; `DynamoType`'s hash and equality
+   answer two strings first (`_dynamo_hash`, `_dynamo_eq`). A condition, an odd value or a
+   bad key takes moto's own path (`tests/runtime/test_moto_plain_put.py`).
+14. **SQS reads the clock without re-making the epoch.** moto's SQS models call `unix_time`
    (or `unix_time_millis`) seven times for a scheduled firing's send, receive and delete,
    and each call makes the epoch again (`utcfromtimestamp(0)`, with an import). Here the
    same function of moto's clock (`utcnow`, read as moto reads it) with the epoch made once,
@@ -122,7 +132,7 @@ Fourteen changes, installed by `install()` when the runtime starts moto itself:
    `copy.deepcopy` (`_field_copy`, change 10's copy), as is the set of a queue's pending
    message groups (strings: a new set of the same strings). `tests/runtime/test_moto_sqs_clock.py`
    compares them with moto as shipped.
-14. **A request's action name and missing headers without exceptions.** For every request
+15. **A request's action name and missing headers without exceptions.** For every request
    moto converts the action's name with `camelcase_to_underscores` (a regex-free loop that
    catches an `IndexError` at the last letter): kept per name (`_camelcase_to_underscores`,
    a pure function). And the direct path's handler (`_dynamodb_handler_cheaply`) carries its
@@ -404,8 +414,18 @@ def _item_size(self: Item) -> int:
     return size
 
 
+def _dynamo_type(value: Any) -> DynamoType:
+    """`DynamoType(value)`: a request's ``{tag: value}`` of one tag other than a list's or a
+    map's is made directly (`_plain_type`); anything else by moto's constructor."""
+    if type(value) is dict and len(value) == 1:
+        for tag, inner in value.items():
+            if tag != "L" and tag != "M":
+                return _plain_type(tag, inner)
+    return DynamoType(value)
+
+
 def _item_init(self: Item, hash_key: Any, range_key: Any, attrs: dict[str, Any]) -> None:
-    values = {k: DynamoType(v) for k, v in attrs.items()}
+    values = {k: _dynamo_type(v) for k, v in attrs.items()}
     if sum(bytesize(k) + _value_size(v) for k, v in values.items()) > _ITEM_LIMIT:
         _originals["item_init"](self, hash_key, range_key, attrs)  # raises ItemSizeTooLarge
         return
@@ -964,8 +984,116 @@ def _forget_orders(table: Table) -> None:
             del _orders[key]
 
 
+# --- 13. an unconditional put of plain attributes without moto's generic walks (issue 7) ------
+_PLAIN_PUT_TAGS = {"S": str, "N": str, "BOOL": bool}
+
+
+def _plain_attributes(item_attrs: dict[str, Any]) -> bool | None:
+    """Whether every attribute of ``item_attrs`` (a request's item, each a one-tag dict) is
+    one string, number, boolean or ``NULL: true``: the values for which moto's
+    `_validate_item_types` finds nothing to refuse (a number given as text, a string not as
+    a number, a null that is true, no map where a key is). None if an attribute is not a
+    one-tag dict at all."""
+    plain = True
+    for value in item_attrs.values():
+        if type(value) is not dict or len(value) != 1:
+            return None
+        for tag, inner in value.items():
+            if tag == "NULL":
+                plain = plain and inner is True
+            elif type(inner) is not _PLAIN_PUT_TAGS.get(tag):
+                plain = False
+    return plain
+
+
+def _plain_type(tag: str, value: Any) -> DynamoType:
+    """`DynamoType({tag: value})` for a tag other than a list's or a map's: moto's constructor
+    keeps the tag and the value as they are (only lists and maps are converted)."""
+    made = object.__new__(DynamoType)
+    made.type = tag
+    made.value = value
+    return made
+
+
+def _dynamo_hash(self: DynamoType) -> int:
+    """`DynamoType.__hash__`, ``hash((type, cast_value))``, with a string's answered first:
+    its `cast_value` is its value (moto's chain of five type tests finds that last). Every
+    key of a table is looked up by this hash, a put's about five times."""
+    if self.type == "S":
+        return hash(("S", self.value))
+    return int(_originals["dynamo_hash"](self))
+
+
+def _dynamo_eq(self: DynamoType, other: Any) -> bool:
+    """`DynamoType.__eq__`, type and `cast_value` equal, with two strings answered first."""
+    if self.type == "S" and type(other) is DynamoType and other.type == "S":
+        return bool(self.value == other.value)
+    return bool(_originals["dynamo_eq"](self, other))
+
+
+def _plain_put(
+    self: Table,
+    item_attrs: Any,
+    expected: Any = None,
+    condition_expression: Any = None,
+    expression_attribute_names: Any = None,
+    expression_attribute_values: Any = None,
+    overwrite: bool = False,
+    return_values_on_condition_check_failure: Any = None,
+) -> Item | None:
+    """moto's `Table.put_item` (5.2.x) for a put without `Expected` or a condition, step for
+    step: the key attributes present and of the table's types, every value's type checked
+    (moto's `_validate_item_types`, skipped when every attribute is plain: it finds nothing
+    to refuse in `_plain_attributes`' values), the keys within their sizes (the table's and
+    its indexes', as moto's `_validate_key_sizes`), the current item read by moto's
+    `get_item`, the new one built, stored and given to the stream. Its keys and plain values
+    are made without `DynamoType`'s chain of type tests (`_plain_type`). None when a
+    condition is given, an attribute is not a one-tag value, or a key is missing, of another
+    type or too long: moto's own code then does it all, its errors included
+    (tests/runtime/test_moto_plain_put.py compares the two)."""
+    if expected is not None or condition_expression is not None or type(item_attrs) is not dict:
+        return None
+    plain = _plain_attributes(item_attrs)
+    if plain is None:
+        return None
+    hash_attr, range_attr = self.hash_key_attr, self.range_key_attr
+    hash_raw = item_attrs.get(hash_attr)
+    if hash_raw is None or next(iter(hash_raw)) != self.hash_key_type:
+        return None
+    hash_value = _plain_type(*next(iter(hash_raw.items())))
+    range_value = None
+    if range_attr is not None:
+        range_raw = item_attrs.get(range_attr)
+        if range_raw is None or next(iter(range_raw)) != self.range_key_type:
+            return None
+        range_value = _plain_type(*next(iter(range_raw.items())))
+    if not plain:
+        self._validate_item_types(item_attrs)  # moto's own walk (and its errors)
+    from moto.dynamodb.limits import HASH_KEY_MAX_LENGTH, RANGE_KEY_MAX_LENGTH
+
+    for names, limit in (
+        (self.hash_key_names, HASH_KEY_MAX_LENGTH),
+        (self.range_key_names, RANGE_KEY_MAX_LENGTH),
+    ):
+        for name in names:
+            raw = item_attrs.get(name)
+            if raw and _value_size(_plain_type(*next(iter(raw.items())))) > limit:
+                return None
+    current = self.get_item(hash_value, range_value)
+    item = Item(hash_value, range_value, item_attrs)
+    if range_value is not None:
+        self.items[hash_value][range_value] = item
+    else:
+        self.items[hash_value] = item  # type: ignore[assignment]
+    if self.stream_shard is not None:
+        self.stream_shard.add(current, item)
+    return item
+
+
 def _put_item(self: Table, *args: Any, **kwargs: Any) -> Any:
-    item = _originals["table_put_item"](self, *args, **kwargs)
+    item = _plain_put(self, *args, **kwargs)
+    if item is None:
+        item = _originals["table_put_item"](self, *args, **kwargs)
     if self.range_key_attr and item is not None:
         _keep_order(self, item.hash_key, item.range_key, present=True)
     return item
@@ -1531,13 +1659,15 @@ def _iam_checked() -> bool:
 def _duplicate_puts_possible(items: list[Any]) -> bool:
     """Whether two of ``items`` (a BatchWriteItem's put items, as its JSON body parsed them)
     can have the same JSON dump, moto's test of a duplicate: that needs the same attribute
-    names in the same order and the same first value, so items that all differ in those
-    cannot (the answer is then moto's without the dumps)."""
+    names in the same order and the same first two values, so items that all differ in those
+    cannot (the answer is then moto's without the dumps). Two values, not one: billing's
+    items of a period share their first (``pk``) and differ in their second (``sk``)."""
     seen: set[tuple[Any, ...]] = set()
     for item in items:
         if type(item) is not dict:
             return True
-        signature = (*item, str(next(iter(item.values()), None)))
+        values = iter(item.values())
+        signature = (*item, str(next(values, None)), str(next(values, None)))
         if signature in seen:
             return True
         seen.add(signature)
@@ -1627,6 +1757,22 @@ def _contains_duplicates(self: Any, keys: list[Any]) -> bool:
     return len(set(hashable)) != len(hashable)
 
 
+def _handler_backend(self: Any) -> Any:
+    """`DynamoHandler.dynamodb_backend`, ``dynamodb_backends[account][region]``, looked up once
+    per handler (moto makes one per request) and account and region: moto's BatchWriteItem
+    and BatchGetItem ask for it again for every item, and each ask goes through moto's
+    `BackendDict` (an account check and two dictionary classes)."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    key = (self.current_account, self.region)
+    cached = self.__dict__.get("_backend_for")
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    backend = dynamodb_backends[key[0]][key[1]]
+    self.__dict__["_backend_for"] = (key, backend)
+    return backend
+
+
 def _install_batch_write(install: bool) -> None:
     from moto.dynamodb.responses import DynamoHandler
 
@@ -1635,7 +1781,10 @@ def _install_batch_write(install: bool) -> None:
         _originals["contains_duplicates"] = DynamoHandler.__dict__["_contains_duplicates"]
         DynamoHandler.batch_write_item = _batch_write_item  # type: ignore[method-assign]
         DynamoHandler._contains_duplicates = _contains_duplicates  # type: ignore[method-assign]
+        _originals["handler_backend"] = DynamoHandler.__dict__["dynamodb_backend"]
+        DynamoHandler.dynamodb_backend = property(_handler_backend)  # type: ignore[method-assign,assignment]
     elif "batch_write_item" in _originals:
+        DynamoHandler.dynamodb_backend = _originals.pop("handler_backend")  # type: ignore[method-assign]
         DynamoHandler.batch_write_item = _originals.pop("batch_write_item")  # type: ignore[method-assign]
         DynamoHandler._contains_duplicates = _originals.pop("contains_duplicates")  # type: ignore[method-assign]
 
@@ -1660,6 +1809,18 @@ def _image(item: Item) -> dict[str, Any]:
     return image
 
 
+_UUID4_CLEAR = ~((0xC000 << 48) | (0xF000 << 64))
+_UUID4_SET = (0x8000 << 48) | (4 << 76)
+
+
+def _uuid4_hex(random: Any) -> str:
+    """`random.uuid4().hex` (moto's `MotoRandom.uuid4`: `UUID(int=getrandbits(128), version=4)`)
+    from the same 128 random bits, with the variant and version bits set as `uuid.UUID`
+    sets them, without building the `UUID` (its constructor's checks cost more than the rest
+    of a stream record's id)."""
+    return "%032x" % ((random.getrandbits(128) & _UUID4_CLEAR) | _UUID4_SET)
+
+
 def _stream_record_init(
     self: StreamRecord, table: Table, stream_type: str, event_name: str, old: Any, new: Any, seq: int
 ) -> None:
@@ -1679,7 +1840,7 @@ def _stream_record_init(
     if table.range_key_attr is not None and rec is not None:
         keys[table.range_key_attr] = rec.range_key.to_json()
     self.record = {
-        "eventID": table_module.mock_random.uuid4().hex,
+        "eventID": _uuid4_hex(table_module.mock_random),
         "eventName": event_name,
         "eventSource": "aws:dynamodb",
         "eventVersion": "1.0",
@@ -2010,6 +2171,10 @@ def install() -> None:
         _originals["table_put_item"] = Table.put_item
         _originals["table_delete_item"] = Table.delete_item
         Table.put_item = _put_item  # type: ignore[method-assign]
+        _originals["dynamo_hash"] = DynamoType.__hash__
+        _originals["dynamo_eq"] = DynamoType.__eq__
+        DynamoType.__hash__ = _dynamo_hash  # type: ignore[method-assign]
+        DynamoType.__eq__ = _dynamo_eq  # type: ignore[method-assign]
         Table.delete_item = _delete_item  # type: ignore[method-assign]
         import jsonpath_ng.ext
         from moto.sqs.models import SQSBackend
@@ -2093,6 +2258,8 @@ def uninstall() -> None:
         Table.query = _originals.pop("table_query")  # type: ignore[method-assign]
         Table.all_items = _originals.pop("all_items")  # type: ignore[method-assign]
         Table.put_item = _originals.pop("table_put_item")  # type: ignore[method-assign]
+        DynamoType.__hash__ = _originals.pop("dynamo_hash")  # type: ignore[method-assign]
+        DynamoType.__eq__ = _originals.pop("dynamo_eq")  # type: ignore[method-assign]
         Table.delete_item = _originals.pop("table_delete_item")  # type: ignore[method-assign]
         _orders.clear()
         import jsonpath_ng.ext

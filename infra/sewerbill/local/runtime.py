@@ -306,7 +306,12 @@ class LocalRuntime:
 
     # --- polling -----------------------------------------------------------------------------
     def _on_activity(self, kind: str, name: str) -> None:
-        """motoshim's report: queue `name` (an ARN) or the stream of table `name` got something."""
+        """motoshim's report: queue `name` (an ARN) or the stream of table `name` got something.
+        A source already pending with the activity flag up needs nothing more (a read file's
+        20,000 stream records each took the lock and set the flag again: a tenth of a put):
+        the pass that takes it from pending polls it after this record was added."""
+        if (kind, name) in self._pending and self._activity.is_set():
+            return
         with self._activity_lock:
             if (kind, name) in self._watched:
                 self._pending.add((kind, name))

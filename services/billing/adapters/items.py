@@ -6,6 +6,9 @@ order, is one range query):
 - ``ACCOUNTS#<tenant>`` / ``<account_id>``: the current version of an account;
   ``ACCOUNT-HISTORY#<tenant>#<account_id>`` / ``V#<recorded_at>#<digest>``: every accepted
   change, in the order recorded (the version in force at a moment is the last by then).
+- ``PARCEL-ACCOUNTS#<tenant>`` / ``<parcel_id>#<account_id>``: the account was on the parcel
+  in some recorded version (written with that version), so a late change of a parcel's ERU
+  finds the bills rated on it after the account moved to another parcel.
 - ``BILLS#<tenant>`` / ``<account_id>#<period_start>``: an issued bill (immutable).
 - ``LEDGER#<tenant>`` / ``<account_id>#<posted_on>#<entry_id>``: a ledger entry.
 - ``MARKS#<tenant>`` / ``<account_id>#<mark>``: an assessment point done without an entry.
@@ -61,6 +64,18 @@ def account_history_item(acct: AccountRecord, recorded_at: str, source: str) -> 
         "record": record,
         "recorded_at": recorded_at,
         "source": source,
+    }
+
+
+def parcel_link_item(acct: AccountRecord, recorded_at: str) -> dict[str, Any]:
+    """The account was on ``acct.parcel_id`` (one item per parcel and account, rewritten with
+    each version on it)."""
+    return {
+        "pk": f"PARCEL-ACCOUNTS#{acct.tenant}",
+        "sk": f"{acct.parcel_id}#{acct.account_id}",
+        "parcel_id": acct.parcel_id,
+        "account_id": acct.account_id,
+        "recorded_at": recorded_at,
     }
 
 

@@ -17,6 +17,7 @@ from billing.adapters.items import (
     bill_of,
     entry_item,
     entry_of,
+    parcel_link_item,
 )
 from billing.adapters.store import Store
 from billing.domain.accounts import AccountRecord
@@ -119,7 +120,15 @@ class BillingRepo(Store):
                 continue
             items.append(account_history_item(r, at, source))
             items.append(item)
+            if r.parcel_id:
+                items.append(parcel_link_item(r, at))
         return self.write(items)
+
+    def accounts_ever_on(self, tenant: str, parcel_id: str) -> set[str]:
+        """The accounts recorded on the parcel in any version (``PARCEL-ACCOUNTS#``; versions
+        recorded before those items existed are not there: callers add the accounts on it now)."""
+        links = self.query(f"PARCEL-ACCOUNTS#{tenant}", prefix=f"{parcel_id}#")
+        return {str(i["account_id"]) for i in links if i.get("parcel_id") == parcel_id}
 
     def accounts(self, tenant: str) -> list[AccountRecord]:
         return [account_of(i) for i in self.query(f"ACCOUNTS#{tenant}")]
