@@ -366,6 +366,19 @@ def test_an_answered_client_serializes_a_call_s_parameters_once_into_botocore_s_
     ddb.get_item(TableName="ser", Key={"pk": {"S": "P#9"}, "sk": {"S": "S"}})
     ddb.get_item(TableName="ser", Key=key)  # made above
     assert serialized == ["GetItem"]  # the new key only: the repeated call and `key`'s were kept
+    # A batch (parameters past KEPT_PARAMETERS_MAX pickled) is serialized every time and not
+    # kept: it never comes again, and keeping it would cost memory for nothing.
+    batch = {
+        "ser": [
+            {"PutRequest": {"Item": {"pk": {"S": f"B#{i}"}, "sk": {"S": f"{i:03d}" + "x" * 400}}}}
+            for i in range(25)
+        ]
+    }
+    kept_before = len(ddb._serializer.kept)
+    ddb.batch_write_item(RequestItems=batch)
+    ddb.batch_write_item(RequestItems=batch)
+    assert serialized == ["GetItem", "BatchWriteItem", "BatchWriteItem"]
+    assert len(ddb._serializer.kept) == kept_before
 
     for _ in range(2):  # a validation error, raised as botocore raises it, every time
         with pytest.raises(ParamValidationError) as ours_error:

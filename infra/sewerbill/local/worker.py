@@ -356,6 +356,10 @@ def answered_by(ask: Ask) -> Callable[..., None]:
 # Endpoints a client's ruleset gave, per client: (operation, flag, builtins, call's parameters)
 # pickled -> the URL (see `resolved_endpoint`); bounded, as a long-lived client's Queries differ
 ENDPOINTS_KEPT = 256
+# Parameters kept only up to this size (pickled): a daily run's read of its mark comes again
+# with the same few hundred bytes; a batch of 25 items never does, and keeping 256 of them
+# (key and request, about 60 KB each) was 17 MiB more in a read file's metering function.
+KEPT_PARAMETERS_MAX = 4096
 
 
 def resolved_endpoint(
@@ -379,7 +383,7 @@ def resolved_endpoint(
     protocol is JSON, no handler is registered for ``before-endpoint-resolution`` (S3's, a
     Stubber's), and the resolution gave no headers and no properties (authSchemes would
     change the request's signing context, which ``resolve`` sets). Parameters that do not
-    pickle are not kept. tests/runtime/test_answered_calls.py compares it with botocore's."""
+    pickle, or pickle to more than ``KEPT_PARAMETERS_MAX`` bytes (a batch), are not kept. tests/runtime/test_answered_calls.py compares it with botocore's."""
     resolver = getattr(client, "_ruleset_resolver", None)
     service_model = operation_model.service_model
     if (
@@ -401,7 +405,7 @@ def resolved_endpoint(
     if url is not None:
         return url, {}, {}
     url, headers, properties = resolve(operation_model, params, request_context, ignore_signing_region)
-    if not headers and not properties:
+    if not headers and not properties and len(key) <= KEPT_PARAMETERS_MAX:
         if len(kept) >= ENDPOINTS_KEPT:
             kept.clear()
         kept[key] = url
@@ -415,8 +419,9 @@ class KeptSerializations:
     mark): validation and serialization are pure functions of the operation and the
     parameters (the same dict in, the same body, headers and path out), so the request is the
     one they would make again; they were a tenth of a function's GetItem, client and
-    emulator together. Parameters that do not pickle, or that fail validation (raised as
-    botocore raises them, every time), are not kept. The client then adds its user agent,
+    emulator together. Parameters that do not pickle, that pickle to more than
+    ``KEPT_PARAMETERS_MAX`` bytes, or that fail validation (raised as botocore raises them,
+    every time), are not kept. The client then adds its user agent,
     endpoint and context to the copy as always (`_convert_to_request_dict`).
     tests/runtime/test_answered_calls.py compares the requests with botocore's."""
 
@@ -431,7 +436,10 @@ class KeptSerializations:
             return dict(self.serializer.serialize_to_request(parameters, operation_model))
         request = self.kept.get(key)
         if request is None:
-            request = _copied(self.serializer.serialize_to_request(parameters, operation_model))
+            made = self.serializer.serialize_to_request(parameters, operation_model)
+            if len(key) > KEPT_PARAMETERS_MAX:  # a batch: never the same again, not kept
+                return dict(made)
+            request = _copied(made)
             if len(self.kept) >= ENDPOINTS_KEPT:
                 self.kept.clear()
             self.kept[key] = request
