@@ -116,10 +116,11 @@ class _PlainWireParsers(ResponseParserFactory):
 
 
 def plain_wire(client: Any) -> Any:
-    """``client`` (a DynamoDB client without client-side validation, :data:`BULK_CLIENT`)
-    serializing plain items and parsing plain answers without botocore's walk of the model
-    (:class:`_PlainWireSerializer`, :class:`_PlainWireParser`); a client whose serializer or
-    parser factory is not botocore's plain one keeps it."""
+    """``client`` (a DynamoDB client) serializing plain items and parsing plain answers
+    without botocore's walk of the model (:class:`_PlainWireSerializer`,
+    :class:`_PlainWireParser`); a client whose serializer or parser factory is not botocore's
+    plain one keeps it (so a client with client-side validation, whose serializer is wrapped
+    in it, keeps its serializer: :func:`plain_answers_client`)."""
     serializer = getattr(client, "_serializer", None)
     if type(serializer) is JSONSerializer:
         fast = _PlainWireSerializer()

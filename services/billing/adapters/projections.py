@@ -195,20 +195,11 @@ class Projections(Store):
         different first determinations of a period nothing was kept for, delivered at the
         same moment, are both written and the last write stays. A conditional put per new
         item would close it at several times a read file's cost (issue 7's note)."""
-        self._count("PutItem")
-        try:
-            self.client.put_item(
-                TableName=self.table,
-                Item=to_item(new),
-                ConditionExpression="source_event_id = :kept",
-                ExpressionAttributeValues={":kept": {"S": str(old.get("source_event_id"))}},
+        kept = {":kept": {"S": str(old.get("source_event_id"))}}
+        if not self.put_if(new, "source_event_id = :kept", kept):
+            raise TransientError(
+                f"{new['pk']}/{new['sk']}: the kept consumption changed while it was being replaced"
             )
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
-                raise TransientError(
-                    f"{new['pk']}/{new['sk']}: the kept consumption changed while it was being replaced"
-                ) from None
-            raise
 
     def keep_eru(self, e: ERUDetermined, now: datetime) -> None:
         self.keep_erus((e,), now)

@@ -98,10 +98,15 @@ class Store:
 
     def put_new(self, item: dict[str, Any]) -> bool:
         """A conditional put of one item; False if its key is already there."""
+        return self.put_if(item, "attribute_not_exists(pk)")
+
+    def put_if(self, item: dict[str, Any], condition: str, values: dict[str, Any] | None = None) -> bool:
+        """Put one item if ``condition`` (with its ``values``, typed) holds; False if it did not."""
         self._count("PutItem")
+        extra = {"ExpressionAttributeValues": values} if values else {}
         try:
             self.client.put_item(
-                TableName=self.table, Item=to_item(item), ConditionExpression="attribute_not_exists(pk)"
+                TableName=self.table, Item=to_item(item), ConditionExpression=condition, **extra
             )
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
