@@ -12,6 +12,14 @@ generation every 20,000 allocations instead of 700 (objects that die young are f
 reference counting before the collector ever sees them). :func:`unsettle` (when the
 runtime stops) puts the frozen objects back in the collector's sight, so a stopped
 runtime's heap can be freed, and restores the thresholds.
+
+:func:`after_invocation` (the invoker, after each invocation of a settled runtime) freezes
+what survived the invocation without a collection: what a function leaves behind is the
+emulator's state (the items, stream records and messages it wrote: on AWS in DynamoDB, SQS
+and EventBridge, not in a Lambda's memory) and its warm module state. Left in sight, the
+middle generation's collections walked them again and again (a 10,000-account cycle:
+three collections of about 0.1 s each, half the collector's time). A cycle of garbage an
+invocation leaves is then kept until the runtime stops, as the frozen provisioning is.
 """
 
 from __future__ import annotations
@@ -31,6 +39,13 @@ def settle() -> None:
     gc.freeze()
     _, middle, old = _saved[0]
     gc.set_threshold(YOUNG_THRESHOLD, middle, old)
+
+
+def after_invocation() -> None:
+    """Freeze what exists now, if the heap is settled (nothing is collected: a freeze only
+    moves the generations' objects to the permanent one)."""
+    if _saved:
+        gc.freeze()
 
 
 def unsettle() -> None:

@@ -61,7 +61,7 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
-from sewerbill.local import worker
+from sewerbill.local import heap, worker
 from sewerbill.local.stack import Function
 from sewerbill.local.worker import FakeLambdaContext
 
@@ -553,6 +553,7 @@ class Invoker:
             self._invoke_here(entry, event, extra_env)
         else:
             self._invoke_in_worker(entry, event, extra_env)
+        heap.after_invocation()  # what survived it is the emulator's state (see heap)
         if entry.error:
             entry.failures = records
         self.invocations.append(entry)

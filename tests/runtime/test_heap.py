@@ -1,0 +1,68 @@
+"""The local runtime's heap: what survives an invocation is kept out of the collector's sight.
+
+Everything the emulator keeps (moto's items, stream records, messages) lives in the runtime's
+process; on AWS it lives in DynamoDB, SQS and EventBridge, not in a Lambda's memory. The
+runtime settles the heap after provisioning (``heap.settle``) and, after each invocation,
+freezes what survived it (``heap.after_invocation``), so the collector's middle generation
+does not walk a cycle's bills again and again. Stopping the runtime gives everything back.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from conftest import FIXTURES, START
+from sewerbill.local import LocalRuntime, heap
+
+pytestmark = pytest.mark.integration
+
+
+def in_sight(obj: object) -> bool:
+    """Whether the collector's generations hold ``obj`` (frozen objects are in none)."""
+    return any(o is obj for o in gc.get_objects())
+
+
+@pytest.fixture
+def unsettled() -> Iterator[None]:
+    heap.unsettle()
+    yield
+    heap.unsettle()
+
+
+def test_an_unsettled_heap_freezes_nothing_after_an_invocation(unsettled: None) -> None:
+    kept = [{"item": "a survivor"}]
+    heap.after_invocation()
+    assert in_sight(kept)
+    assert gc.get_freeze_count() == 0
+
+
+def test_a_settled_heap_freezes_what_survived_an_invocation_until_unsettled(unsettled: None) -> None:
+    heap.settle()
+    kept = [{"item": "a survivor"}]
+    assert in_sight(kept)
+    heap.after_invocation()
+    assert not in_sight(kept)
+    heap.unsettle()
+    assert in_sight(kept)
+    assert gc.get_threshold()[0] != heap.YOUNG_THRESHOLD
+
+
+def test_the_runtime_freezes_what_an_invocation_left_and_gives_it_back_when_stopped() -> None:
+    with LocalRuntime.start(FIXTURES / "template.yaml", start_time=START, stack_name="heap") as rt:
+        left = [{"made": "after provisioning"}]
+        assert in_sight(left)
+        invocation = rt.invoke(
+            "TickFunction",
+            {
+                "Records": [
+                    {"body": '{"scheduled_time": "2025-01-06T09:00:00Z", "job": "j", "execution_id": "e"}'}
+                ]
+            },
+        )
+        assert invocation.error is None
+        assert not in_sight(left)
+    assert in_sight(left)
+    assert gc.get_freeze_count() == 0
