@@ -9,7 +9,7 @@ from decimal import Decimal as D
 from pathlib import Path
 
 from billing.domain.rating import Account, ParcelCharge
-from billing.domain.rating.output import bill_to_contract, plain, rate_text
+from billing.domain.rating.output import bill_to_contract, detail_value, plain, rate_text
 
 RATING = Path(__file__).resolve().parents[2] / "services" / "billing" / "domain" / "rating"
 
@@ -78,6 +78,33 @@ def test_number_formats():
     assert rate_text(D("37.5000")) == "37.50"
     assert rate_text(D("0.48")) == "0.48"
     assert rate_text(D("8.345")) == "8.345"
+
+
+def test_details_keep_money_at_two_places_and_write_other_figures_plain():
+    from types import MappingProxyType
+
+    details = {
+        "funds": {"om": D("39.60"), "replacement": D("5.40")},
+        "kgal": D("23.000"),
+        "days": 92,
+        "share": 0.5,
+        "estimated": True,
+        "meter": None,
+        "segments": [{"from": date(2026, 7, 1), "rate": D("6.5")}, ("a", D("1.20"))],
+        3: "a key that is not text",
+    }
+    assert detail_value(details) == {
+        "funds": {"om": "39.60", "replacement": "5.40"},
+        "kgal": "23",
+        "days": 92,
+        "share": 0.5,
+        "estimated": True,
+        "meter": None,
+        "segments": [{"from": "2026-07-01", "rate": "6.5"}, ["a", "1.20"]],
+        "3": "a key that is not text",
+    }
+    # any mapping, not only a dict, is written as one
+    assert detail_value(MappingProxyType({"kgal": D("1E+1")})) == {"kgal": "10"}
 
 
 FORBIDDEN_MODULES = {"os", "boto3", "botocore", "aws_lambda_powertools", "time", "random", "pydantic", "sys"}

@@ -245,14 +245,19 @@ def _optional_text(value: Any) -> str | None:
 
 
 def _amount(value: Any) -> str:
-    number = Decimal(value)
+    number = value if type(value) is Decimal else Decimal(value)
     if not number.is_finite():
         raise _NotPlain
     return str(number)
 
 
 def _day(value: Any) -> str:
-    return date.fromisoformat(_text(value)).isoformat()
+    return _iso_day(_text(value))
+
+
+@functools.lru_cache(maxsize=256)  # a cycle's bills share a few periods, bill and due dates
+def _iso_day(text: str) -> str:
+    return date.fromisoformat(text).isoformat()
 
 
 def _party(raw: Any) -> dict[str, Any]:

@@ -34,8 +34,19 @@ def rate_text(value: Decimal) -> str:
     return format(normal, "f")
 
 
+_AS_IS = (str, int, bool, float, type(None))
+
+
 def detail_value(value: Any) -> Any:
-    """Details to JSON: Decimals with two places stay as they are (money), others plain."""
+    """Details to JSON: Decimals with two places stay as they are (money), others plain.
+
+    The exact types of a rated line's details (strings, Decimals, dicts) are answered before
+    the general tests (a Mapping's is an ABC check: a cycle makes this call ~30 times a bill)."""
+    kind = type(value)
+    if kind in _AS_IS:
+        return value
+    if kind is dict:
+        return {str(k): detail_value(v) for k, v in value.items()}
     if isinstance(value, Decimal):
         exponent = value.as_tuple().exponent
         return str(value) if exponent == -2 else plain(value)
