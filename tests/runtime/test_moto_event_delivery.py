@@ -140,6 +140,64 @@ def test_a_rule_matches_the_events_moto_s_matcher_matches() -> None:
     assert 0 < matched < len(patterns) * len(messages) * 2
 
 
+DETAIL_PATTERNS = [
+    {"detail": {"tenant": ["pleasant-prairie-stormwater"]}},  # the stormwater rule's rest
+    {"source": ["sewerbill.billing"], "detail": {"tenant": ["grafton-sewer", "sullivan-sewer"]}},
+    {"detail": {"tenant": ["grafton-sewer"], "kind": ["sewer"]}},
+    {"detail": {"tenant": [{"prefix": "grafton"}]}},
+    {"detail": {"tenant": [{"exists": False}]}},
+    {"detail": {"tenant": [{"anything-but": ["grafton-sewer"]}]}},
+    {"detail": {"n": [1, None, True]}},
+    {"detail": {"a.b": ["y"]}},  # a dotted key: moto's flattened view, not this shortcut
+    {"detail": {"tenant": ["grafton-sewer"]}, "resources": ["r"]},
+]
+DETAILS: list[Any] = [
+    {"tenant": "grafton-sewer", "kind": "sewer"},
+    {"tenant": "grafton-sewer", "kind": "storm"},
+    {"tenant": "pleasant-prairie-stormwater"},
+    {"tenant": ["a", "grafton-sewer"]},  # a list holds the value
+    {"tenant": {"name": "grafton-sewer"}},  # an object: moto flattens it further
+    {"tenant": {}},  # an empty object: moto keeps it as it is
+    {"tenant": None},
+    {"n": 1},
+    {"n": None},
+    {"n": True},
+    {"a": {"b": "x"}, "a.b": "y"},
+    {"a.b": "y"},
+    {},
+]
+
+
+def test_a_rule_on_the_detail_s_keys_matches_what_moto_s_flattened_view_matches() -> None:
+    """Change 17: a pattern's lists on top-level keys of the detail are tested on the
+    detail's own values, not on a flattening of the whole message; the answers are moto's."""
+    from moto.events.models import EventPattern
+
+    matched = 0
+    for pattern in DETAIL_PATTERNS:
+        event_pattern = EventPattern.load(json.dumps(pattern))
+        for detail in DETAILS:
+            message = {
+                "version": "0",
+                "id": "e",
+                "detail-type": "BillIssued",
+                "source": "sewerbill.billing",
+                "account": "123456789012",
+                "time": 1.5,
+                "region": "us-east-1",
+                "resources": [],
+                "detail": detail,
+                "ingestion-time": 1.5,
+            }
+            expected = event_pattern.matches_event(message)
+            assert motoshim._rule_matches(event_pattern, message, []) == expected, (pattern, detail)
+            matched += expected
+    assert 0 < matched < len(DETAIL_PATTERNS) * len(DETAILS)
+    # the shortcut is taken for the plain shapes, and only for them
+    taken = [motoshim._RulePlan(p).detail is not None for p in DETAIL_PATTERNS]
+    assert taken == [True, True, True, True, True, True, True, False, False]
+
+
 def _put_events_calls(bus: str) -> list[list[dict[str, Any]]]:
     bill = {"Source": "sewerbill.billing", "DetailType": "BillIssued", "EventBusName": bus}
     return [
