@@ -148,3 +148,28 @@ print(gc.get_freeze_count())
 """
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert int(done.stdout.strip().splitlines()[-1]) > 100_000
+
+
+def test_functions_run_in_the_runtime_s_process_get_the_forkserver_s_libraries_when_it_starts() -> None:
+    """isolate="modules": the libraries `PRELOAD` lists are imported when the runtime starts,
+    before any function's cold start (as the forkserver imports them for the processes);
+    isolate="process": the runtime's own process does not import them for the functions."""
+    probe = f"""
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+sys.path[:0] = [{str(ROOT / "infra")!r}, {str(Path(__file__).parent)!r}]
+from conftest import FIXTURES, START
+from sewerbill.local import LocalRuntime
+before = "aws_xray_sdk.core" in sys.modules
+with LocalRuntime.start(FIXTURES / "template.yaml", start_time=START, stack_name="p",
+                        isolate=sys.argv[1]) as rt:
+    print(before, all(name in sys.modules for name in {PRELOAD!r}), len(rt.invocations))
+"""
+    answers = {}
+    for mode in ("modules", "process"):
+        done = subprocess.run(
+            [sys.executable, "-c", probe, mode], capture_output=True, text=True, check=True, cwd=ROOT
+        )
+        answers[mode] = done.stdout.strip().splitlines()[-1]
+    assert answers == {"modules": "False True 0", "process": "False False 0"}

@@ -28,7 +28,7 @@ from sewerbill.local.auth import LocalIssuer
 from sewerbill.local.clock import Firing, SimulatedClock
 from sewerbill.local.emulator import Emulator
 from sewerbill.local.gateway import Gateway
-from sewerbill.local.invoker import Invocation, Invoker, start_forkserver
+from sewerbill.local.invoker import Invocation, Invoker, preload_in_process, start_forkserver
 from sewerbill.local.sources import DeadLetter, DeadLetterWatch, SqsPoller, StreamPoller
 from sewerbill.local.stack import Provisioner, ScheduledTarget, Stack, StreamSource
 from sewerbill.local.worker import stamp_logs_with
@@ -149,6 +149,7 @@ class LocalRuntime:
         try:
             # the functions' processes get ready while we provision
             start_forkserver(isolate, _template_code(sam, path.parent))
+            preload_in_process(isolate)  # or, functions in this process: their libraries now
             account = emulator.client("sts").get_caller_identity()["Account"]
             cfn = samtemplate.translate_template(
                 path, dict(parameters or {}), region=emulator.region, account_id=account
