@@ -212,3 +212,12 @@ def test_the_outbox_publisher_starts_without_the_rating_engine_or_the_tariff_mod
         [sys.executable, "-c", probe], cwd=root, capture_output=True, text=True, check=True, env=env
     )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(), min_size=1, max_size=4))
+def test_an_event_id_is_the_uuid5_of_its_business_key(parts: list[str]) -> None:
+    import uuid
+
+    expected = str(uuid.uuid5(uuid.NAMESPACE_URL, "sewerbill:billing:" + ":".join(parts)))
+    assert items.event_id_for(*parts) == expected

@@ -410,6 +410,19 @@ def entry_of(item: dict[str, Any]) -> Entry:
     )
 
 
+_URL_NAMESPACE = uuid.NAMESPACE_URL.bytes
+
+
 def event_id_for(*parts: str) -> str:
-    """A deterministic event id: a rerun writes the same outbox item, never a second one."""
-    return str(uuid.uuid5(uuid.NAMESPACE_URL, "sewerbill:billing:" + ":".join(parts)))
+    """A deterministic event id: a rerun writes the same outbox item, never a second one.
+
+    ``str(uuid.uuid5(uuid.NAMESPACE_URL, name))`` written out directly (the same SHA-1 of
+    the namespace and the name, its first 16 bytes with the version 5 and RFC 4122 variant
+    bits set, in the 8-4-4-4-12 hex form) without the UUID object: a cycle's publisher
+    makes one per bill."""
+    name = ("sewerbill:billing:" + ":".join(parts)).encode("utf-8")
+    digest = bytearray(hashlib.sha1(_URL_NAMESPACE + name).digest()[:16])
+    digest[6] = (digest[6] & 0x0F) | 0x50
+    digest[8] = (digest[8] & 0x3F) | 0x80
+    h = digest.hex()
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
