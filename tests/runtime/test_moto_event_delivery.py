@@ -273,3 +273,13 @@ def test_a_put_events_handed_to_moto_s_handler_directly_answers_what_its_dispatc
     assert "MalformedDetail" in bodies[2]
     assert "ValidationException" in bodies[3]
     assert "ResourceNotFoundException" in bodies[4]
+
+
+def test_an_id_from_moto_s_random_source_is_the_text_of_its_uuid4() -> None:
+    from moto.moto_api._internal.moto_random import MotoRandom
+
+    ours, theirs = MotoRandom(), MotoRandom()
+    ours.seed(12), theirs.seed(12)
+    made = [motoshim._uuid4_text(ours) for _ in range(2000)]
+    assert made == [str(theirs.uuid4()) for _ in range(2000)]
+    assert len(set(made)) == 2000

@@ -156,6 +156,8 @@ Seventeen changes, installed by `install()` when the runtime starts moto itself:
    the detail's own values (`_detail_filters`) by moto's own filter test: the values moto's
    flattened view holds under those names (nothing else of the message flattens to them).
    `test_moto_event_delivery.py` compares the answers with moto's matcher on the edge shapes.
+   The ids of the events and of the messages they become are written from moto's random
+   draw directly (`_uuid4_text`, the same text as moto's `uuid4()`).
 
 And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
 deletes and visibility changes) made on moto's SQS backend directly, with the backend
@@ -718,7 +720,7 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
         ):
             entries.extend(original(self, [event]))
             continue
-        event_id = str(mock_random.uuid4())
+        event_id = _uuid4_text(mock_random)
         entries.append({"EventId": event_id})
         bus_name = event.get("EventBusName")
         event_bus = buses.get(bus_name)
@@ -778,6 +780,17 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
             for queue in queues:
                 _deliver(backend, queue, body, int(now * 1000.0))
     return entries
+
+
+def _uuid4_text(source: Any) -> str:
+    """``str(source.uuid4())`` for moto's random source (`MotoRandom.uuid4`: a UUID of
+    ``getrandbits(128)`` with version 4), the same draw masked and written out directly,
+    without the UUID object (two per event a PutEvents delivers: its id and the message's)."""
+    number = source.getrandbits(128)
+    number = (number & ~(0xC000 << 48)) | (0x8000 << 48)  # the RFC 4122 variant
+    number = (number & ~(0xF000 << 64)) | (4 << 76)  # version 4
+    h = f"{number:032x}"
+    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
 _EPOCH = datetime(1970, 1, 1)
@@ -929,7 +942,7 @@ def _deliver(backend: Any, queue_name: str, body: str, sent_timestamp: int) -> N
     ):
         backend.send_message(queue_name=queue_name, message_body=body, group_id=None)
         return
-    message = Message(str(mock_random.uuid4()), body)
+    message = Message(_uuid4_text(mock_random), body)
     message.sent_timestamp = sent_timestamp  # type: ignore[assignment] # moto types it None until sent
     if delay:
         message.delay(delay_seconds=delay)
