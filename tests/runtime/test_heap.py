@@ -66,3 +66,29 @@ def test_the_runtime_freezes_what_an_invocation_left_and_gives_it_back_when_stop
         assert not in_sight(left)
     assert in_sight(left)
     assert gc.get_freeze_count() == 0
+
+
+def test_a_settled_heap_frees_the_garbage_invocations_left_every_so_many_invocations(
+    unsettled: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import weakref
+
+    class Node:
+        pass
+
+    monkeypatch.setattr(heap, "FULL_EVERY", 3)
+    heap.settle()
+    heap._since_full[0] = 0
+    garbage = Node()
+    garbage.me = garbage  # type: ignore[attr-defined] # a cycle: only the collector frees it
+    gone = weakref.ref(garbage)
+    del garbage
+    heap.after_invocation()  # frozen with what survived the first invocation
+    heap.after_invocation()
+    gc.collect()
+    assert gone() is not None  # a frozen cycle is not collected
+    heap.after_invocation()  # the third: everything collected, then frozen again
+    assert gone() is None
+    kept = [{"item": "a survivor"}]
+    heap.after_invocation()
+    assert not in_sight(kept)

@@ -19,7 +19,9 @@ emulator's state (the items, stream records and messages it wrote: on AWS in Dyn
 and EventBridge, not in a Lambda's memory) and its warm module state. Left in sight, the
 middle generation's collections walked them again and again (a 10,000-account cycle:
 three collections of about 0.1 s each, half the collector's time). A cycle of garbage an
-invocation leaves is then kept until the runtime stops, as the frozen provisioning is.
+invocation leaves would then be kept until the runtime stops: every ``FULL_EVERY``
+invocations the frozen objects are put back, collected once and frozen again, so a
+long-running runtime (``sewerbill local``) frees what its invocations left.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ from __future__ import annotations
 import gc
 
 YOUNG_THRESHOLD = 20_000
+FULL_EVERY = 10_000  # invocations between full collections of a settled heap
+
+_since_full = [0]
 
 _saved: list[tuple[int, int, int]] = []
 
@@ -43,9 +48,16 @@ def settle() -> None:
 
 def after_invocation() -> None:
     """Freeze what exists now, if the heap is settled (nothing is collected: a freeze only
-    moves the generations' objects to the permanent one)."""
-    if _saved:
-        gc.freeze()
+    moves the generations' objects to the permanent one); every ``FULL_EVERY`` calls, a full
+    collection first of everything, the frozen objects included."""
+    if not _saved:
+        return
+    _since_full[0] += 1
+    if _since_full[0] >= FULL_EVERY:
+        _since_full[0] = 0
+        gc.unfreeze()
+        gc.collect()
+    gc.freeze()
 
 
 def unsettle() -> None:
