@@ -1038,7 +1038,7 @@ def _plain_item(
     """`Item(hash_value, range_value, attrs)` as `_item_init` makes it, from the values
     `_plain_values` made (an item within moto's size limit): created by moto's `Item.__new__`
     (its instance count, change 2), then the same three fields."""
-    item = Item.__new__(Item)
+    item: Item = Item.__new__(Item)  # type: ignore[assignment]  # moto types it as BaseModel's
     item.hash_key = hash_value
     item.range_key = range_value
     item.attrs = LimitedSizeDict()
