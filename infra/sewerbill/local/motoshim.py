@@ -146,7 +146,9 @@ Sixteen changes, installed by `install()` when the runtime starts moto itself:
    values by moto's `Item.__new__` (`_plain_item`: the same three fields `_item_init` sets);
    an item over moto's size limit is still refused by moto's own constructor. A read file
    puts two items a row (issue 7). `tests/runtime/test_moto_plain_put.py` compares the answers,
-   errors, tables and stream records with moto as shipped.
+   errors, tables and stream records with moto as shipped. And a BatchGetItem sizes each item
+   it answers once, not twice in a row (`_batch_get_item`: the second `size()` is the first,
+   as change 7 does for a Query; `tests/runtime/test_moto_batch_write.py`).
 
 And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
 deletes and visibility changes) made on moto's SQS backend directly, with the backend
@@ -415,9 +417,14 @@ def _item_size(self: Item) -> int:
     query = _partition.get()
     if query is not None and query.sized is not None and query.sized[0] is self:
         return query.sized[1]
+    held = _batch_sized.get()  # change 16: the same for a BatchGetItem's two sizes of an item
+    if held is not None and held[0] is self:
+        return int(held[1])
     size = sum(bytesize(k) + _value_size(v) for k, v in self.attrs.items())
     if query is not None:
         query.sized = (self, size)
+    if held is not None:
+        held[0], held[1] = self, size
     return size
 
 
@@ -1044,6 +1051,32 @@ def _plain_item(
     item.attrs = LimitedSizeDict()
     dict.update(item.attrs, values)
     return item
+
+
+# A BatchGetItem's last item sized and its size (`_item_size`), while moto answers one.
+_batch_sized: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("batch_sized", default=None)
+
+
+def _batch_get_item(self: Any) -> Any:
+    """moto's `DynamoHandler.batch_get_item` as shipped, with each item it keeps sized once:
+    its loop asks `item.size()` twice in a row for every item found (against the 16 MB
+    answer, then into the answer's total), and nothing changes the item in between, so the
+    second answer is the first (`_item_size`, `_batch_sized`)."""
+    token = _batch_sized.set([None, 0])
+    try:
+        return _originals["batch_get_item"](self)
+    finally:
+        _batch_sized.reset(token)
+
+
+def _install_batch_get(install: bool) -> None:
+    from moto.dynamodb.responses import DynamoHandler
+
+    if install:
+        _originals["batch_get_item"] = DynamoHandler.__dict__["batch_get_item"]
+        DynamoHandler.batch_get_item = _batch_get_item  # type: ignore[method-assign]
+    elif "batch_get_item" in _originals:
+        DynamoHandler.batch_get_item = _originals.pop("batch_get_item")  # type: ignore[method-assign]
 
 
 def _plain_type(tag: str, value: Any) -> DynamoType:
@@ -2257,6 +2290,7 @@ def install() -> None:
         _install_stream_records(True)
         _install_query_answers()
         _install_batch_write(True)
+        _install_batch_get(True)
         _install_enrich_response(True)
 
 
@@ -2330,6 +2364,7 @@ def uninstall() -> None:
         _install_stream_records(False)
         _uninstall_query_answers()
         _install_batch_write(False)
+        _install_batch_get(False)
         _install_enrich_response(False)
 
 
