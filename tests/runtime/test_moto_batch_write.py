@@ -138,7 +138,7 @@ def test_a_batch_get_sizes_each_item_it_answers_once(
     emulator: Emulator, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """moto's loop asks each found item's size twice in a row; the shim answers the second
-    from the first (change 16). Three items of three attributes: 9 attribute sizes, not 18."""
+    from the first (motoshim change 18). Three items of three attributes: 9 attribute sizes, not 18."""
     ddb = emulator.client("dynamodb")
     make_tables(ddb, "bg-once")
     ddb.batch_write_item(RequestItems={"bg-once-a": [put(f"P#{i}", v={"N": str(i)}) for i in range(3)]})

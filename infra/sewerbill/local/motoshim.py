@@ -1,6 +1,7 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Sixteen changes, installed by `install()` when the runtime starts moto itself:
+Changes 1-15 and 18 (16 and 17 are issue 12's, on its helper's branch), installed by `install()`
+when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -140,7 +141,7 @@ Sixteen changes, installed by `install()` when the runtime starts moto itself:
    raising and catching werkzeug's `BadRequestKeyError` (`_headers_class`; moto asks three
    names a DynamoDB request lacks). `tests/runtime/test_moto_direct_dispatch.py` compares
    the answers byte for byte; `tests/runtime/test_moto_sqs_clock.py` the two functions.
-16. **A plain put's values made once.** Change 13's put walked a plain item's attributes
+18. **A plain put's values made once.** Change 13's put walked a plain item's attributes
    three times: once to find it plain, once to make its values (`_item_init`), once to sum
    their size. `_plain_values` does all three in one pass, and the item is made from those
    values by moto's `Item.__new__` (`_plain_item`: the same three fields `_item_init` sets);
@@ -417,7 +418,7 @@ def _item_size(self: Item) -> int:
     query = _partition.get()
     if query is not None and query.sized is not None and query.sized[0] is self:
         return query.sized[1]
-    held = _batch_sized.get()  # change 16: the same for a BatchGetItem's two sizes of an item
+    held = _batch_sized.get()  # change 18: the same for a BatchGetItem's two sizes of an item
     if held is not None and held[0] is self:
         return int(held[1])
     size = sum(bytesize(k) + _value_size(v) for k, v in self.attrs.items())
@@ -1002,7 +1003,7 @@ def _forget_orders(table: Table) -> None:
 _PLAIN_PUT_TAGS = {"S": str, "N": str, "BOOL": bool}
 
 
-# --- 16. a plain put's values made in the pass that finds them plain (issue 7) -------------------
+# --- 18. a plain put's values made in the pass that finds them plain (issue 7) -------------------
 def _plain_values(item_attrs: dict[str, Any]) -> tuple[bool | None, dict[str, DynamoType] | None, int]:
     """Whether every attribute of ``item_attrs`` (a request's item, each a one-tag dict) is
     one string, number, boolean or ``NULL: true``: the values for which moto's
