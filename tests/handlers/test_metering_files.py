@@ -137,3 +137,37 @@ def test_a_file_looks_each_tenants_tariff_up_once_and_freezes_the_cold_start(
     # metered_tenants asks each tenant once, the rows' settings once more (per row and per
     # determined account before: 2 reads + 2 accounts = 4, and 5 lookups in all)
     assert asked.count("grafton-sewer") == 2
+
+
+def test_a_file_is_taken_in_with_few_young_collections_and_the_thresholds_come_back(
+    metering: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 7: a batch's objects live until it is written; the young generation is collected
+    every 50,000 allocations while a file is taken in (not 700), and the collector's
+    thresholds are what they were once it is done, also when the file fails."""
+    import gc
+
+    from metering import composition
+    from metering.domain import ingest
+
+    take_in_file = ingest.take_in_file
+    during: list[tuple[int, int, int]] = []
+
+    def watched(*args: Any, **kwargs: Any) -> Any:
+        during.append(gc.get_threshold())
+        return take_in_file(*args, **kwargs)
+
+    monkeypatch.setattr(ingest, "take_in_file", watched)
+    before = gc.get_threshold()
+    assert handle(metering, "meters/2026-01.csv", METERS) == {"batchItemFailures": []}
+    assert during == [(composition.YOUNG_COLLECTION_EVERY, *before[1:])]
+    assert gc.get_threshold() == before
+
+    def failing(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("the table is gone")
+
+    monkeypatch.setattr(ingest, "take_in_file", failing)
+    with pytest.raises(RuntimeError):
+        with composition.few_collections():
+            ingest.take_in_file()
+    assert gc.get_threshold() == before

@@ -386,3 +386,39 @@ def test_an_answered_client_serializes_a_call_s_parameters_once_into_botocore_s_
         with pytest.raises(ParamValidationError) as botocore_error:
             plain.get_item(TableName="ser", Key={"pk": {"Z": "bad"}})
         assert str(ours_error.value) == str(botocore_error.value)
+
+
+def test_a_batch_s_parameters_are_never_kept_nor_pickled(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch of items or keys never comes again (`worker.NEVER_KEPT`): even a small one is
+    resolved and serialized every time, as botocore does, without pickling its parameters to
+    look it up; its request and endpoint are botocore's own."""
+    ddb = client(emulator, "dynamodb", answered=True)
+    plain = client(emulator, "dynamodb", answered=False)
+    make_indexed_table(ddb, "nb")
+    pickled: list[Any] = []
+    dumps = worker.pickle.dumps
+
+    def counted(value: Any, *args: Any, **kwargs: Any) -> bytes:
+        pickled.append(value)
+        return dumps(value, *args, **kwargs)
+
+    monkeypatch.setattr(worker.pickle, "dumps", counted)
+    key = {"pk": {"S": "P#1"}, "sk": {"S": "S"}}
+    kept = len(ddb._serializer.kept)
+    endpoints = dict(ddb.__dict__.get("_endpoints_resolved", {}))
+    for _ in range(2):
+        ddb.batch_get_item(RequestItems={"nb": {"Keys": [key]}})
+        ddb.batch_write_item(RequestItems={"nb": [{"PutRequest": {"Item": key}}]})
+    assert pickled == [] and len(ddb._serializer.kept) == kept
+    assert ddb.__dict__.get("_endpoints_resolved", {}) == endpoints
+    model = ddb._service_model.operation_model("BatchGetItem")
+    params = {"RequestItems": {"nb": {"Keys": [key]}}}
+    ours = ddb._convert_to_request_dict(params, model, emulator.endpoint_url, context={})
+    theirs = plain._convert_to_request_dict(params, model, emulator.endpoint_url, context={})
+    assert {k: v for k, v in ours.items() if k != "context"} == {
+        k: v for k, v in theirs.items() if k != "context"
+    }
+    ddb.get_item(TableName="nb", Key=key)  # a small call is still kept, so pickled
+    assert pickled

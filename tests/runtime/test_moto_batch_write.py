@@ -134,6 +134,58 @@ def test_a_batch_get_answers_what_moto_as_shipped_answers(emulator: Emulator, ca
     assert ("duplicates" in str(fast)) == case.startswith("one key twice")
 
 
+def test_a_batch_get_sizes_each_item_it_answers_once(
+    emulator: Emulator, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """moto's loop asks each found item's size twice in a row; the shim answers the second
+    from the first (motoshim change 18). Three items of three attributes: 9 attribute sizes, not 18."""
+    ddb = emulator.client("dynamodb")
+    make_tables(ddb, "bg-once")
+    ddb.batch_write_item(RequestItems={"bg-once-a": [put(f"P#{i}", v={"N": str(i)}) for i in range(3)]})
+    sized: list[Any] = []
+    value_size = motoshim._value_size
+
+    def counted(value: Any) -> int:
+        sized.append(value)
+        return value_size(value)
+
+    monkeypatch.setattr(motoshim, "_value_size", counted)
+    keys = [{"pk": {"S": f"P#{i}"}, "sk": {"S": "S"}} for i in range(5)]  # two are not there
+    found = ddb.batch_get_item(RequestItems={"bg-once-a": {"Keys": keys}})["Responses"]["bg-once-a"]
+    assert len(found) == 3 and len(sized) == 9
+    assert motoshim._batch_sized.get() is None  # only while moto answers the batch
+
+
+def test_a_batch_get_past_16_mb_leaves_the_same_keys_unprocessed_as_moto(emulator: Emulator) -> None:
+    """The answer's 16 MB limit reads the items' sizes (the one the shim keeps): 42 items of
+    399,912 bytes (399,900 + "big" 3 + "pk" 2 + "P#00" 4 + "sk" 2 + "S" 1); 41 are 16,396,392
+    bytes, a 42nd would make 16,796,304, past 16 MiB (16,777,216): moto answers 41 and leaves
+    one unprocessed."""
+    ddb = emulator.client("dynamodb")
+
+    def get(prefix: str) -> Any:
+        make_tables(ddb, prefix)
+        for start in range(0, 42, 10):
+            ddb.batch_write_item(
+                RequestItems={
+                    f"{prefix}-a": [
+                        put(f"P#{i:02d}", big={"S": "x" * 399_900}) for i in range(start, min(42, start + 10))
+                    ]
+                }
+            )
+        keys = [{"pk": {"S": f"P#{i:02d}"}, "sk": {"S": "S"}} for i in range(42)]
+        resp = ddb.batch_get_item(RequestItems={f"{prefix}-a": {"Keys": keys}})
+        answered = sorted(i["pk"]["S"] for i in resp["Responses"][f"{prefix}-a"])
+        left = resp.get("UnprocessedKeys", {}).get(f"{prefix}-a", {}).get("Keys", [])
+        return answered, sorted(k["pk"]["S"] for k in left)
+
+    fast = get("bg-big-fast")
+    with motoshim.shipped():
+        shipped = get("bg-big-shipped")
+    assert fast == shipped
+    assert len(fast[0]) == 41 and len(fast[1]) == 1
+
+
 def test_duplicates_are_found_as_moto_finds_them() -> None:
     from moto.dynamodb.responses import DynamoHandler
 

@@ -65,6 +65,10 @@ PUTS: dict[str, list[dict[str, Any]]] = {
     "a string given as a number": [item("P#8", s={"S": 8})],
     "a value of two tags": [item("P#9", two={"S": "x", "N": "1"})],
     "an item over 400 KB": [item("P#10", big={"S": "x" * 410_000})],
+    # at moto's limit (405,000 bytes), counted in UTF-8 bytes: "\u00e9" is 2; the names and
+    # keys add 14 ("pk" 2, "P#11" 4, "sk" 2, "S\u00e9" 3, "big" 3): 404,814 within, 405,006 over
+    "a plain item just within moto's size limit": [item("P#11", big={"S": "\u00e9" * 202_400})],
+    "a plain item just over it": [item("P#11", big={"S": "\u00e9" * 202_496})],
 }
 
 
@@ -121,6 +125,13 @@ def test_the_plain_put_is_the_one_taken(emulator: Emulator, monkeypatch: pytest.
     monkeypatch.setitem(motoshim._originals, "table_put_item", lambda *a, **k: pytest.fail("moto's put"))
     assert run(emulator, "plain-taken", [PLAIN, PUTS["every kind of value"][0]])[0][0] == "ok"
     monkeypatch.setitem(motoshim._originals, "table_put_item", original)
+
+
+def test_a_plain_put_s_item_is_counted_as_moto_s_items_are(emulator: Emulator) -> None:
+    """Change 2 counts the items moto makes (tests read it): a plain put's item too."""
+    before = motoshim.items_created()
+    run(emulator, "plain-counted", [PLAIN])
+    assert motoshim.items_created() - before >= 2  # one put into each of the two tables
 
 
 @pytest.mark.parametrize(

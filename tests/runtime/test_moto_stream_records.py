@@ -183,6 +183,17 @@ FILTERS: list[list[dict[str, Any]]] = [
     [{"dynamodb": {"NewImage": {"b": {"B": [{"exists": True}]}}, "SizeBytes": [{"numeric": [">", 900]}]}}],
     [{"dynamodb": {"NewImage": {"m": {"M": {"l": {"L": {"S": ["\u00e9\u6f22"]}}}}}}}],
     [{"eventVersion": ["1.1"], "awsRegion": [{"anything-but": ["nowhere"]}]}],
+    # patterns reading the creation time (epoch seconds in the Lambda record: the part copied
+    # and converted first), and one on the whole part
+    [{"dynamodb": {"ApproximateCreationDateTime": [{"numeric": [">", 1_000_000_000]}]}}],
+    [{"eventName": ["INSERT"]}, {"dynamodb": [{"exists": True}], "eventName": ["REMOVE"]}],
+    # a key missing from the record, and keys of the record that the Lambda record sets
+    [
+        {
+            "eventSourceARN": [{"prefix": "arn:aws:dynamodb:"}],
+            "dynamodb": {"Keys": {"nope": [{"exists": False}]}},
+        }
+    ],
     # a binary as the Lambda event carries it (base64 of b"\x00\x01binary"), as from the API
     [{"eventName": ["REMOVE"], "dynamodb": {"OldImage": {"b": {"B": ["AAFiaW5hcnk="]}}}}],
 ]

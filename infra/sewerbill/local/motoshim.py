@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Seventeen changes, installed by `install()` when the runtime starts moto itself:
+Eighteen changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -158,6 +158,15 @@ Seventeen changes, installed by `install()` when the runtime starts moto itself:
    `test_moto_event_delivery.py` compares the answers with moto's matcher on the edge shapes.
    The ids of the events and of the messages they become are written from moto's random
    draw directly (`_uuid4_text`, the same text as moto's `uuid4()`).
+18. **A plain put's values made once.** Change 13's put walked a plain item's attributes
+   three times: once to find it plain, once to make its values (`_item_init`), once to sum
+   their size. `_plain_values` does all three in one pass, and the item is made from those
+   values by moto's `Item.__new__` (`_plain_item`: the same three fields `_item_init` sets);
+   an item over moto's size limit is still refused by moto's own constructor. A read file
+   puts two items a row (issue 7). `tests/runtime/test_moto_plain_put.py` compares the answers,
+   errors, tables and stream records with moto as shipped. And a BatchGetItem sizes each item
+   it answers once, not twice in a row (`_batch_get_item`: the second `size()` is the first,
+   as change 7 does for a Query; `tests/runtime/test_moto_batch_write.py`).
 
 And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
 deletes and visibility changes) made on moto's SQS backend directly, with the backend
@@ -426,9 +435,14 @@ def _item_size(self: Item) -> int:
     query = _partition.get()
     if query is not None and query.sized is not None and query.sized[0] is self:
         return query.sized[1]
+    held = _batch_sized.get()  # change 18: the same for a BatchGetItem's two sizes of an item
+    if held is not None and held[0] is self:
+        return int(held[1])
     size = sum(bytesize(k) + _value_size(v) for k, v in self.attrs.items())
     if query is not None:
         query.sized = (self, size)
+    if held is not None:
+        held[0], held[1] = self, size
     return size
 
 
@@ -1143,22 +1157,81 @@ def _forget_orders(table: Table) -> None:
 _PLAIN_PUT_TAGS = {"S": str, "N": str, "BOOL": bool}
 
 
-def _plain_attributes(item_attrs: dict[str, Any]) -> bool | None:
+# --- 18. a plain put's values made in the pass that finds them plain (issue 7) -------------------
+def _plain_values(item_attrs: dict[str, Any]) -> tuple[bool | None, dict[str, DynamoType] | None, int]:
     """Whether every attribute of ``item_attrs`` (a request's item, each a one-tag dict) is
     one string, number, boolean or ``NULL: true``: the values for which moto's
     `_validate_item_types` finds nothing to refuse (a number given as text, a string not as
-    a number, a null that is true, no map where a key is). None if an attribute is not a
-    one-tag dict at all."""
+    a number, a null that is true, no map where a key is); None if an attribute is not a
+    one-tag dict at all. For a plain item (True), in the same pass over its attributes, what
+    `_item_init` then made of them in two more: each value as `_plain_type` makes it, and
+    the item's size as `_item_init` sums it (`bytesize` of the name plus `_value_size`: a
+    string's UTF-8 bytes, a number's text, moto's own `size()` of a boolean or null).
+    (answer, None, 0) for anything but a plain item."""
+    values: dict[str, DynamoType] = {}
+    size = 0
     plain = True
-    for value in item_attrs.values():
+    for name, value in item_attrs.items():
         if type(value) is not dict or len(value) != 1:
-            return None
+            return None, None, 0
         for tag, inner in value.items():
             if tag == "NULL":
                 plain = plain and inner is True
             elif type(inner) is not _PLAIN_PUT_TAGS.get(tag):
                 plain = False
-    return plain
+            if plain:
+                made = object.__new__(DynamoType)
+                made.type = tag
+                made.value = inner
+                values[name] = made
+                if tag == "S":
+                    size += len(inner.encode("utf-8"))
+                elif tag == "N":
+                    size += len(inner)
+                else:
+                    size += int(made.size())
+                size += len(name.encode("utf-8"))  # moto's bytesize
+    return (True, values, size) if plain else (False, None, 0)
+
+
+def _plain_item(
+    hash_value: DynamoType, range_value: DynamoType | None, values: dict[str, DynamoType]
+) -> Item:
+    """`Item(hash_value, range_value, attrs)` as `_item_init` makes it, from the values
+    `_plain_values` made (an item within moto's size limit): created by moto's `Item.__new__`
+    (its instance count, change 2), then the same three fields."""
+    item: Item = Item.__new__(Item)  # type: ignore[assignment]  # moto types it as BaseModel's
+    item.hash_key = hash_value
+    item.range_key = range_value
+    item.attrs = LimitedSizeDict()
+    dict.update(item.attrs, values)
+    return item
+
+
+# A BatchGetItem's last item sized and its size (`_item_size`), while moto answers one.
+_batch_sized: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("batch_sized", default=None)
+
+
+def _batch_get_item(self: Any) -> Any:
+    """moto's `DynamoHandler.batch_get_item` as shipped, with each item it keeps sized once:
+    its loop asks `item.size()` twice in a row for every item found (against the 16 MB
+    answer, then into the answer's total), and nothing changes the item in between, so the
+    second answer is the first (`_item_size`, `_batch_sized`)."""
+    token = _batch_sized.set([None, 0])
+    try:
+        return _originals["batch_get_item"](self)
+    finally:
+        _batch_sized.reset(token)
+
+
+def _install_batch_get(install: bool) -> None:
+    from moto.dynamodb.responses import DynamoHandler
+
+    if install:
+        _originals["batch_get_item"] = DynamoHandler.__dict__["batch_get_item"]
+        DynamoHandler.batch_get_item = _batch_get_item  # type: ignore[method-assign]
+    elif "batch_get_item" in _originals:
+        DynamoHandler.batch_get_item = _originals.pop("batch_get_item")  # type: ignore[method-assign]
 
 
 def _plain_type(tag: str, value: Any) -> DynamoType:
@@ -1199,7 +1272,7 @@ def _plain_put(
     """moto's `Table.put_item` (5.2.x) for a put without `Expected` or a condition, step for
     step: the key attributes present and of the table's types, every value's type checked
     (moto's `_validate_item_types`, skipped when every attribute is plain: it finds nothing
-    to refuse in `_plain_attributes`' values), the keys within their sizes (the table's and
+    to refuse in `_plain_values`' plain values), the keys within their sizes (the table's and
     its indexes', as moto's `_validate_key_sizes`), the current item read by moto's
     `get_item`, the new one built, stored and given to the stream. Its keys and plain values
     are made without `DynamoType`'s chain of type tests (`_plain_type`). None when a
@@ -1208,7 +1281,7 @@ def _plain_put(
     (tests/runtime/test_moto_plain_put.py compares the two)."""
     if expected is not None or condition_expression is not None or type(item_attrs) is not dict:
         return None
-    plain = _plain_attributes(item_attrs)
+    plain, values, size = _plain_values(item_attrs)
     if plain is None:
         return None
     hash_attr, range_attr = self.hash_key_attr, self.range_key_attr
@@ -1235,7 +1308,10 @@ def _plain_put(
             if raw and _value_size(_plain_type(*next(iter(raw.items())))) > limit:
                 return None
     current = self.get_item(hash_value, range_value)
-    item = Item(hash_value, range_value, item_attrs)
+    if values is not None and size <= _ITEM_LIMIT:
+        item = _plain_item(hash_value, range_value, values)
+    else:
+        item = Item(hash_value, range_value, item_attrs)  # moto's (refuses an item too large)
     if range_value is not None:
         self.items[hash_value][range_value] = item
     else:
@@ -2369,6 +2445,7 @@ def install() -> None:
         _install_stream_records(True)
         _install_query_answers()
         _install_batch_write(True)
+        _install_batch_get(True)
         _install_enrich_response(True)
 
 
@@ -2442,6 +2519,7 @@ def uninstall() -> None:
         _install_stream_records(False)
         _uninstall_query_answers()
         _install_batch_write(False)
+        _install_batch_get(False)
         _install_enrich_response(False)
 
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sewerbill.local.filters import matches, record_passes
+from sewerbill.local.filters import _any_value, record_passes
 from sewerbill.local.invoker import Invoker
 from sewerbill.local.stack import QueueSource, StreamSource
 
@@ -190,13 +190,35 @@ class SqsPoller:
         return sum(int(v) for v in attrs.values())
 
 
-def _reached(value: Any, pattern: Any) -> Any:
-    """`value` cut to the keys `pattern` names (as far down as it names them), the values
-    there made JSON as `_jsonable` makes them: `matches(pattern, ...)` answers the same on it
-    as on the whole value made JSON."""
-    if isinstance(pattern, dict) and isinstance(value, dict):
-        return {k: _reached(value[k], pattern[k]) for k in pattern if k in value}
-    return _jsonable(value)
+def _passes_reached(pattern: dict[str, Any], value: Any) -> bool:
+    """``matches(pattern, _jsonable(value))``, reading only what the pattern names: its keys
+    in its order, as `matches` walks them, each value made JSON (`_jsonable`) only where a
+    list of rules reads it, and nothing after the first key that fails (a read file's stream
+    records mostly fail on ``eventName``, its first), without a copy of the record cut to the
+    pattern's keys (what `matches` was given before)."""
+    if not isinstance(value, dict):
+        return False
+    for key, rule in pattern.items():
+        present = key in value
+        if isinstance(rule, dict):
+            if not present or not _passes_reached(rule, value[key]):
+                return False
+        elif isinstance(rule, list):
+            if not _any_value(rule, _jsonable(value[key]) if present else None, present):
+                return False
+        else:
+            return False
+    return True
+
+
+def _reaches_creation_time(pattern: dict[str, Any]) -> bool:
+    """Whether ``pattern`` reads a stream record's ``ApproximateCreationDateTime`` (the one
+    value of the ``dynamodb`` part the Lambda record converts: a rule on the whole part, or
+    one naming that key)."""
+    if "dynamodb" not in pattern:
+        return False
+    part = pattern["dynamodb"]
+    return not isinstance(part, dict) or "ApproximateCreationDateTime" in part
 
 
 def _itself(record: dict[str, Any]) -> dict[str, Any]:
@@ -250,6 +272,8 @@ class StreamPoller:
             isinstance(f.get("dynamodb"), dict) and "SizeBytes" in f["dynamodb"] for f in source.filters
         )
         self.key = ("stream", source.table_name)  # what the emulator's activity reports name
+        # Filters that never read the creation time see moto's `dynamodb` part itself (`passes`).
+        self._reads_creation_time = any(_reaches_creation_time(f) for f in source.filters)
 
     def start(self) -> None:
         """For StartingPosition LATEST, skip what is already in the stream."""
@@ -308,11 +332,14 @@ class StreamPoller:
         self.iterators.pop(shard_id, None)
         self.more = True
 
-    def _unconverted(self, raw: dict[str, Any]) -> dict[str, Any]:
-        """The Lambda record of `raw` with its `dynamodb` part's values not yet made JSON."""
-        ddb = dict(raw["dynamodb"])
+    def _unconverted(self, raw: dict[str, Any], copied: bool = True) -> dict[str, Any]:
+        """The Lambda record of `raw` with its `dynamodb` part's values not yet made JSON;
+        not ``copied``, that part is `raw`'s own, its creation time as moto holds it."""
+        ddb = raw["dynamodb"]
         created = ddb.get("ApproximateCreationDateTime")
-        if isinstance(created, datetime):  # moto's own record holds a naive UTC time
+        if copied:
+            ddb = dict(ddb)
+        if copied and isinstance(created, datetime):  # moto's own record holds a naive UTC time
             aware = created if created.tzinfo else created.replace(tzinfo=UTC)
             ddb["ApproximateCreationDateTime"] = int(aware.timestamp())
         return {
@@ -333,12 +360,15 @@ class StreamPoller:
     def passes(self, raw: dict[str, Any]) -> bool:
         """Whether the mapping's filters keep `raw`: what `record_passes` answers on
         `record(raw)`, converting only the parts of the record the patterns reach (a pattern
-        reads only the keys it names), so a dropped record's images are never converted."""
+        reads only the keys it names), so a dropped record's images are never converted, nor
+        its `dynamodb` part copied unless a pattern reads its creation time (issue 7: a read
+        file's 20,000 records, all but 200 dropped; `_passes_reached`)."""
         filters = self.source.filters
         if not filters:
             return True
-        event = self._unconverted(raw)
-        return any(matches(f, _reached(event, f)) for f in filters)
+        # a pattern that never reads the creation time sees moto's `dynamodb` part itself
+        event = self._unconverted(raw, copied=self._reads_creation_time)
+        return any(_passes_reached(f, event) for f in filters)
 
     def poll_once(self) -> int:
         self.more = False

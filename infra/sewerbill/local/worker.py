@@ -360,6 +360,10 @@ ENDPOINTS_KEPT = 256
 # with the same few hundred bytes; a batch of 25 items never does, and keeping 256 of them
 # (key and request, about 60 KB each) was 17 MiB more in a read file's metering function.
 KEPT_PARAMETERS_MAX = 4096
+# Operations whose parameters are a batch of items or keys: never kept, and not pickled to find
+# that out (a read file's 25-item batches pickled twice a call, for each cache, only to be
+# found too large: about 0.1 ms a call, 1,200 calls a 10,000-row file; issue 7).
+NEVER_KEPT = frozenset({"BatchWriteItem", "BatchGetItem", "TransactWriteItems", "TransactGetItems"})
 
 
 def resolved_endpoint(
@@ -383,11 +387,13 @@ def resolved_endpoint(
     protocol is JSON, no handler is registered for ``before-endpoint-resolution`` (S3's, a
     Stubber's), and the resolution gave no headers and no properties (authSchemes would
     change the request's signing context, which ``resolve`` sets). Parameters that do not
-    pickle, or pickle to more than ``KEPT_PARAMETERS_MAX`` bytes (a batch), are not kept. tests/runtime/test_answered_calls.py compares it with botocore's."""
+    pickle, or pickle to more than ``KEPT_PARAMETERS_MAX`` bytes, and a batch's
+    (``NEVER_KEPT``, not even pickled) are not kept. tests/runtime/test_answered_calls.py compares it with botocore's."""
     resolver = getattr(client, "_ruleset_resolver", None)
     service_model = operation_model.service_model
     if (
         resolver is None
+        or operation_model.name in NEVER_KEPT
         or service_model.resolved_protocol not in ANSWERED_PROTOCOLS
         or _handled(client, f"before-endpoint-resolution.{service_model.service_id.hyphenize()}")
     ):
@@ -420,7 +426,7 @@ class KeptSerializations:
     parameters (the same dict in, the same body, headers and path out), so the request is the
     one they would make again; they were a tenth of a function's GetItem, client and
     emulator together. Parameters that do not pickle, that pickle to more than
-    ``KEPT_PARAMETERS_MAX`` bytes, or that fail validation (raised as botocore raises them,
+    ``KEPT_PARAMETERS_MAX`` bytes, a batch's (``NEVER_KEPT``: not even pickled), or that fail validation (raised as botocore raises them,
     every time), are not kept. The client then adds its user agent,
     endpoint and context to the copy as always (`_convert_to_request_dict`).
     tests/runtime/test_answered_calls.py compares the requests with botocore's."""
@@ -430,6 +436,8 @@ class KeptSerializations:
         self.kept: dict[bytes, dict[str, Any]] = {}
 
     def serialize_to_request(self, parameters: Any, operation_model: Any) -> dict[str, Any]:
+        if operation_model.name in NEVER_KEPT:
+            return dict(self.serializer.serialize_to_request(parameters, operation_model))
         try:
             key = pickle.dumps((operation_model.name, parameters), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # noqa: BLE001 - parameters that do not pickle: serialized each time

@@ -39,6 +39,7 @@ from billing.domain.bills import Bill, BilledRead, Line, funds_of
 from billing.domain.ledger import Entry
 from billing.events import BillIssued, IssuedLine, IssuedRead, Party
 from common.events import check_entry_size
+from common.ids import name_based_id
 
 
 def account_key(tenant: str, account_id: str) -> tuple[str, str]:
@@ -410,19 +411,8 @@ def entry_of(item: dict[str, Any]) -> Entry:
     )
 
 
-_URL_NAMESPACE = uuid.NAMESPACE_URL.bytes
-
-
 def event_id_for(*parts: str) -> str:
-    """A deterministic event id: a rerun writes the same outbox item, never a second one.
-
-    ``str(uuid.uuid5(uuid.NAMESPACE_URL, name))`` written out directly (the same SHA-1 of
-    the namespace and the name, its first 16 bytes with the version 5 and RFC 4122 variant
-    bits set, in the 8-4-4-4-12 hex form) without the UUID object: a cycle's publisher
-    makes one per bill."""
-    name = ("sewerbill:billing:" + ":".join(parts)).encode("utf-8")
-    digest = bytearray(hashlib.sha1(_URL_NAMESPACE + name).digest()[:16])
-    digest[6] = (digest[6] & 0x0F) | 0x50
-    digest[8] = (digest[8] & 0x3F) | 0x80
-    h = digest.hex()
-    return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    """A deterministic event id: a rerun writes the same outbox item, never a second one
+    (``uuid5`` of the business key, written by `common.ids.name_based_id`: one per bill in a
+    cycle's publisher)."""
+    return name_based_id(uuid.NAMESPACE_URL, "sewerbill:billing:" + ":".join(parts))

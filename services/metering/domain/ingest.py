@@ -31,6 +31,7 @@ from typing import Any, Protocol
 
 from common.errors import PermanentError
 from common.events import Event
+from common.ids import name_based_id
 from common.tariffs import METER_SIZES
 from metering.domain import csvinput as cin
 from metering.domain.determination import (
@@ -699,7 +700,7 @@ def _event(found: Determined, source: str, file_id: str, now: datetime) -> Consu
             )
     business = f"{found.tenant}#{found.account_id}#{found.period_start}#{found.period_end}"
     return ConsumptionDetermined(
-        event_id=str(uuid.uuid5(_IDS, f"{file_id}#{business}")),
+        event_id=name_based_id(_IDS, f"{file_id}#{business}"),
         occurred_at=now,
         tenant=found.tenant,
         account_id=found.account_id,
@@ -725,7 +726,7 @@ def _publish(out: BatchOutput, run: _Run, now: datetime) -> None:
     for start in range(0, len(stamped), CHUNK_MAX):
         out.chunks.append(
             ConsumptionsDetermined(
-                event_id=str(uuid.uuid5(_IDS, f"chunk#{run.file.file_id}#{run.chunk_index}")),
+                event_id=name_based_id(_IDS, f"chunk#{run.file.file_id}#{run.chunk_index}"),
                 occurred_at=now,
                 file_id=run.file.file_id[:64],
                 chunk=run.chunk_index,
