@@ -1064,20 +1064,10 @@ def _page_in_order(
 ) -> tuple[list[Item], dict[str, Any] | None] | None:
     """The page moto's loop keeps, and its next-page key, for a forward query on the table's
     key (the caller holds `_orders_lock`); None: not known here."""
-    values, keys = _ordered(table, query.hash_key, partition)
-    low, high = 0, len(keys)
-    if query.comparison:
-        found = _in_order(values, query.comparison, [o.cast_value for o in query.objs or ()])
-        if found is None:
-            return None
-        low, high = found
-    start = query.start
-    if start:
-        hash_attr, range_attr = table.hash_key_attr, table.range_key_attr
-        if range_attr not in start or DynamoType(start.get(hash_attr)) != query.hash_key:
-            return None
-        low = max(low, bisect.bisect_right(values, DynamoType(start[range_attr]).cast_value))
-    high = max(low, high)
+    bounds = _key_range(query, partition)
+    if bounds is None:
+        return None
+    keys, low, high = bounds
     # moto's loop: the items before the range (or up to the start key) add nothing and
     # cannot end a page (nothing is kept yet); each later one is tested against the limit
     # and the page's size first, then kept if it is in range
@@ -1367,7 +1357,30 @@ def _range_of(query: _QueryOnKey, partition: dict[Any, Item]) -> list[Item] | No
     too (moto stops at a full page when another item follows, in range or not, and answers
     a next-page key, as DynamoDB does). None: not known here (moto's own loop over the
     partition answers)."""
-    values, keys = _ordered(query.table, query.hash_key, partition)  # the caller holds _orders_lock
+    bounds = _key_range(query, partition)
+    if bounds is None:
+        return None
+    keys, low, high = bounds
+    limit = query.limit if type(query.limit) is int and query.limit > 0 else None
+    if limit is not None and high - low > limit:  # moto stops at the item past the limit
+        chosen = keys[low : low + limit + 1] if query.forward else keys[high - limit - 1 : high]
+        return _present(partition, chosen)
+    items = _present(partition, keys[low:high])
+    rest = keys[high:] if query.forward else keys[:low]
+    if rest:
+        # past the range moto tests each item against the limits before the key condition:
+        # only the first can end a page, unless the page is near the size limit
+        if sum(i.size() for i in items) + _ITEM_LIMIT <= _RESULT_SIZE_LIMIT:
+            rest = rest[:1] if query.forward else rest[-1:]
+        items.extend(_present(partition, rest))
+    return items
+
+
+def _key_range(query: _QueryOnKey, partition: dict[Any, Item]) -> tuple[list[Any], int, int] | None:
+    """The partition's keys in order and the query's range among them, ``keys[low:high]``:
+    the key condition's range (`_in_order`), after the start key (before it, for a reverse
+    query). None: not known here. The caller holds `_orders_lock`."""
+    values, keys = _ordered(query.table, query.hash_key, partition)
     low, high = 0, len(keys)
     if query.comparison:
         found = _in_order(values, query.comparison, [o.cast_value for o in query.objs or ()])
@@ -1385,20 +1398,7 @@ def _range_of(query: _QueryOnKey, partition: dict[Any, Item]) -> list[Item] | No
             low = max(low, bisect.bisect_right(values, after))
         else:
             high = min(high, bisect.bisect_left(values, after))
-    high = max(low, high)
-    limit = query.limit if type(query.limit) is int and query.limit > 0 else None
-    if limit is not None and high - low > limit:  # moto stops at the item past the limit
-        chosen = keys[low : low + limit + 1] if query.forward else keys[high - limit - 1 : high]
-        return _present(partition, chosen)
-    items = _present(partition, keys[low:high])
-    rest = keys[high:] if query.forward else keys[:low]
-    if rest:
-        # past the range moto tests each item against the limits before the key condition:
-        # only the first can end a page, unless the page is near the size limit
-        if sum(i.size() for i in items) + _ITEM_LIMIT <= _RESULT_SIZE_LIMIT:
-            rest = rest[:1] if query.forward else rest[-1:]
-        items.extend(_present(partition, rest))
-    return items
+    return keys, low, max(low, high)
 
 
 def _present(partition: dict[Any, Item], keys: list[Any]) -> list[Item]:
