@@ -1517,14 +1517,17 @@ def rerate_parcels(
         items = repo.query(f"BILLS#{STORMWATER}", prefix=f"{account.account_id}#")
         for item in sorted(items, key=lambda i: i["sk"]):
             bill = bill_of(item)
-            at_issue = repo.account_as_of(
-                STORMWATER, bill.account_id, datetime.fromisoformat(item["issued_at"])
-            )
-            rated_on = at_issue or account
-            parcel_id = bill.parcel_id or rated_on.parcel_id or ""
+            issued_at = datetime.fromisoformat(item["issued_at"])
+            # the version in force at issue, which the period is rated with; read here only for
+            # a bill that does not name its parcel, else once the bill is found to be touched
+            at_issue = None if bill.parcel_id else repo.account_as_of(STORMWATER, bill.account_id, issued_at)
+            parcel_id = bill.parcel_id or (at_issue or account).parcel_id or ""
             mine = by_parcel.get(parcel_id)
             if not mine or bill.period_end <= min(c.effective_from for c in mine):
                 continue
+            if bill.parcel_id:
+                at_issue = repo.account_as_of(STORMWATER, bill.account_id, issued_at)
+            rated_on = at_issue or account
             relevant = [c for c in mine if c.effective_from < bill.period_end]
             eru = repo.erus(STORMWATER, [parcel_id], bill.period_end, start=bill.period_start).get(parcel_id)
             if eru is None:
