@@ -153,7 +153,7 @@ def test_a_batch_get_sizes_each_item_it_answers_once(
     keys = [{"pk": {"S": f"P#{i}"}, "sk": {"S": "S"}} for i in range(5)]  # two are not there
     found = ddb.batch_get_item(RequestItems={"bg-once-a": {"Keys": keys}})["Responses"]["bg-once-a"]
     assert len(found) == 3 and len(sized) == 9
-    assert motoshim._batch_sized.get() is None  # only while moto answers the batch
+    assert motoshim._last_sized.get() is None  # only while moto answers the batch
 
 
 def test_a_batch_get_past_16_mb_leaves_the_same_keys_unprocessed_as_moto(emulator: Emulator) -> None:

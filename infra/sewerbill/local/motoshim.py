@@ -430,20 +430,21 @@ def _item_size(self: Item) -> int:
     """`Item.size()` (a BatchGetItem answer sizes each item twice, a put sizes it once) without
     moto's type tests per attribute (`is_number`, `is_set`, `is_list`, `is_map`, in turn).
     During a Query on the table's key, moto's loop sizes each item it keeps twice in a row
-    (against the 1 MB page, then into the page's total): the second answer is the first
-    (`_QueryOnKey.sized`: nothing changes the item between the two)."""
-    query = _partition.get()
-    if query is not None and query.sized is not None and query.sized[0] is self:
-        return query.sized[1]
-    held = _batch_sized.get()  # change 18: the same for a BatchGetItem's two sizes of an item
+    (against the 1 MB page, then into the page's total), and a BatchGetItem each item it
+    answers (change 18): the second answer is the first (`_last_sized`: nothing changes the
+    item between the two)."""
+    held = _last_sized.get()
     if held is not None and held[0] is self:
         return int(held[1])
     size = sum(bytesize(k) + _value_size(v) for k, v in self.attrs.items())
-    if query is not None:
-        query.sized = (self, size)
     if held is not None:
         held[0], held[1] = self, size
     return size
+
+
+# The last item `_item_size` measured and its size, while a Query on the table's key (change 7)
+# or a BatchGetItem (change 18) is answered: each sizes an item twice in a row.
+_last_sized: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("last_sized", default=None)
 
 
 def _dynamo_type(value: Any) -> DynamoType:
@@ -461,10 +462,17 @@ def _item_init(self: Item, hash_key: Any, range_key: Any, attrs: dict[str, Any])
     if sum(bytesize(k) + _value_size(v) for k, v in values.items()) > _ITEM_LIMIT:
         _originals["item_init"](self, hash_key, range_key, attrs)  # raises ItemSizeTooLarge
         return
-    self.hash_key = hash_key
-    self.range_key = range_key
-    self.attrs = LimitedSizeDict()
-    dict.update(self.attrs, values)
+    _item_fields(self, hash_key, range_key, values)
+
+
+def _item_fields(item: Item, hash_key: Any, range_key: Any, values: dict[str, DynamoType]) -> None:
+    """The three fields moto's `Item.__init__` sets, from values already made (its attributes
+    in a `LimitedSizeDict`, filled without its per-key size checks: the caller checked the
+    item's size)."""
+    item.hash_key = hash_key
+    item.range_key = range_key
+    item.attrs = LimitedSizeDict()
+    dict.update(item.attrs, values)
 
 
 # --- 6. sends and rules ------------------------------------------------------------------------------
@@ -798,12 +806,9 @@ def _put_events(self: Any, events: list[dict[str, Any]]) -> list[dict[str, Any]]
 
 def _uuid4_text(source: Any) -> str:
     """``str(source.uuid4())`` for moto's random source (`MotoRandom.uuid4`: a UUID of
-    ``getrandbits(128)`` with version 4), the same draw masked and written out directly,
-    without the UUID object (two per event a PutEvents delivers: its id and the message's)."""
-    number = source.getrandbits(128)
-    number = (number & ~(0xC000 << 48)) | (0x8000 << 48)  # the RFC 4122 variant
-    number = (number & ~(0xF000 << 64)) | (4 << 76)  # version 4
-    h = f"{number:032x}"
+    ``getrandbits(128)`` with version 4): `_uuid4_hex`'s draw in the UUID's text form, without
+    the UUID object (two per event a PutEvents delivers: its id and the message's)."""
+    h = _uuid4_hex(source)
     return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
 
@@ -967,7 +972,7 @@ def _deliver(backend: Any, queue_name: str, body: str, sent_timestamp: int) -> N
 class _QueryOnKey:
     """What `all_items()` needs of a Query on the table's own key, while moto's query runs."""
 
-    __slots__ = ("table", "hash_key", "comparison", "objs", "limit", "start", "forward", "filtered", "sized")
+    __slots__ = ("table", "hash_key", "comparison", "objs", "limit", "start", "forward", "filtered")
 
     def __init__(self, table: Table, hash_key: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         self.table, self.hash_key = table, hash_key
@@ -980,7 +985,6 @@ class _QueryOnKey:
         self.forward = given.get("forward", kwargs.get("scan_index_forward", True)) is not False
         # a legacy QueryFilter (moto's filter_kwargs) counts toward the limit differently
         self.filtered = bool(set(kwargs) - _QUERY_PARAMETERS)
-        self.sized: tuple[Item, int] | None = None  # the item `_item_size` measured last
 
 
 _QUERY_PARAMETERS = frozenset(
@@ -1006,6 +1010,7 @@ def _table_query(self: Table, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
     on_table_key = index_name is None and hash_key is not None
     query = _QueryOnKey(self, hash_key, args, kwargs) if on_table_key else None
     token = _partition.set(query)
+    sized = _last_sized.set([None, 0] if on_table_key else None)
     try:
         if query is not None:
             answer = _query_in_order(self, query, args, kwargs)
@@ -1013,6 +1018,7 @@ def _table_query(self: Table, hash_key: Any, *args: Any, **kwargs: Any) -> Any:
                 return answer
         return _originals["table_query"](self, hash_key, *args, **kwargs)
     finally:
+        _last_sized.reset(sized)
         _partition.reset(token)
 
 
@@ -1170,17 +1176,8 @@ def _plain_values(item_attrs: dict[str, Any]) -> tuple[bool | None, dict[str, Dy
             elif type(inner) is not _PLAIN_PUT_TAGS.get(tag):
                 plain = False
             if plain:
-                made = object.__new__(DynamoType)
-                made.type = tag
-                made.value = inner
-                values[name] = made
-                if tag == "S":
-                    size += len(inner.encode("utf-8"))
-                elif tag == "N":
-                    size += len(inner)
-                else:
-                    size += int(made.size())
-                size += len(name.encode("utf-8"))  # moto's bytesize
+                made = values[name] = _plain_type(tag, inner)
+                size += bytesize(name) + _value_size(made)
     return (True, values, size) if plain else (False, None, 0)
 
 
@@ -1191,27 +1188,20 @@ def _plain_item(
     `_plain_values` made (an item within moto's size limit): created by moto's `Item.__new__`
     (its instance count, change 2), then the same three fields."""
     item: Item = Item.__new__(Item)  # type: ignore[assignment]  # moto types it as BaseModel's
-    item.hash_key = hash_value
-    item.range_key = range_value
-    item.attrs = LimitedSizeDict()
-    dict.update(item.attrs, values)
+    _item_fields(item, hash_value, range_value, values)
     return item
-
-
-# A BatchGetItem's last item sized and its size (`_item_size`), while moto answers one.
-_batch_sized: contextvars.ContextVar[list[Any] | None] = contextvars.ContextVar("batch_sized", default=None)
 
 
 def _batch_get_item(self: Any) -> Any:
     """moto's `DynamoHandler.batch_get_item` as shipped, with each item it keeps sized once:
     its loop asks `item.size()` twice in a row for every item found (against the 16 MB
     answer, then into the answer's total), and nothing changes the item in between, so the
-    second answer is the first (`_item_size`, `_batch_sized`)."""
-    token = _batch_sized.set([None, 0])
+    second answer is the first (`_item_size`, `_last_sized`)."""
+    token = _last_sized.set([None, 0])
     try:
         return _originals["batch_get_item"](self)
     finally:
-        _batch_sized.reset(token)
+        _last_sized.reset(token)
 
 
 def _install_batch_get(install: bool) -> None:
