@@ -8,20 +8,25 @@ deletes them, streams move past them.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 
-def matches(pattern: dict[str, Any], event: Any) -> bool:
+def matches(pattern: dict[str, Any], event: Any, leaf: Callable[[Any], Any] | None = None) -> bool:
+    """Whether ``event`` matches ``pattern``, walking only the keys the pattern names, in its
+    order, up to the first that fails. With ``leaf``, a value present where a list of rules
+    reads it is first given to ``leaf`` (a stream record's values made JSON only where a
+    pattern reads them: `sources.StreamPoller.passes`)."""
     if not isinstance(event, dict):
         return False
     for key, rule in pattern.items():
         present = key in event
         value = event.get(key)
         if isinstance(rule, dict):
-            if not present or not matches(rule, value):
+            if not present or not matches(rule, value, leaf):
                 return False
         elif isinstance(rule, list):
-            if not _any_value(rule, value, present):
+            if not _any_value(rule, leaf(value) if present and leaf is not None else value, present):
                 return False
         else:
             return False

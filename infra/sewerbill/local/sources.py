@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from sewerbill.local.filters import _any_value, record_passes
+from sewerbill.local.filters import matches, record_passes
 from sewerbill.local.invoker import Invoker
 from sewerbill.local.stack import QueueSource, StreamSource
 
@@ -190,27 +190,6 @@ class SqsPoller:
         return sum(int(v) for v in attrs.values())
 
 
-def _passes_reached(pattern: dict[str, Any], value: Any) -> bool:
-    """``matches(pattern, _jsonable(value))``, reading only what the pattern names: its keys
-    in its order, as `matches` walks them, each value made JSON (`_jsonable`) only where a
-    list of rules reads it, and nothing after the first key that fails (a read file's stream
-    records mostly fail on ``eventName``, its first), without a copy of the record cut to the
-    pattern's keys (what `matches` was given before)."""
-    if not isinstance(value, dict):
-        return False
-    for key, rule in pattern.items():
-        present = key in value
-        if isinstance(rule, dict):
-            if not present or not _passes_reached(rule, value[key]):
-                return False
-        elif isinstance(rule, list):
-            if not _any_value(rule, _jsonable(value[key]) if present else None, present):
-                return False
-        else:
-            return False
-    return True
-
-
 def _reaches_creation_time(pattern: dict[str, Any]) -> bool:
     """Whether ``pattern`` reads a stream record's ``ApproximateCreationDateTime`` (the one
     value of the ``dynamodb`` part the Lambda record converts: a rule on the whole part, or
@@ -362,13 +341,14 @@ class StreamPoller:
         `record(raw)`, converting only the parts of the record the patterns reach (a pattern
         reads only the keys it names), so a dropped record's images are never converted, nor
         its `dynamodb` part copied unless a pattern reads its creation time (issue 7: a read
-        file's 20,000 records, all but 200 dropped; `_passes_reached`)."""
+        file's 20,000 records, all but 200 dropped): `matches` makes JSON only the values a
+        list of rules reads (`_jsonable`), and stops at the first key that fails."""
         filters = self.source.filters
         if not filters:
             return True
         # a pattern that never reads the creation time sees moto's `dynamodb` part itself
         event = self._unconverted(raw, copied=self._reads_creation_time)
-        return any(_passes_reached(f, event) for f in filters)
+        return any(matches(f, event, _jsonable) for f in filters)
 
     def poll_once(self) -> int:
         self.more = False
