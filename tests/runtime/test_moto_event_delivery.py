@@ -107,6 +107,22 @@ def test_one_clock_reading_gives_moto_s_time_number_and_text(clock: datetime) ->
     assert utils.utcfromtimestamp(motoshim._unix_time(edge + timedelta(microseconds=1))).microsecond == 0  # type: ignore[arg-type]
 
 
+def _message(source: str, detail_type: str, detail: Any) -> dict[str, Any]:
+    """An event as moto's EventBridge hands it to a rule's matcher."""
+    return {
+        "version": "0",
+        "id": "e",
+        "detail-type": detail_type,
+        "source": source,
+        "account": "123456789012",
+        "time": 1.5,
+        "region": "us-east-1",
+        "resources": [],
+        "detail": detail,
+        "ingestion-time": 1.5,
+    }
+
+
 def test_a_rule_matches_the_events_moto_s_matcher_matches() -> None:
     from moto.events.models import EventPattern
 
@@ -115,21 +131,7 @@ def test_a_rule_matches_the_events_moto_s_matcher_matches() -> None:
         {},
         {"source": ["sewerbill.billing"], "$or": [{"detail-type": ["BillIssued"]}]},
     ]
-    messages = [
-        {
-            "version": "0",
-            "id": "e",
-            "detail-type": detail_type,
-            "source": source,
-            "account": "123456789012",
-            "time": 1.5,
-            "region": "us-east-1",
-            "resources": [],
-            "detail": detail,
-            "ingestion-time": 1.5,
-        }
-        for source, detail_type, detail in EVENTS
-    ]
+    messages = [_message(source, detail_type, detail) for source, detail_type, detail in EVENTS]
     matched = 0
     for pattern in patterns:
         event_pattern = EventPattern.load(json.dumps(pattern))
@@ -177,18 +179,7 @@ def test_a_rule_on_the_detail_s_keys_matches_what_moto_s_flattened_view_matches(
     for pattern in DETAIL_PATTERNS:
         event_pattern = EventPattern.load(json.dumps(pattern))
         for detail in DETAILS:
-            message = {
-                "version": "0",
-                "id": "e",
-                "detail-type": "BillIssued",
-                "source": "sewerbill.billing",
-                "account": "123456789012",
-                "time": 1.5,
-                "region": "us-east-1",
-                "resources": [],
-                "detail": detail,
-                "ingestion-time": 1.5,
-            }
+            message = _message("sewerbill.billing", "BillIssued", detail)
             expected = event_pattern.matches_event(message)
             assert motoshim._rule_matches(event_pattern, message, []) == expected, (pattern, detail)
             matched += expected
