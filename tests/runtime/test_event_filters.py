@@ -42,3 +42,11 @@ def test_moto_eventbridge_deliveries_get_their_account_back() -> None:
     body = json.dumps({"id": "1", "version": "0", "detail-type": "X", "source": "s", "detail": {}})
     assert json.loads(fill_eventbridge_account(body, "123456789012"))["account"] == "123456789012"
     assert fill_eventbridge_account('{"hello": 1}', "1") == '{"hello": 1}'
+    # an account inside the detail is the detail's: the event's own is still put back
+    inner = json.dumps({"id": "1", "detail-type": "X", "source": "s", "detail": {"account": "A-1"}})
+    filled = json.loads(fill_eventbridge_account(inner, "123456789012"))
+    assert (filled["account"], filled["detail"]["account"]) == ("123456789012", "A-1")
+    assert {k: v for k, v in filled.items() if k != "account"} == json.loads(inner)
+    # an event that carries its account already is left as it is
+    own = json.dumps({"id": "1", "detail-type": "X", "source": "s", "detail": {}, "account": "999"})
+    assert fill_eventbridge_account(own, "123456789012") is own

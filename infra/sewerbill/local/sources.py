@@ -67,17 +67,23 @@ def _lambda_message_attributes(attrs: dict[str, Any]) -> dict[str, Any]:
 
 def fill_eventbridge_account(body: str, account: str) -> str:
     """moto 5.2.5 drops `account` from events its rules deliver to SQS (its default input
-    template lacks it); EventBridge always sends it, so put it back."""
-    if '"detail-type"' not in body or '"account"' in body:
+    template lacks it); EventBridge always sends it, so put it back. The event is parsed to
+    see its top level (an ``account`` inside the detail is not the event's), and the name is
+    written in front of the body's own text rather than the whole event dumped again (a read
+    file's chunks of consumptions are tens of KB each)."""
+    if '"detail-type"' not in body or not body.startswith("{"):
         return body
     try:
         event = json.loads(body)
     except ValueError:
         return body
-    if not isinstance(event, dict) or not {"detail-type", "source", "detail", "id"} <= event.keys():
+    if (
+        not isinstance(event, dict)
+        or not {"detail-type", "source", "detail", "id"} <= event.keys()
+        or "account" in event
+    ):
         return body
-    event["account"] = account
-    return json.dumps(event)
+    return '{"account": ' + json.dumps(account) + ", " + body[1:]
 
 
 class SqsPoller:
