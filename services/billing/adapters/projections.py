@@ -16,13 +16,14 @@ from datetime import UTC, datetime
 from typing import Any, NamedTuple
 
 from botocore.exceptions import ClientError
+from pydantic import TypeAdapter
 
 from billing.adapters.items import entry_item
 from billing.adapters.store import Store
 from billing.domain.ledger import Entry
 from common.dynamo import to_item
 from common.errors import TransientError
-from metering.events import ConsumptionDetermined
+from metering.events import ConsumptionDetermined, MeterUse, ReadUsed
 from sampling.events import SamplingCostCharged, StrengthClassified
 from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGranted
 
@@ -30,6 +31,11 @@ from stormwater.events import CreditChanged, ERUDetermined, FeeCharged, RefundGr
 def e_winter(e: ConsumptionDetermined) -> Any:
     """PP-SEW-WINTER's average, from schema version 2 on (absent before)."""
     return getattr(e, "winter_average_gal", None)
+
+
+# A consumption's reads and meters as the JSON text its USAGE item keeps (see keep_consumptions)
+_READS_JSON = TypeAdapter(tuple[ReadUsed, ...])
+_METERS_JSON = TypeAdapter(tuple[MeterUse, ...])
 
 
 def _plain(model: Any) -> dict[str, Any]:
@@ -138,9 +144,7 @@ class Projections(Store):
         items: dict[tuple[str, str], dict[str, Any]] = {}
         tenants: dict[tuple[str, str], str] = {}
         for e in events:
-            # the two lists as JSON values (what ``_plain`` gave for them), not the whole event
-            # through a JSON text and back (a tenth of a read file's consumer, issue 7)
-            values = e.model_dump(mode="json", include={"reads_used", "meters"})
+            winter = e_winter(e)
             item = {
                 "pk": f"USAGE#{e.tenant}#{e.period_start.isoformat()}#{e.period_end.isoformat()}",
                 "sk": e.account_id,
@@ -148,7 +152,7 @@ class Projections(Store):
                 "period_start": e.period_start.isoformat(),
                 "period_end": e.period_end.isoformat(),
                 "volume_gal": str(e.volume_gal),
-                "winter_average_gal": None if e_winter(e) is None else str(e_winter(e)),
+                "winter_average_gal": None if winter is None else str(winter),
                 "quality": e.quality,
                 "estimated": e.estimated,
                 "source_event_id": e.event_id,
@@ -156,9 +160,11 @@ class Projections(Store):
                 # redelivery, SQS and EventBridge keep no order) does not
                 "determined_at": e.occurred_at.isoformat(),
                 "recorded_at": now.isoformat(),
-                # the reads behind the volume, printed on the bill (as JSON text: one attribute)
-                "reads_used": json.dumps(values["reads_used"]) if values.get("reads_used") else None,
-                "meters": json.dumps(values["meters"]) if values.get("meters") else None,
+                # the reads behind the volume, printed on the bill (as JSON text: one attribute),
+                # written by pydantic straight from the event's models (the lists alone, not the
+                # event as JSON values and then a JSON text of each: issue 7)
+                "reads_used": _READS_JSON.dump_json(e.reads_used).decode() if e.reads_used else None,
+                "meters": _METERS_JSON.dump_json(e.meters).decode() if e.meters else None,
             }
             key = (str(item["pk"]), str(item["sk"]))
             if key in items and _determined(items[key]) > e.occurred_at:
