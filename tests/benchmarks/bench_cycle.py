@@ -75,6 +75,8 @@ class Meter:
         self.items_written = 0
         self.events_put = 0
         self.written: list[dict[str, Any]] = []  # every item put, as sent (the raw-write replay)
+        self.queries: list[dict[str, Any]] = []  # every Query, as made (the reads' replay)
+        self.entries: list[dict[str, Any]] = []  # every PutEvents entry, as sent (the events' replay)
         # wall and CPU seconds inside the calls, by operation (the client's work and the
         # emulator's answer, both in this process)
         self.wall: Counter[str] = Counter()
@@ -130,12 +132,15 @@ class Meter:
                     )
                     self.items_written += 1
             elif op in ("Query", "Scan", "GetItem", "BatchGetItem"):
+                if op == "Query":
+                    self.queries.append(params)
                 size = len(
                     json.dumps(result.get("Items") or result.get("Item") or result.get("Responses") or {})
                 )
                 self.rru += max(1, math.ceil(size / 4096))
         elif service == "events" and op == "PutEvents":
             self.events_put += len(params["Entries"])
+            self.entries.extend(params["Entries"])
 
 
 def accounts_items(n: int) -> list[dict[str, Any]]:
@@ -195,6 +200,36 @@ def bulk_client(rt: Any) -> Any:
             config=BULK_CLIENT,
         )
     )
+
+
+def packed_entries(entries: list[dict[str, Any]], limit: int = 200_000) -> list[dict[str, Any]]:
+    """``entries``' details packed in order into entries of a list each (``{"bills": [...]}``),
+    none over ``limit`` bytes of detail."""
+    packed: list[dict[str, Any]] = []
+    details: list[str] = []
+    size = 0
+    for entry in entries:
+        detail = entry["Detail"]
+        if details and size + len(detail) + 1 > limit:
+            packed.append(_packed(entries[0], details))
+            details, size = [], 0
+        details.append(detail)
+        size += len(detail) + 1
+    if details:
+        packed.append(_packed(entries[0], details))
+    return packed
+
+
+def _packed(like: dict[str, Any], details: list[str]) -> dict[str, Any]:
+    return {**like, "DetailType": "BenchBillsPacked", "Detail": '{"bills":[' + ",".join(details) + "]}"}
+
+
+def timed(work: Any) -> tuple[float, float]:
+    """Wall and CPU seconds of ``work()``, from a settled heap."""
+    heap.settle()
+    began, cpu = time.perf_counter(), time.process_time()
+    work()
+    return time.perf_counter() - began, time.process_time() - cpu
 
 
 def batch_write(client: Any, table: str, items: list[dict[str, Any]], *, typed: bool = False) -> None:
@@ -320,6 +355,21 @@ def main() -> None:
         began, cpu = time.perf_counter(), time.process_time()
         batch_write(bulk, table, raw_items, typed=True)
         raw_s, raw_cpu = time.perf_counter() - began, time.process_time() - cpu
+        # The cycle's floor, beside the bound: its own reads and its own events, each alone.
+        reads_s, reads_cpu = timed(lambda: [bulk.query(**q) for q in meter.queries])
+        events = rt.client("events")  # made as the publisher's (a default client)
+        events_s, events_cpu = timed(
+            lambda: [
+                events.put_events(Entries=meter.entries[i : i + 10]) for i in range(0, len(meter.entries), 10)
+            ]
+        )
+        # What if the cycle's bills went out as issue 7 asks of bulk work, in chunk events: the
+        # same details packed into entries of at most 200 KB (EventBridge's limit is 256 KB), put
+        # 10 a call under a detail type no rule takes (nothing consumes them).
+        packed = packed_entries(meter.entries)
+        packed_s, packed_cpu = timed(
+            lambda: [events.put_events(Entries=packed[i : i + 10]) for i in range(0, len(packed), 10)]
+        )
 
     lambda_calls = len(invocations)
     memory = {"BillingIssueBillsFunction": 1024}
@@ -345,6 +395,18 @@ def main() -> None:
     )
     print(
         f"  ratio cycle / raw writes  {cycle_s / raw_s:8.2f} x  (target within 3x); in CPU time {cycle_cpu / raw_cpu:.2f} x"
+    )
+    floor_cpu = raw_cpu + reads_cpu + events_cpu
+    print(
+        f"  the cycle's floor, its own requests alone: the same {len(meter.queries)} Queries {reads_s:.2f} s"
+        f" (CPU {reads_cpu:.2f} s), the same {len(meter.entries):,} events in PutEvents of 10"
+        f" {events_s:.2f} s (CPU {events_cpu:.2f} s); with the writes {floor_cpu:.2f} s CPU ="
+        f" {floor_cpu / raw_cpu:.2f}x the writes alone, before any rating, building or polling"
+    )
+    print(
+        f"    what if the bills' events went in chunks: the same details in {len(packed)} entries of at most"
+        f" 200 KB {packed_s:.2f} s (CPU {packed_cpu:.2f} s); the floor then"
+        f" {(raw_cpu + reads_cpu + packed_cpu) / raw_cpu:.2f}x the writes alone"
     )
     print(f"  Lambda invocations        {lambda_calls:8d}   ({gb_s:.1f} GB-s in-process)")
     print("  where the cycle's time went (wall s / CPU s inside each function's invocations):")
