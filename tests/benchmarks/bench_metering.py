@@ -433,6 +433,22 @@ class Tally:
         )
 
 
+def scratch_table(ddb: Any, name: str, *, stream: bool) -> str:
+    """A table ``name`` keyed as the service tables (``pk``, ``sk``), with a NEW_IMAGE stream
+    as template.yaml gives them when ``stream``; its name."""
+    ddb.create_table(
+        TableName=name,
+        BillingMode="PAY_PER_REQUEST",
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        **({"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}} if stream else {}),
+    )
+    return name
+
+
 def same_writes_alone(ddb: Any, keys: list[tuple[str, str, str]]) -> tuple[int, float, float]:
     """The items a file put (``Tally.put``: their keys, each item read back as it is now),
     written again by BatchWriteItem (25 a call, with ``ddb``: the adapters' client) to
@@ -454,20 +470,7 @@ def same_writes_alone(ddb: Any, keys: list[tuple[str, str, str]]) -> tuple[int, 
     tables: dict[str, str] = {}
     for name, _ in put:
         if name not in tables:
-            tables[name] = f"bench-same-{len(tables)}"
-            ddb.create_table(
-                TableName=tables[name],
-                BillingMode="PAY_PER_REQUEST",
-                AttributeDefinitions=[
-                    {"AttributeName": "pk", "AttributeType": "S"},
-                    {"AttributeName": "sk", "AttributeType": "S"},
-                ],
-                KeySchema=[
-                    {"AttributeName": "pk", "KeyType": "HASH"},
-                    {"AttributeName": "sk", "KeyType": "RANGE"},
-                ],
-                StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
-            )
+            tables[name] = scratch_table(ddb, f"bench-same-{len(tables)}", stream=True)
     # batches of 25 per table, a key never twice in one request (BatchWriteItem refuses that)
     batches: list[tuple[str, list[dict[str, Any]]]] = []
     open_batches: dict[str, tuple[list[dict[str, Any]], set[tuple[str, str]]]] = {}
@@ -499,16 +502,8 @@ def raw_batch_write_rate(
     on a shared machine), to a scratch table without a stream or, with ``stream``, with one
     as template.yaml gives the service tables (NEW_IMAGE); with ``drop``, the table is deleted
     after the measure (its items gone from the emulator's heap)."""
-    table = "bench-raw-batch-write" + ("-streamed" if stream else "") + table_suffix
-    ddb.create_table(
-        TableName=table,
-        BillingMode="PAY_PER_REQUEST",
-        AttributeDefinitions=[
-            {"AttributeName": "pk", "AttributeType": "S"},
-            {"AttributeName": "sk", "AttributeType": "S"},
-        ],
-        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
-        **({"StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"}} if stream else {}),
+    table = scratch_table(
+        ddb, "bench-raw-batch-write" + ("-streamed" if stream else "") + table_suffix, stream=stream
     )
     began, cpu = time.perf_counter(), time.process_time()
     for start in range(0, items, 25):
