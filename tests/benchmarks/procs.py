@@ -34,16 +34,46 @@ def cpu_seconds(pids: Iterable[int | None] = ()) -> float:
     return total
 
 
+def reset_peaks(pids: Iterable[int | None] = ()) -> bool:
+    """Start the peak RSS of this process and of ``pids`` again from what each holds now
+    (Linux's ``clear_refs`` 5), so that `peak_rss_mib` reads the peak of what comes next, not
+    of what a benchmark measured before it. False where the kernel does not allow it (the
+    peaks are then the processes' whole lives)."""
+    done = True
+    for pid in ("self", *(p for p in pids if p)):
+        try:
+            Path(f"/proc/{pid}/clear_refs").write_text("5")
+        except OSError:
+            done = False
+    return done
+
+
+def _hwm_mib(pid: int | str) -> float | None:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    hwm = next((line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")), None)
+    return None if hwm is None else int(hwm) / 1024
+
+
+def rss_mib() -> float:
+    """This process's resident set now, in MiB (0 where /proc does not say)."""
+    try:
+        status = Path("/proc/self/status").read_text()
+    except OSError:
+        return 0.0
+    return next(
+        (int(line.split()[1]) / 1024 for line in status.splitlines() if line.startswith("VmRSS:")), 0.0
+    )
+
+
 def peak_rss_mib(pids: Iterable[int | None] = ()) -> tuple[float, float, float]:
     """(this process's peak RSS, the largest worker's, the sum of all: an upper bound of the
-    whole runtime's peak, since the peaks need not coincide), in MiB."""
-    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    workers = []
-    for pid in pids:
-        try:
-            status = Path(f"/proc/{pid}/status").read_text()
-        except OSError:
-            continue
-        hwm = next((line.split()[1] for line in status.splitlines() if line.startswith("VmHWM:")), "0")
-        workers.append(int(hwm) / 1024)
+    whole runtime's peak, since the peaks need not coincide), in MiB: since `reset_peaks`
+    where it was called, else over each process's life."""
+    own = _hwm_mib("self")
+    if own is None:
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    workers = [m for m in (_hwm_mib(pid) for pid in pids if pid) if m is not None]
     return own, max(workers, default=0.0), own + sum(workers)
