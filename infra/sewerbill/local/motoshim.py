@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Eighteen changes, installed by `install()` when the runtime starts moto itself:
+Nineteen changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -167,6 +167,20 @@ Eighteen changes, installed by `install()` when the runtime starts moto itself:
    errors, tables and stream records with moto as shipped. And a BatchGetItem sizes each item
    it answers once, not twice in a row (`_batch_get_item`: the second `size()` is the first,
    as change 7 does for a Query; `tests/runtime/test_moto_batch_write.py`).
+19. **A plain put's stream image made when its record is read.** moto's `StreamRecord`
+   copies the new item into its record at the put (change 9's `_image`: a dictionary per
+   attribute), and a read file's 20,000 records are all but 200 dropped by the outbox
+   mappings' filters, which read only the event name and the keys (py-spy: `_image` was 61
+   of the runtime process's 1,003 samples of a 10,000-row read file). For an item change 18 made from a put's plain values, the
+   record keeps those values (`_stream_values`: a dictionary of their own, not the item's
+   attributes, and each value immutable: an update puts new values into the item, never
+   changes these), and the image is made from them when the record is first read, with
+   `to_json()` before it is sized, or with `imaged()` (`_stream_record_imaged`), at the place
+   in the record where moto puts it, as moto's `Item.to_json()` makes it for such values
+   (`{type: value}`). The runtime's poller filters on the record without it unless a filter
+   reads an image (`sources._reaches_images`). `tests/runtime/test_moto_stream_records.py`
+   compares every view type, an item updated after its put's record, and the poller's
+   answers with moto as shipped.
 
 And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
 deletes and visibility changes) made on moto's SQS backend directly, with the backend
@@ -1288,8 +1302,9 @@ def _plain_put(
             if raw and _value_size(_plain_type(*next(iter(raw.items())))) > limit:
                 return None
     current = self.get_item(hash_value, range_value)
-    if values is not None and size <= _ITEM_LIMIT:
-        item = _plain_item(hash_value, range_value, values)
+    made_here = values is not None and size <= _ITEM_LIMIT
+    if made_here:
+        item = _plain_item(hash_value, range_value, values)  # type: ignore[arg-type]  # not None
     else:
         item = Item(hash_value, range_value, item_attrs)  # moto's (refuses an item too large)
     if range_value is not None:
@@ -1297,7 +1312,10 @@ def _plain_put(
     else:
         self.items[hash_value] = item  # type: ignore[assignment]
     if self.stream_shard is not None:
+        if made_here:  # the item's values are `values` (immutable: an update replaces them)
+            item.__dict__["_stream_values"] = values  # its record's image, made when read
         self.stream_shard.add(current, item)
+        item.__dict__.pop("_stream_values", None)
     return item
 
 
@@ -2052,10 +2070,12 @@ def _stream_record_init(
     the item cannot change what the dump measures."""
     import moto.dynamodb.models.table as table_module
 
+    # a plain put's new item: its image is made from the put's own values when first read
+    fresh = new.__dict__.pop("_stream_values", None) if new is not None else None
     # only the images the stream's view type keeps (moto makes both, then drops what it does
     # not keep: a NEW_IMAGE stream's MODIFY copied the old item for nothing)
     old_a = _image(old) if old is not None and stream_type in _OLD_VIEWS else {}
-    new_a = _image(new) if new is not None and stream_type in _NEW_VIEWS else {}
+    new_a = _image(new) if new is not None and fresh is None and stream_type in _NEW_VIEWS else {}
     rec = old if old is not None else new
     keys = {table.hash_key_attr: rec.hash_key.to_json()}
     if table.range_key_attr is not None and rec is not None:
@@ -2075,10 +2095,26 @@ def _stream_record_init(
         },
     }
     if stream_type in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES") and new is not None:
-        self.record["dynamodb"]["NewImage"] = new_a
+        if fresh is not None:
+            self.unimaged = fresh  # type: ignore[attr-defined]
+        else:
+            self.record["dynamodb"]["NewImage"] = new_a
     if stream_type in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") and old is not None:
         self.record["dynamodb"]["OldImage"] = old_a
     self.unsized = True  # type: ignore[attr-defined]
+
+
+def _stream_record_imaged(self: StreamRecord) -> dict[str, Any]:
+    """The record with its images, not yet sized: a plain put's new image (change 19), kept
+    as the put's values until now, made here as moto's `Item.to_json()` makes it for plain
+    values (`{type: value}`), in the place moto's record holds it (before any old image)."""
+    fresh = self.__dict__.pop("unimaged", None)
+    if fresh is not None:
+        ddb = self.record["dynamodb"]
+        ddb["NewImage"] = {name: {value.type: value.value} for name, value in fresh.items()}
+        if "OldImage" in ddb:
+            ddb["OldImage"] = ddb.pop("OldImage")
+    return self.record
 
 
 def _stream_record_json(self: StreamRecord) -> dict[str, Any]:
@@ -2088,7 +2124,7 @@ def _stream_record_json(self: StreamRecord) -> dict[str, Any]:
     if self.__dict__.pop("unsized", False):
         from moto.dynamodb.models.utilities import dynamo_json_dump
 
-        ddb = self.record["dynamodb"]
+        ddb = _stream_record_imaged(self)["dynamodb"]
         ddb["SizeBytes"] = len(dynamo_json_dump(ddb))
     return self.record
 
@@ -2099,7 +2135,9 @@ def _install_stream_records(install: bool) -> None:
         _originals["stream_record_json"] = StreamRecord.to_json
         StreamRecord.__init__ = _stream_record_init  # type: ignore[method-assign]
         StreamRecord.to_json = _stream_record_json  # type: ignore[method-assign]
+        StreamRecord.imaged = _stream_record_imaged  # type: ignore[attr-defined]
     elif "stream_record_init" in _originals:
+        del StreamRecord.imaged  # type: ignore[attr-defined]
         StreamRecord.__init__ = _originals.pop("stream_record_init")  # type: ignore[method-assign]
         StreamRecord.to_json = _originals.pop("stream_record_json")  # type: ignore[method-assign]
 
@@ -2108,8 +2146,9 @@ def stream_entries(stream_arn: str, after: str | None, limit: int) -> list[Strea
     """Up to `limit` of moto's records of a table's stream after sequence number `after` (from
     the start when None), read from moto's backend in this process, from where `after` points
     (no walk of what came before). A record's `to_json()` is what `GetRecords` answers for it
-    (`stream_records`); its `.record`, before that, lacks only the measured `SizeBytes` (the
-    runtime's poller filters on it and sizes only the records it keeps)."""
+    (`stream_records`); its `.record`, before that, lacks the measured `SizeBytes` and a plain
+    put's new image (change 19; `imaged()` makes it): the runtime's poller filters on it and
+    images and sizes only the records it keeps."""
     from moto.dynamodbstreams.models import dynamodbstreams_backends
 
     _, _, _, region, account, _ = stream_arn.split(":", 5)

@@ -206,6 +206,21 @@ def _reaches_creation_time(pattern: dict[str, Any]) -> bool:
     return not isinstance(part, dict) or "ApproximateCreationDateTime" in part
 
 
+# What a stream record's `dynamodb` part holds besides its images.
+_NOT_IMAGES = frozenset(
+    {"Keys", "SequenceNumber", "SizeBytes", "StreamViewType", "ApproximateCreationDateTime"}
+)
+
+
+def _reaches_images(pattern: dict[str, Any]) -> bool:
+    """Whether ``pattern`` may read a stream record's images (a rule on the whole `dynamodb`
+    part, or one naming a key of it other than those `_NOT_IMAGES` lists)."""
+    if "dynamodb" not in pattern:
+        return False
+    part = pattern["dynamodb"]
+    return not isinstance(part, dict) or not _NOT_IMAGES.issuperset(part)
+
+
 def _itself(record: dict[str, Any]) -> dict[str, Any]:
     return record
 
@@ -259,6 +274,9 @@ class StreamPoller:
         self.key = ("stream", source.table_name)  # what the emulator's activity reports name
         # Filters that never read the creation time see moto's `dynamodb` part itself (`passes`).
         self._reads_creation_time = any(_reaches_creation_time(f) for f in source.filters)
+        # Filters that never read an image see moto's record before its deferred images are
+        # made (motoshim's change 19: a plain put's image is made when the record is read).
+        self._reads_images = any(_reaches_images(f) for f in source.filters)
 
     def start(self) -> None:
         """For StartingPosition LATEST, skip what is already in the stream."""
@@ -284,7 +302,9 @@ class StreamPoller:
                 self.checkpoints[shard_id] = read[-1].record["dynamodb"]["SequenceNumber"]
             if self._filter_on_size:
                 return [(r.to_json(), r.to_json) for r in read]
-            return [(r.record, r.to_json) for r in read]  # sized (moto's dump) only if kept
+            if self._reads_images:
+                return [(r.imaged(), r.to_json) for r in read]
+            return [(r.record, r.to_json) for r in read]  # imaged and sized only if kept
         iterator = self.iterators.pop(shard_id, None)
         stored = iterator is not None
         if iterator is None:
