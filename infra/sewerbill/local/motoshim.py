@@ -178,7 +178,10 @@ Twenty changes, installed by `install()` when the runtime starts moto itself:
    `to_json()` before it is sized, or with `imaged()` (`_stream_record_imaged`), at the place
    in the record where moto puts it, as moto's `Item.to_json()` makes it for such values
    (`{type: value}`). The runtime's poller filters on the record without it unless a filter
-   reads an image (`sources._reaches_images`). `tests/runtime/test_moto_stream_records.py`
+   reads an image (`sources._reaches_images`). And `StreamShard.add` appends the record
+   without importing moto's Lambda backend for its loop over the table's moto mappings
+   (none: the runtime's pollers are its own) on every record (`_shard_add`).
+   `tests/runtime/test_moto_stream_records.py`
    compares every view type, an item updated after its put's record, and the poller's
    answers with moto as shipped.
 20. **A BatchGetItem of string keys looked up directly.** moto's `batch_get_item` makes both
@@ -1617,7 +1620,17 @@ def _queue_add_message(self: Queue, message: Any) -> None:
 
 
 def _shard_add(self: StreamShard, old: Any, new: Any) -> None:
-    _originals["shard_add"](self, old, new)
+    """moto's `StreamShard.add`; for a table without moto's own Lambda mappings (the runtime's
+    are its own pollers), its first steps only: the record appended with the event name and
+    sequence number moto gives it, without the import of moto's Lambda backend and the loop
+    over no mappings that follow it on every record (change 19)."""
+    if self.table.lambda_event_source_mappings:
+        _originals["shard_add"](self, old, new)
+    else:
+        event_name = "INSERT" if old is None else "REMOVE" if new is None else "MODIFY"
+        seq = len(self.items) + self.starting_sequence_number
+        view = self.table.stream_specification["StreamViewType"]  # type: ignore[index]
+        self.items.append(StreamRecord(self.table, view, event_name, old, new, seq))
     _notify("stream", self.table.name)
 
 
