@@ -65,12 +65,17 @@ def _lambda_message_attributes(attrs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def fill_eventbridge_account(body: str, account: str) -> str:
+def fill_eventbridge_account(body: str, account: str, default_event: bool = False) -> str:
     """moto 5.2.5 drops `account` from events its rules deliver to SQS (its default input
     template lacks it); EventBridge always sends it, so put it back. The event is parsed to
     see its top level (an ``account`` inside the detail is not the event's), and the name is
     written in front of the body's own text rather than the whole event dumped again (a read
-    file's chunks of consumptions are tens of KB each)."""
+    file's chunks of consumptions are tens of KB each). ``default_event``: the body is known
+    to be the default template's event as motoshim's PutEvents wrote it (`DirectSqs`'s
+    `default_events`: a JSON object with ``id``, ``detail-type``, ``source`` and ``detail``
+    and without ``account`` at its top level), so it is not parsed again to find that out."""
+    if default_event:
+        return '{"account": ' + json.dumps(account) + ", " + body[1:]
     if '"detail-type"' not in body or not body.startswith("{"):
         return body
     try:
@@ -119,7 +124,8 @@ class SqsPoller:
     def record(self, message: dict[str, Any]) -> dict[str, Any]:
         body, md5 = message["Body"], message.get("MD5OfBody", "")
         if self.account is not None:
-            fixed = fill_eventbridge_account(body, self.account)
+            known = message["MessageId"] in getattr(self.sqs, "default_events", ())
+            fixed = fill_eventbridge_account(body, self.account, known)
             if fixed is not body:
                 body, md5 = fixed, hashlib.md5(fixed.encode()).hexdigest()  # noqa: S324 - SQS's checksum
         return {
