@@ -131,7 +131,10 @@ Twenty-one changes, installed by `install()` when the runtime starts moto itself
    empty dicts, lists and sets are copied as new empty ones rather than through
    `copy.deepcopy` (`_field_copy`, change 10's copy), as is the set of a queue's pending
    message groups (strings: a new set of the same strings). `tests/runtime/test_moto_sqs_clock.py`
-   compares them with moto as shipped.
+   compares them with moto as shipped. moto's `utcnow` itself (an import and an aware time
+   made naive again, 2 us) is read as `datetime.utcnow()` on Python 3.11, the same reading
+   (`_utcnow_of`: a module's replaced clock is still called), by these SQS models and by
+   each stream record change 9 makes (a read file's 20,000: about 40 ms).
 15. **A request's action name and missing headers without exceptions.** For every request
    moto converts the action's name with `camelcase_to_underscores` (a regex-free loop that
    catches an `IndexError` at the last letter): kept per name (`_camelcase_to_underscores`,
@@ -242,6 +245,7 @@ import contextvars
 import copy
 import functools
 import json
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -251,6 +255,8 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlparse, urlsplit
 
+import moto.core.utils as moto_core_utils
+import moto.dynamodb.models.table as moto_table_module
 from moto.core.responses import ActionResult, BaseResponse
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
@@ -602,14 +608,28 @@ def _install_retention(install: bool) -> None:
         SQSBackend.is_message_valid_based_on_retention_period = _originals.pop("retained")  # type: ignore[method-assign]
 
 
+_MOTO_UTCNOW = moto_core_utils.utcnow  # moto's own clock function, as shipped
+_UTCNOW_WITHOUT_WARNING = sys.version_info < (3, 12)  # 3.12 deprecates datetime.utcnow()
+
+
+def _utcnow_of(module: Any) -> datetime:
+    """``module.utcnow()``: moto's clock as one of its modules reads it. moto's own `utcnow`
+    (`datetime.now(UTC).replace(tzinfo=None)`, after an import, 2 us) is answered by
+    `datetime.utcnow()` where Python has it without a warning (0.1 us): the same reading of
+    the system clock in the same form, a naive UTC time (CPython makes both with
+    `datetime_best_possible` on `gmtime`). A replaced one (a test's fixed clock) is called."""
+    now = module.utcnow
+    if now is _MOTO_UTCNOW and _UTCNOW_WITHOUT_WARNING:
+        return datetime.utcnow()
+    return now()
+
+
 def _sqs_unix_time(dt: datetime | None = None) -> float:
     """moto's `unix_time` as its SQS models call it: moto's clock (`utcnow`) read as moto
     reads it and the same arithmetic (so the same float), with the epoch made once instead of
     by a `utcfromtimestamp(0)` and its import on every call (a scheduled firing's send,
     receive and delete read the clock seven times)."""
-    from moto.core import utils as moto_utils
-
-    return _unix_time(dt or moto_utils.utcnow())
+    return _unix_time(dt or _utcnow_of(moto_core_utils))
 
 
 def _sqs_unix_time_millis(dt: datetime | None = None) -> float:
@@ -2181,7 +2201,7 @@ def _stream_record_init(
     (`_stream_record_json`). The images are moto's `Item.to_json()`, copies (`to_regular_json`
     deep-copies maps and lists; strings, numbers and bytes are immutable), so a later write to
     the item cannot change what the dump measures."""
-    import moto.dynamodb.models.table as table_module
+    table_module = moto_table_module
 
     # a plain put's new item: its image is made from the put's own values when first read
     fresh = new.__dict__.pop("_stream_values", None) if new is not None else None
@@ -2201,7 +2221,7 @@ def _stream_record_init(
         "awsRegion": "us-east-1",
         "dynamodb": {
             "StreamViewType": stream_type,
-            "ApproximateCreationDateTime": table_module.utcnow(),
+            "ApproximateCreationDateTime": _utcnow_of(table_module),
             "SequenceNumber": str(seq),
             "SizeBytes": 1,  # moto's placeholder, part of what it measures
             "Keys": keys,
