@@ -51,6 +51,20 @@ def _never(_: Any) -> bool:
     return False
 
 
+_ABSENT = object()
+
+
+def _read(event: dict[str, Any], key: str, leaf: Callable[[Any], Any] | None) -> Any:
+    """The value at ``key`` as a plain test reads it: a string as it is, anything else
+    through ``leaf``; `_ABSENT` when the event has no such key."""
+    if key not in event:
+        return _ABSENT
+    value = event[key]
+    if leaf is not None and type(value) is not str:  # a leaf leaves a string as it is
+        value = leaf(value)
+    return value
+
+
 def _step(key: str, rule: Any, leaf: Callable[[Any], Any] | None, plain: bool) -> Test:
     """The test of one key of a pattern on an event (a dict)."""
     if isinstance(rule, dict):
@@ -62,11 +76,9 @@ def _step(key: str, rule: Any, leaf: Callable[[Any], Any] | None, plain: bool) -
         names = frozenset(rule)
 
         def named(event: dict[str, Any]) -> bool:
-            if key not in event:
+            value = _read(event, key, leaf)
+            if value is _ABSENT:
                 return False
-            value = event[key]
-            if leaf is not None and type(value) is not str:  # a leaf leaves a string as it is
-                value = leaf(value)
             if isinstance(value, list):
                 return any(isinstance(v, str) and v in names for v in value)
             return isinstance(value, str) and value in names
@@ -77,12 +89,8 @@ def _step(key: str, rule: Any, leaf: Callable[[Any], Any] | None, plain: bool) -
         if type(prefix) is str:
 
             def prefixed(event: dict[str, Any]) -> bool:
-                if key not in event:
-                    return False
-                value = event[key]
-                if leaf is not None and type(value) is not str:  # a leaf leaves a string as it is
-                    value = leaf(value)
-                return isinstance(value, str) and value.startswith(prefix)
+                value = _read(event, key, leaf)
+                return value is not _ABSENT and isinstance(value, str) and value.startswith(prefix)
 
             return prefixed
 
