@@ -270,3 +270,22 @@ def test_a_record_s_event_id_is_the_uuid4_moto_draws_from_the_same_seed() -> Non
         moto_s.seed(seed)
         shim_s.seed(seed)
         assert motoshim._uuid4_hex(shim_s) == moto_s.uuid4().hex
+
+
+def test_a_put_whose_record_fails_leaves_no_image_values_on_its_item(emulator: Emulator) -> None:
+    """Change 19 hands a plain put's values to its record through the item; if adding the
+    record fails before the record takes them (here moto's read of the view type), they are
+    not left on the item for the record of a later update to take as its image."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    ddb = emulator.client("dynamodb")
+    streamed_table(ddb, "streams-failed-add", "NEW_IMAGE")
+    table = dynamodb_backends["123456789012"][emulator.region].get_table("streams-failed-add")
+    specification, table.stream_specification = table.stream_specification, None
+    try:
+        with pytest.raises(TypeError):
+            table.put_item(put_plain(1))
+    finally:
+        table.stream_specification = specification
+    (item,) = [i for partition in table.items.values() for i in partition.values()]
+    assert "_stream_values" not in vars(item)

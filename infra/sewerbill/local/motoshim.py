@@ -1437,8 +1437,10 @@ def _plain_put(
     if self.stream_shard is not None:
         if made_here:  # the item's values are `values` (immutable: an update replaces them)
             item.__dict__["_stream_values"] = values  # its record's image, made when read
-        self.stream_shard.add(current, item)
-        item.__dict__.pop("_stream_values", None)
+        try:
+            self.stream_shard.add(current, item)
+        finally:  # for this record only, even if adding it failed
+            item.__dict__.pop("_stream_values", None)
     return item
 
 
