@@ -71,7 +71,8 @@ def test_a_delivered_message_is_the_message_moto_s_send_makes(
         assert by_shim == by_moto
         if by_moto == "sent":
             shim_message = backend.get_queue(name)._messages[-1]
-            assert _last(backend, name) == moto_made
+            # and the shim's mark of a body the default template made (change 21), nothing else
+            assert _last(backend, name) == {**moto_made, "default_event": True}
             assert shim_message.sent_timestamp == now
             # delayed (or not) by the queue's delay from the send, as moto's `mark_sent` delays
             for clock in ("delayed_until", "visible_at"):
@@ -274,3 +275,44 @@ def test_an_id_from_moto_s_random_source_is_the_text_of_its_uuid4() -> None:
     made = [motoshim._uuid4_text(ours) for _ in range(2000)]
     assert made == [str(theirs.uuid4()) for _ in range(2000)]
     assert len(set(made)) == 2000
+
+
+def test_a_rule_s_delivery_gets_its_account_back_without_being_parsed_again(emulator: Emulator) -> None:
+    """motoshim change 21: a body `_deliver` put into a queue is the default template's event
+    (no `account` at its top level), and `DirectSqs` names those messages, so the poller puts
+    the account in front of it without parsing the body: the same Lambda record as the parse
+    finds; a message sent to the queue by anyone else is parsed as before."""
+    from sewerbill.local.sources import SqsPoller, fill_eventbridge_account
+    from sewerbill.local.stack import QueueSource
+
+    events, sqs = emulator.client("events"), emulator.client("sqs")
+    url = sqs.create_queue(QueueName="account-back")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.create_event_bus(Name="account-back")
+    events.put_rule(Name="account-back", EventBusName="account-back", EventPattern='{"source": ["s"]}')
+    events.put_targets(Rule="account-back", EventBusName="account-back", Targets=[{"Id": "q", "Arn": arn}])
+    details = [{"n": 1}, {"account": "inner", "\u00e9": ["x"]}]
+    events.put_events(
+        Entries=[
+            {"EventBusName": "account-back", "Source": "s", "DetailType": "T", "Detail": json.dumps(d)}
+            for d in details
+        ]
+    )
+    own = [
+        json.dumps({"id": "1", "detail-type": "X", "source": "s", "detail": {}}),
+        json.dumps({"id": "2", "detail-type": "X", "source": "s", "detail": {}, "account": "999"}),
+    ]
+    for body in own:
+        sqs.send_message(QueueUrl=url, MessageBody=body)
+    direct = motoshim.DirectSqs(sqs, "123456789012", emulator.region)
+    poller = SqsPoller(QueueSource("F", url, arn), direct, None, emulator.region, "123456789012")  # type: ignore[arg-type]
+    messages = poller._receive()
+    assert len(messages) == 4
+    delivered = [m for m in messages if m["Body"] not in own]
+    assert {m["MessageId"] for m in delivered} == direct.default_events  # the rule's two, not the others
+    for message in messages:
+        record = poller.record(message)
+        assert record["body"] == fill_eventbridge_account(message["Body"], "123456789012")
+        assert json.loads(record["body"])["account"] == (
+            "999" if message["Body"] == own[1] else "123456789012"
+        )

@@ -13,6 +13,7 @@ the shim, moto's clock held still.
 from __future__ import annotations
 
 import copy
+import time
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -45,6 +46,31 @@ def test_the_shim_s_sqs_clock_gives_moto_s_floats_for_every_instant_and_for_moto
         monkeypatch.setattr(moto_utils, "utcnow", lambda at=at: at)
         assert motoshim._sqs_unix_time() == moto_utils.unix_time() == motoshim._unix_time(at)
         assert motoshim._sqs_unix_time_millis() == moto_utils.unix_time_millis()
+
+
+def test_moto_s_own_clock_is_read_as_moto_reads_it_and_a_replaced_one_is_called(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`motoshim._utcnow_of(module)`: moto's own `utcnow` answered by `datetime.utcnow()` on
+    Python 3.11 (a naive UTC time of the same clock, between two of moto's own readings),
+    a module's replaced clock (a test's, as `fixed_clock` in test_moto_stream_records) called."""
+    import moto.dynamodb.models.table as table_module
+
+    monkeypatch.setenv("TZ", "Asia/Kolkata")  # local time 5:30 ahead: a local reading would show
+    time.tzset()
+    try:
+        for module in (moto_utils, table_module):
+            before = moto_utils.utcnow()
+            read = motoshim._utcnow_of(module)
+            after = moto_utils.utcnow()
+            assert read.tzinfo is None and before <= read <= after
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+    for module in (moto_utils, table_module):
+        at = datetime(2031, 5, 6, 7, 8, 9, 10)
+        monkeypatch.setattr(module, "utcnow", lambda at=at: at)
+        assert motoshim._utcnow_of(module) == at
 
 
 def test_installed_the_sqs_models_read_the_shim_s_clock_and_uninstalled_moto_s() -> None:

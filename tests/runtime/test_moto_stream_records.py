@@ -11,6 +11,7 @@ poller's Lambda records and filter answers must be those of the API path.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
@@ -116,30 +117,40 @@ def plain(n: int) -> dict[str, Any]:
     return {k: v for k, v in every_type(n).items() if k in ("pk", "sk", "s", "n", "big", "b", "flag", "none")}
 
 
-def write_plain(ddb: Any, table: str) -> None:
+def put_plain(n: int) -> dict[str, Any]:
+    """An item of strings, numbers, booleans and nulls only: a plain put (change 13), whose
+    record's new image the shim makes when the record is read (change 19)."""
+    return {k: v for k, v in plain(n).items() if k != "b"}
+
+
+def write_plain(ddb: Any, table: str, item: Callable[[int], dict[str, Any]] = plain) -> None:
     """A read file's writes: plain items put over earlier ones (MODIFY), batched, updated."""
     key = {"pk": {"S": "P#1"}, "sk": {"S": "S\u00e9"}}
-    ddb.put_item(TableName=table, Item=plain(1))
-    ddb.batch_write_item(RequestItems={table: [{"PutRequest": {"Item": plain(n)}} for n in range(1, 5)]})
+    ddb.put_item(TableName=table, Item=item(1))
+    ddb.batch_write_item(RequestItems={table: [{"PutRequest": {"Item": item(n)}} for n in range(1, 5)]})
     ddb.update_item(
         TableName=table,
         Key=key,
         UpdateExpression="SET s = :s ADD n :one",
         ExpressionAttributeValues={":s": {"S": "changed"}, ":one": {"N": "1"}},
     )
-    ddb.put_item(TableName=table, Item={**plain(1), "m": {"M": {"k": {"S": "v"}}}})  # then a map
+    ddb.put_item(TableName=table, Item={**item(1), "m": {"M": {"k": {"S": "v"}}}})  # then a map
     ddb.update_item(
         TableName=table,
         Key=key,
         UpdateExpression="SET m.k = :v",
         ExpressionAttributeValues={":v": {"S": "w"}},
     )
-    ddb.put_item(TableName=table, Item=plain(1))  # plain again, over the item with a map
+    ddb.put_item(TableName=table, Item=item(1))  # plain again, over the item with a map
     ddb.delete_item(TableName=table, Key=key)
 
 
+def write_put_plain(ddb: Any, table: str) -> None:
+    write_plain(ddb, table, put_plain)
+
+
 @pytest.mark.parametrize("view", ["NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY"])
-@pytest.mark.parametrize("writes", [write, write_plain])
+@pytest.mark.parametrize("writes", [write, write_plain, write_put_plain])
 def test_each_view_type_keeps_the_images_moto_as_shipped_keeps(
     emulator: Emulator, view: str, writes: Any
 ) -> None:
@@ -156,6 +167,8 @@ def test_each_view_type_keeps_the_images_moto_as_shipped_keeps(
         shipped = motoshim.stream_records(shipped_arn, None, 1000)
     assert len(fast) > 5
     assert comparable(fast) == comparable(shipped)
+    # the same order of fields too (a plain put's image, made when read, in moto's place)
+    assert [list(r["dynamodb"]) for r in fast] == [list(r["dynamodb"]) for r in shipped]
     images = {k for r in fast for k in r["dynamodb"] if k.endswith("Image")}
     assert (
         images
@@ -194,19 +207,24 @@ FILTERS: list[list[dict[str, Any]]] = [
             "dynamodb": {"Keys": {"nope": [{"exists": False}]}},
         }
     ],
+    # a string of the new image: write_plain's puts, whose images are made when read
+    [{"dynamodb": {"NewImage": {"s": {"S": [{"prefix": "\u6f22"}]}}}}],
     # a binary as the Lambda event carries it (base64 of b"\x00\x01binary"), as from the API
     [{"eventName": ["REMOVE"], "dynamodb": {"OldImage": {"b": {"B": ["AAFiaW5hcnk="]}}}}],
 ]
 
 
+@pytest.mark.parametrize("writes", [write, write_plain, write_put_plain])
 @pytest.mark.parametrize("filters", FILTERS)
 def test_the_poller_reads_and_filters_moto_s_shard_as_the_api_gives_it(
-    emulator: Emulator, filters: list[dict[str, Any]]
+    emulator: Emulator, filters: list[dict[str, Any]], writes: Any
 ) -> None:
+    """Also on a plain put's record, whose image the shim makes only when it is read (a
+    filter on the images reads it made, one on the keys reads the record without it)."""
     ddb = emulator.client("dynamodb")
-    table = f"streams-poll-{FILTERS.index(filters)}"
+    table = f"streams-poll-{FILTERS.index(filters)}-{writes.__name__.replace('_', '-')}"
     arn = streamed_table(ddb, table)
-    write(ddb, table)
+    writes(ddb, table)
     answers = []
     for direct in (True, False):
         p = poller(emulator, arn, filters, direct)
@@ -219,6 +237,19 @@ def test_the_poller_reads_and_filters_moto_s_shard_as_the_api_gives_it(
         answers.append([{k: v for k, v in e.items() if k != "eventID"} for e in kept])
     direct_kept, api_kept = answers
     assert direct_kept == api_kept
+    if writes is not write and filters == FILTERS[-2]:  # all but the update of s, and the delete
+        assert [(e["eventName"], e["dynamodb"]["Keys"]["pk"]["S"]) for e in direct_kept] == [
+            ("INSERT", "P#1"),
+            ("MODIFY", "P#1"),
+            ("INSERT", "P#2"),
+            ("INSERT", "P#3"),
+            ("INSERT", "P#4"),
+            ("MODIFY", "P#1"),
+            ("MODIFY", "P#1"),
+            ("MODIFY", "P#1"),
+        ]
+    if writes is not write:
+        return
     if filters == FILTERS[1]:
         assert [e["dynamodb"]["Keys"]["pk"] for e in direct_kept] == [{"S": "OUTBOX#1"}]
     if filters == FILTERS[4]:  # of the images with a binary, only the first update's is > 900 bytes
@@ -239,3 +270,22 @@ def test_a_record_s_event_id_is_the_uuid4_moto_draws_from_the_same_seed() -> Non
         moto_s.seed(seed)
         shim_s.seed(seed)
         assert motoshim._uuid4_hex(shim_s) == moto_s.uuid4().hex
+
+
+def test_a_put_whose_record_fails_leaves_no_image_values_on_its_item(emulator: Emulator) -> None:
+    """Change 19 hands a plain put's values to its record through the item; if adding the
+    record fails before the record takes them (here moto's read of the view type), they are
+    not left on the item for the record of a later update to take as its image."""
+    from moto.dynamodb.models import dynamodb_backends
+
+    ddb = emulator.client("dynamodb")
+    streamed_table(ddb, "streams-failed-add", "NEW_IMAGE")
+    table = dynamodb_backends["123456789012"][emulator.region].get_table("streams-failed-add")
+    specification, table.stream_specification = table.stream_specification, None
+    try:
+        with pytest.raises(TypeError):
+            table.put_item(put_plain(1))
+    finally:
+        table.stream_specification = specification
+    (item,) = [i for partition in table.items.values() for i in partition.values()]
+    assert "_stream_values" not in vars(item)

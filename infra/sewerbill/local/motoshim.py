@@ -1,6 +1,6 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
-Eighteen changes, installed by `install()` when the runtime starts moto itself:
+Twenty-one changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
    `transact_write_items` deep-copies every table a transaction names ("Create a backup in
@@ -131,7 +131,10 @@ Eighteen changes, installed by `install()` when the runtime starts moto itself:
    empty dicts, lists and sets are copied as new empty ones rather than through
    `copy.deepcopy` (`_field_copy`, change 10's copy), as is the set of a queue's pending
    message groups (strings: a new set of the same strings). `tests/runtime/test_moto_sqs_clock.py`
-   compares them with moto as shipped.
+   compares them with moto as shipped. moto's `utcnow` itself (an import and an aware time
+   made naive again, 2 us) is read as `datetime.utcnow()` on Python 3.11, the same reading
+   (`_utcnow_of`: a module's replaced clock is still called), by these SQS models and by
+   each stream record change 9 makes (a read file's 20,000: about 40 ms).
 15. **A request's action name and missing headers without exceptions.** For every request
    moto converts the action's name with `camelcase_to_underscores` (a regex-free loop that
    catches an `IndexError` at the last letter): kept per name (`_camelcase_to_underscores`,
@@ -167,6 +170,47 @@ Eighteen changes, installed by `install()` when the runtime starts moto itself:
    errors, tables and stream records with moto as shipped. And a BatchGetItem sizes each item
    it answers once, not twice in a row (`_batch_get_item`: the second `size()` is the first,
    as change 7 does for a Query; `tests/runtime/test_moto_batch_write.py`).
+19. **A plain put's stream image made when its record is read.** moto's `StreamRecord`
+   copies the new item into its record at the put (change 9's `_image`: a dictionary per
+   attribute), and a read file's 20,000 records are all but 200 dropped by the outbox
+   mappings' filters, which read only the event name and the keys (py-spy: `_image` was 61
+   of the runtime process's 1,003 samples of a 10,000-row read file). For an item change 18 made from a put's plain values, the
+   record keeps those values (`_stream_values`: a dictionary of their own, not the item's
+   attributes, and each value immutable: an update puts new values into the item, never
+   changes these), and the image is made from them when the record is first read, with
+   `to_json()` before it is sized, or with `imaged()` (`_stream_record_imaged`), at the place
+   in the record where moto puts it, as moto's `Item.to_json()` makes it for such values
+   (`{type: value}`). The runtime's poller filters on the record without it unless a filter
+   reads an image (`sources._reaches_images`). And `StreamShard.add` appends the record
+   without importing moto's Lambda backend for its loop over the table's moto mappings
+   (none: the runtime's pollers are its own) on every record (`_shard_add`).
+   `tests/runtime/test_moto_stream_records.py`
+   compares every view type, an item updated after its put's record, and the poller's
+   answers with moto as shipped.
+20. **A BatchGetItem of string keys looked up directly.** moto's `batch_get_item` makes both
+   key values of every key with `DynamoType`'s constructor, finds the table again
+   (`get_table`) and goes through `get_keys_value` and `Table.get_item`, which raises and
+   catches a `KeyError` for every key not found: a read file's 400 BatchGetItems of 100 keys
+   (metering's meters and accounts, billing's projections) took about 0.35 s of the
+   runtime's CPU (thread time of the handler). A request of keys only (`Keys`,
+   `ConsistentRead`) whose key attributes are strings, on tables that exist, is answered by
+   `_batch_get_plain`: moto's checks (100 keys, duplicates) first, leaving any request that
+   fails one to moto's own code, then the same lookups in the table's own dictionaries (a
+   miss leaves the same empty partition moto's leaves), the same sizes and 16 MB limit, and
+   the same answer built by moto's `DynamoResult`; about 60 ms less in one measure.
+   Anything else (a projection, attribute names, another key type, an unknown table) is
+   moto's (`tests/runtime/test_moto_batch_write.py` compares whole answers and tables, and
+   which requests the shim answers itself).
+21. **A rule's delivery known to lack its account.** The runtime puts back the `account`
+   moto's default template drops (`sources.fill_eventbridge_account`), and parsed every
+   delivered body to see that its top level lacks one (a read file's 200 chunk events, tens
+   of KB each: 17 of 430 samples of the runtime process in one profile). A body change 6's `_deliver`
+   puts into a queue is that template's event as `_put_events` wrote it (`id`,
+   `detail-type`, `source`, `detail`, no `account`): the message is marked
+   (`default_event`, kept by moto's receive copies and redrives), `DirectSqs.receive_message`
+   names the marked messages it hands out (`default_events`), and the poller writes the
+   account in front of their bodies without parsing them; any other message is parsed as
+   before (`tests/runtime/test_moto_event_delivery.py` compares the records).
 
 And `DirectSqs`: the runtime's own SQS calls (the scheduler's sends, the pollers' receives,
 deletes and visibility changes) made on moto's SQS backend directly, with the backend
@@ -201,6 +245,7 @@ import contextvars
 import copy
 import functools
 import json
+import sys
 import threading
 import weakref
 from collections.abc import Callable, Iterator
@@ -210,6 +255,8 @@ from types import SimpleNamespace
 from typing import Any
 from urllib.parse import urlparse, urlsplit
 
+import moto.core.utils as moto_core_utils
+import moto.dynamodb.models.table as moto_table_module
 from moto.core.responses import ActionResult, BaseResponse
 from moto.dynamodb.models import DynamoDBBackend
 from moto.dynamodb.models.dynamo_type import DynamoType, Item, LimitedSizeDict
@@ -561,14 +608,28 @@ def _install_retention(install: bool) -> None:
         SQSBackend.is_message_valid_based_on_retention_period = _originals.pop("retained")  # type: ignore[method-assign]
 
 
+_MOTO_UTCNOW = moto_core_utils.utcnow  # moto's own clock function, as shipped
+_UTCNOW_WITHOUT_WARNING = sys.version_info < (3, 12)  # 3.12 deprecates datetime.utcnow()
+
+
+def _utcnow_of(module: Any) -> datetime:
+    """``module.utcnow()``: moto's clock as one of its modules reads it. moto's own `utcnow`
+    (`datetime.now(UTC).replace(tzinfo=None)`, after an import, 2 us) is answered by
+    `datetime.utcnow()` where Python has it without a warning (0.1 us): the same reading of
+    the system clock in the same form, a naive UTC time (CPython makes both with
+    `datetime_best_possible` on `gmtime`). A replaced one (a test's fixed clock) is called."""
+    now = module.utcnow
+    if now is _MOTO_UTCNOW and _UTCNOW_WITHOUT_WARNING:
+        return datetime.utcnow()
+    return now()
+
+
 def _sqs_unix_time(dt: datetime | None = None) -> float:
     """moto's `unix_time` as its SQS models call it: moto's clock (`utcnow`) read as moto
     reads it and the same arithmetic (so the same float), with the epoch made once instead of
     by a `utcfromtimestamp(0)` and its import on every call (a scheduled firing's send,
     receive and delete read the clock seven times)."""
-    from moto.core import utils as moto_utils
-
-    return _unix_time(dt or moto_utils.utcnow())
+    return _unix_time(dt or _utcnow_of(moto_core_utils))
 
 
 def _sqs_unix_time_millis(dt: datetime | None = None) -> float:
@@ -963,6 +1024,7 @@ def _deliver(backend: Any, queue_name: str, body: str, sent_timestamp: int) -> N
         return
     message = Message(_uuid4_text(mock_random), body)
     message.sent_timestamp = sent_timestamp  # type: ignore[assignment] # moto types it None until sent
+    message.default_event = True  # type: ignore[attr-defined]  # its body: the default template's (change 21)
     if delay:
         message.delay(delay_seconds=delay)
     queue.add_message(message)
@@ -1199,9 +1261,84 @@ def _batch_get_item(self: Any) -> Any:
     second answer is the first (`_item_size`, `_last_sized`)."""
     token = _last_sized.set([None, 0])
     try:
-        return _originals["batch_get_item"](self)
+        plain = _batch_get_plain(self)
+        return plain if plain is not None else _originals["batch_get_item"](self)
     finally:
         _last_sized.reset(token)
+
+
+_BATCH_GET_PLAIN = frozenset({"Keys", "ConsistentRead"})
+_ANSWER_LIMIT = 16 * 1024 * 1024  # moto's BatchGetItem answer limit
+
+
+def _plain_key_value(key: Any, name: str) -> DynamoType | None:
+    """`DynamoType(key[name])` for a string key attribute (``{"S": text}``), made without
+    moto's constructor; None for anything else."""
+    raw = key.get(name)
+    if type(raw) is not dict or len(raw) != 1 or type(raw.get("S")) is not str:
+        return None
+    return _plain_type("S", raw["S"])
+
+
+def _batch_get_plain(handler: Any) -> Any:
+    """moto's `DynamoHandler.batch_get_item` (5.2.x) for a request of keys only (no projection,
+    no attribute names) whose key attributes are strings, each table known (change 20): moto's
+    checks first (at most 100 keys per table and in all, no duplicates: a request that fails
+    one is moto's own, its error included), then each key looked up as moto's `get_item`
+    looks it up (`Table.items[hash][range]`, or `Table.items[hash]` for a table without a
+    range key: the same dictionaries, the same empty partition left by a miss) with the key
+    values made by `_plain_type` instead of `DynamoType`'s constructor and without moto's
+    `get_keys_value`, `get_table` and a raised `KeyError` per key; each item found is sized
+    and answered (or left unprocessed past 16 MB) as moto's loop does. None: moto's own path."""
+    from moto.dynamodb.responses import DynamoResult
+
+    body = handler.body
+    batches = body.get("RequestItems") if type(body) is dict else None
+    if type(batches) is not dict or not batches:
+        return None
+    tables = handler.dynamodb_backend.tables
+    plan: list[tuple[str, Any, list[Any], list[tuple[DynamoType, DynamoType | None]]]] = []
+    total = 0
+    for table_name, request in batches.items():
+        if type(request) is not dict or not _BATCH_GET_PLAIN.issuperset(request):
+            return None
+        keys = request.get("Keys")
+        table = tables.get(table_name)
+        if type(keys) is not list or table is None:
+            return None
+        total += len(keys)
+        if len(keys) > 100 or total > 100:
+            return None
+        hash_attr, range_attr = table.hash_key_attr, table.range_key_attr
+        values: list[tuple[DynamoType, DynamoType | None]] = []
+        for key in keys:
+            if type(key) is not dict:
+                return None
+            hash_value = _plain_key_value(key, hash_attr)
+            range_value = None if range_attr is None else _plain_key_value(key, range_attr)
+            if hash_value is None or (range_attr is not None and range_value is None):
+                return None
+            values.append((hash_value, range_value))
+        if handler._contains_duplicates(keys):
+            return None
+        plan.append((table_name, table, keys, values))
+    results: dict[str, Any] = {"ConsumedCapacity": [], "Responses": {}, "UnprocessedKeys": {}}
+    size = 0
+    for table_name, table, keys, values in plan:
+        answered = results["Responses"][table_name] = []
+        items = table.items
+        for key, (hash_value, range_value) in zip(keys, values, strict=True):
+            item = items.get(hash_value) if range_value is None else items[hash_value].get(range_value)
+            if item is None:
+                continue
+            item_size = item.size()
+            if size + item_size > _ANSWER_LIMIT:
+                results["UnprocessedKeys"].setdefault(table_name, {"Keys": []})["Keys"].append(key)
+            else:
+                answered.append(item.attrs)
+                size += item.size()
+        results["ConsumedCapacity"].append({"CapacityUnits": len(keys), "TableName": table_name})
+    return DynamoResult(results)
 
 
 def _install_batch_get(install: bool) -> None:
@@ -1288,8 +1425,9 @@ def _plain_put(
             if raw and _value_size(_plain_type(*next(iter(raw.items())))) > limit:
                 return None
     current = self.get_item(hash_value, range_value)
-    if values is not None and size <= _ITEM_LIMIT:
-        item = _plain_item(hash_value, range_value, values)
+    made_here = values is not None and size <= _ITEM_LIMIT
+    if made_here:
+        item = _plain_item(hash_value, range_value, values)  # type: ignore[arg-type]  # not None
     else:
         item = Item(hash_value, range_value, item_attrs)  # moto's (refuses an item too large)
     if range_value is not None:
@@ -1297,7 +1435,12 @@ def _plain_put(
     else:
         self.items[hash_value] = item  # type: ignore[assignment]
     if self.stream_shard is not None:
-        self.stream_shard.add(current, item)
+        if made_here:  # the item's values are `values` (immutable: an update replaces them)
+            item.__dict__["_stream_values"] = values  # its record's image, made when read
+        try:
+            self.stream_shard.add(current, item)
+        finally:  # for this record only, even if adding it failed
+            item.__dict__.pop("_stream_values", None)
     return item
 
 
@@ -1510,7 +1653,17 @@ def _queue_add_message(self: Queue, message: Any) -> None:
 
 
 def _shard_add(self: StreamShard, old: Any, new: Any) -> None:
-    _originals["shard_add"](self, old, new)
+    """moto's `StreamShard.add`; for a table without moto's own Lambda mappings (the runtime's
+    are its own pollers), its first steps only: the record appended with the event name and
+    sequence number moto gives it, without the import of moto's Lambda backend and the loop
+    over no mappings that follow it on every record (change 19)."""
+    if self.table.lambda_event_source_mappings:
+        _originals["shard_add"](self, old, new)
+    else:
+        event_name = "INSERT" if old is None else "REMOVE" if new is None else "MODIFY"
+        seq = len(self.items) + self.starting_sequence_number
+        view = self.table.stream_specification["StreamViewType"]  # type: ignore[index]
+        self.items.append(StreamRecord(self.table, view, event_name, old, new, seq))
     _notify("stream", self.table.name)
 
 
@@ -2050,12 +2203,14 @@ def _stream_record_init(
     (`_stream_record_json`). The images are moto's `Item.to_json()`, copies (`to_regular_json`
     deep-copies maps and lists; strings, numbers and bytes are immutable), so a later write to
     the item cannot change what the dump measures."""
-    import moto.dynamodb.models.table as table_module
+    table_module = moto_table_module
 
+    # a plain put's new item: its image is made from the put's own values when first read
+    fresh = new.__dict__.pop("_stream_values", None) if new is not None else None
     # only the images the stream's view type keeps (moto makes both, then drops what it does
     # not keep: a NEW_IMAGE stream's MODIFY copied the old item for nothing)
     old_a = _image(old) if old is not None and stream_type in _OLD_VIEWS else {}
-    new_a = _image(new) if new is not None and stream_type in _NEW_VIEWS else {}
+    new_a = _image(new) if new is not None and fresh is None and stream_type in _NEW_VIEWS else {}
     rec = old if old is not None else new
     keys = {table.hash_key_attr: rec.hash_key.to_json()}
     if table.range_key_attr is not None and rec is not None:
@@ -2068,17 +2223,33 @@ def _stream_record_init(
         "awsRegion": "us-east-1",
         "dynamodb": {
             "StreamViewType": stream_type,
-            "ApproximateCreationDateTime": table_module.utcnow(),
+            "ApproximateCreationDateTime": _utcnow_of(table_module),
             "SequenceNumber": str(seq),
             "SizeBytes": 1,  # moto's placeholder, part of what it measures
             "Keys": keys,
         },
     }
     if stream_type in ("NEW_IMAGE", "NEW_AND_OLD_IMAGES") and new is not None:
-        self.record["dynamodb"]["NewImage"] = new_a
+        if fresh is not None:
+            self.unimaged = fresh  # type: ignore[attr-defined]
+        else:
+            self.record["dynamodb"]["NewImage"] = new_a
     if stream_type in ("OLD_IMAGE", "NEW_AND_OLD_IMAGES") and old is not None:
         self.record["dynamodb"]["OldImage"] = old_a
     self.unsized = True  # type: ignore[attr-defined]
+
+
+def _stream_record_imaged(self: StreamRecord) -> dict[str, Any]:
+    """The record with its images, not yet sized: a plain put's new image (change 19), kept
+    as the put's values until now, made here as moto's `Item.to_json()` makes it for plain
+    values (`{type: value}`), in the place moto's record holds it (before any old image)."""
+    fresh = self.__dict__.pop("unimaged", None)
+    if fresh is not None:
+        ddb = self.record["dynamodb"]
+        ddb["NewImage"] = {name: {value.type: value.value} for name, value in fresh.items()}
+        if "OldImage" in ddb:
+            ddb["OldImage"] = ddb.pop("OldImage")
+    return self.record
 
 
 def _stream_record_json(self: StreamRecord) -> dict[str, Any]:
@@ -2088,7 +2259,7 @@ def _stream_record_json(self: StreamRecord) -> dict[str, Any]:
     if self.__dict__.pop("unsized", False):
         from moto.dynamodb.models.utilities import dynamo_json_dump
 
-        ddb = self.record["dynamodb"]
+        ddb = _stream_record_imaged(self)["dynamodb"]
         ddb["SizeBytes"] = len(dynamo_json_dump(ddb))
     return self.record
 
@@ -2099,7 +2270,9 @@ def _install_stream_records(install: bool) -> None:
         _originals["stream_record_json"] = StreamRecord.to_json
         StreamRecord.__init__ = _stream_record_init  # type: ignore[method-assign]
         StreamRecord.to_json = _stream_record_json  # type: ignore[method-assign]
+        StreamRecord.imaged = _stream_record_imaged  # type: ignore[attr-defined]
     elif "stream_record_init" in _originals:
+        del StreamRecord.imaged  # type: ignore[attr-defined]
         StreamRecord.__init__ = _originals.pop("stream_record_init")  # type: ignore[method-assign]
         StreamRecord.to_json = _originals.pop("stream_record_json")  # type: ignore[method-assign]
 
@@ -2108,8 +2281,9 @@ def stream_entries(stream_arn: str, after: str | None, limit: int) -> list[Strea
     """Up to `limit` of moto's records of a table's stream after sequence number `after` (from
     the start when None), read from moto's backend in this process, from where `after` points
     (no walk of what came before). A record's `to_json()` is what `GetRecords` answers for it
-    (`stream_records`); its `.record`, before that, lacks only the measured `SizeBytes` (the
-    runtime's poller filters on it and sizes only the records it keeps)."""
+    (`stream_records`); its `.record`, before that, lacks the measured `SizeBytes` and a plain
+    put's new image (change 19; `imaged()` makes it): the runtime's poller filters on it and
+    images and sizes only the records it keeps."""
     from moto.dynamodbstreams.models import dynamodbstreams_backends
 
     _, _, _, region, account, _ = stream_arn.split(":", 5)
@@ -2157,6 +2331,7 @@ class DirectSqs:
         self.client = client
         self.account = account
         self.region = region
+        self.default_events: set[str] = set()  # see receive_message
         self.exceptions = client.exceptions
 
     def _backend(self) -> Any:
@@ -2224,6 +2399,9 @@ class DirectSqs:
             )
         except ServiceException:
             return dict(self.client.receive_message(**kwargs))
+        # the ids of this receive's messages that a rule delivered with moto's default template
+        # (change 21: `_deliver` marks them; the poller then knows their top level lacks `account`)
+        self.default_events = {m.id for m in messages if m.__dict__.get("default_event")}
         wanted = set(kwargs.get("AttributeNames", []))
         included = [a for a in self._SYSTEM if "All" in wanted or a in wanted]
         return {"Messages": [self._message(m, included) for m in messages]} if messages else {}
