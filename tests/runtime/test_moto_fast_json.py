@@ -203,6 +203,8 @@ def _normalise(value: Any, table: str) -> Any:
         return [_normalise(v, table) for v in value]
     if isinstance(value, str):
         return value.replace(table, "T")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return (type(value).__name__, value)  # 1 and 1.0 are different answers on the wire
     return value
 
 

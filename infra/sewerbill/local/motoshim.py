@@ -20,7 +20,7 @@ Twenty-one changes, installed by `install()` when the runtime starts moto itself
    `GetRecords`, a third of a read file's time). For the data-plane operations in `FAST_JSON`
    moto's result is already the wire form (attribute values as `{"S": ...}` maps), so the
    shim writes it with `json.dumps` (timestamps as epoch seconds, bytes as base64, the same
-   conversions the serializer makes); every other operation, and every error, still goes
+   conversions the serializer makes, and capacity units as doubles, `_as_doubles`); every other operation, and every error, still goes
    through moto's serializer. `tests/runtime/test_moto_fast_json.py` parses both answers with
    botocore and requires them equal.
 4. **The backend for a host is looked up once.** moto's dispatcher lists its package
@@ -412,6 +412,8 @@ def _serialized(self: BaseResponse, action_result: ActionResult) -> Any:
         and type(action_result).execute_result is ActionResult.execute_result
     ):
         if self._get_action() in fast:
+            if "ConsumedCapacity" in result:  # capacity units are doubles on the wire (1.0, not 1)
+                result = {**result, "ConsumedCapacity": _as_doubles(result["ConsumedCapacity"])}
             try:
                 body = json.dumps(result, default=_json_default, separators=(",", ":"))
             except TypeError:
@@ -421,6 +423,19 @@ def _serialized(self: BaseResponse, action_result: ActionResult) -> Any:
                 headers.update(self.response_headers)
                 return 200, headers, body
     return _originals["serialized"](self, action_result)
+
+
+def _as_doubles(value: Any) -> Any:
+    """``value`` (a ConsumedCapacity: a map or a list of maps) with its whole numbers made
+    floats, as moto's serializer writes the model's ``Double`` capacity units (``2.0``; moto
+    counts a BatchGetItem's units as an int)."""
+    if isinstance(value, dict):
+        return {k: _as_doubles(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_doubles(v) for v in value]
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
 
 
 # --- 4. backend by host ---------------------------------------------------------------------------
