@@ -18,6 +18,12 @@ settled heap (``sewerbill.local.heap``, as the runtime's after provisioning): wh
 before each is frozen out of the garbage collector's sight; the collector's pauses during the
 cycle are printed (wall and CPU).
 
+The cycle's floor is printed beside the bound: its own Queries (as made, again, with the
+adapters' client) and its own events (the same entries, 10 a PutEvents call, with a default
+client as the publisher's), each alone; with the writes, what the cycle's requests cost before
+any of its code runs. And what its events would cost as chunk entries (the same details packed
+into entries of at most 200 KB, as issue 7 asks of bulk work; nothing consumes them).
+
 Counts every AWS request the cycle made (botocore, in-process; the runtime's own polling of queues and streams excluded, as
 Lambda's event source mappings and stream reads are not billed per request) and prices them at
 us-east-1 on-demand list prices (2025): Lambda $0.20 per 1M requests and $0.0000133334
