@@ -111,3 +111,72 @@ def test_a_compiled_pattern_s_plain_tests_answer_what_any_value_answers() -> Non
                         assert answers[0] == answers[1], (rule, leaf, pattern, event)
                         checked += answers[0] is True
     assert checked > 100  # many events match, not only misses
+
+
+class _Queue:
+    """The SQS calls an SqsPoller makes, on a list of messages (what it deletes is kept)."""
+
+    def __init__(self, messages: list[dict[str, Any]]) -> None:
+        self.messages = messages
+        self.deleted: list[list[str]] = []
+
+    def receive_message(self, **_: Any) -> dict[str, Any]:
+        taken, self.messages = self.messages, []
+        return {"Messages": taken}
+
+    def delete_message_batch(self, Entries: list[dict[str, str]], **_: Any) -> None:  # noqa: N803 - boto3's name
+        self.deleted.append([e["ReceiptHandle"] for e in Entries])
+
+
+class _Invoker:
+    def __init__(self) -> None:
+        self.events: list[Any] = []
+
+    def invoke(self, function: str, event: Any, trigger: str, records: int) -> Any:
+        from sewerbill.local.invoker import Invocation
+
+        self.events.append(event)
+        return Invocation(function=function, trigger=trigger, records=records)
+
+
+def test_a_queue_mapping_s_filters_drop_messages_and_hand_over_the_rest_as_records() -> None:
+    """An SQS mapping with FilterCriteria: the messages no filter keeps are deleted without an
+    invocation, the others reach the function as the records the poller makes of them (the
+    template has no such mapping yet, so the poller's path is tested here)."""
+    from sewerbill.local.sources import SqsPoller
+    from sewerbill.local.stack import QueueSource
+
+    filters = parse_filters({"Filters": [{"Pattern": '{"body": {"tenant": ["grafton-sewer"]}}'}]})
+    bodies = [
+        {"tenant": "grafton-sewer", "n": 1},
+        {"tenant": "sullivan-sewer", "n": 2},
+        {"tenant": "grafton-sewer", "n": 3},
+    ]
+    messages = [
+        {"MessageId": f"m{i}", "ReceiptHandle": f"r{i}", "Body": json.dumps(b), "MD5OfBody": f"md5-{i}"}
+        for i, b in enumerate(bodies)
+    ]
+    queue, invoker = _Queue(messages), _Invoker()
+    source = QueueSource("Fn", "https://queue", "arn:aws:sqs:us-east-1:123456789012:q", filters=filters)
+    poller = SqsPoller(source, queue, invoker, "us-east-1")  # type: ignore[arg-type]
+
+    assert poller.poll_once() == 2
+    assert queue.deleted == [["r1"], ["r0", "r2"]]  # the dropped one first, then the handled ones
+    (event,) = invoker.events
+    assert event == {"Records": [poller.record(messages[0]), poller.record(messages[2])]}
+    assert [json.loads(r["body"])["n"] for r in event["Records"]] == [1, 3]
+
+
+def test_a_queue_mapping_whose_filters_keep_nothing_invokes_nothing() -> None:
+    from sewerbill.local.sources import SqsPoller
+    from sewerbill.local.stack import QueueSource
+
+    filters = parse_filters({"Filters": [{"Pattern": '{"body": {"tenant": ["grafton-sewer"]}}'}]})
+    messages = [{"MessageId": "m0", "ReceiptHandle": "r0", "Body": "not json"}]
+    queue, invoker = _Queue(messages), _Invoker()
+    source = QueueSource("Fn", "https://queue", "arn:aws:sqs:us-east-1:123456789012:q", filters=filters)
+    poller = SqsPoller(source, queue, invoker, "us-east-1")  # type: ignore[arg-type]
+
+    assert poller.poll_once() == 1
+    assert queue.deleted == [["r0"]]
+    assert invoker.events == []

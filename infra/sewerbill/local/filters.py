@@ -11,25 +11,19 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-
-def matches(pattern: dict[str, Any], event: Any, leaf: Callable[[Any], Any] | None = None) -> bool:
-    """Whether ``event`` matches ``pattern``, walking only the keys the pattern names, in its
-    order, up to the first that fails. With ``leaf``, a value present where a list of rules
-    reads it is first given to ``leaf`` (a stream record's values made JSON only where a
-    pattern reads them: `sources.StreamPoller.passes`)."""
-    return compiled(pattern, leaf)(event)
-
-
 Test = Callable[[Any], bool]
 
 
 def compiled(
     pattern: dict[str, Any], leaf: Callable[[Any], Any] | None = None, *, plain: bool = True
 ) -> Test:
-    """`matches` of ``pattern`` as a function of the event, the pattern read once: each key's
-    test made in advance, so an event is walked without reading the pattern again (a stream
-    mapping's filters are asked of every record: `sources.StreamPoller`, 20,000 of a read
-    file). A list of rules that only names strings, or holds one ``prefix`` of a string, is
+    """Whether an event matches ``pattern``, as a function of the event made once (each key's
+    test made in advance, so an event is walked without reading the pattern again: a
+    mapping's filters are asked of every record, 20,000 of a read file's stream): the event
+    is walked only at the keys the pattern names, in its order, up to the first that fails.
+    With ``leaf``, a value present where a list of rules reads it is first given to ``leaf``
+    (a stream record's values made JSON only where a pattern reads them:
+    `sources.StreamPoller.passes`). A list of rules that only names strings, or holds one ``prefix`` of a string, is
     tested directly (``plain``; what `_any_value` answers for them: a string equal to one of
     them, or a list holding one; a string with the prefix), where a string is not given to
     ``leaf`` (which must leave strings as they are, as `sources._jsonable` does); any other
@@ -150,7 +144,13 @@ def parse_filters(criteria: dict[str, Any] | None) -> list[dict[str, Any]]:
 
 
 def record_passes(filters: list[dict[str, Any]], record: dict[str, Any]) -> bool:
-    if not filters:
+    return passes([compiled(f) for f in filters], record)
+
+
+def passes(tests: list[Test], record: dict[str, Any]) -> bool:
+    """Whether a mapping's filters, made into tests once (`compiled`), keep ``record``: an SQS
+    record's body is matched as JSON where it parses; no filters keep everything."""
+    if not tests:
         return True
     subject = record
     if record.get("eventSource") == "aws:sqs":
@@ -158,4 +158,4 @@ def record_passes(filters: list[dict[str, Any]], record: dict[str, Any]) -> bool
             subject = {**record, "body": json.loads(record["body"])}
         except (TypeError, ValueError):
             pass
-    return any(matches(f, subject) for f in filters)
+    return any(test(subject) for test in tests)
