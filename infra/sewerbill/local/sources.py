@@ -206,29 +206,41 @@ class SqsPoller:
         return sum(int(v) for v in attrs.values())
 
 
-def _reaches_creation_time(pattern: dict[str, Any]) -> bool:
-    """Whether ``pattern`` reads a stream record's ``ApproximateCreationDateTime`` (the one
-    value of the ``dynamodb`` part the Lambda record converts: a rule on the whole part, or
-    one naming that key)."""
-    if "dynamodb" not in pattern:
-        return False
-    part = pattern["dynamodb"]
-    return not isinstance(part, dict) or "ApproximateCreationDateTime" in part
-
-
 # What a stream record's `dynamodb` part holds besides its images.
 _NOT_IMAGES = frozenset(
     {"Keys", "SequenceNumber", "SizeBytes", "StreamViewType", "ApproximateCreationDateTime"}
 )
 
 
+def _dynamodb_keys_read(pattern: dict[str, Any]) -> frozenset[str] | None:
+    """The keys of a stream record's ``dynamodb`` part that ``pattern`` names: none when it
+    names no such part, None when its rule is on the whole part."""
+    if "dynamodb" not in pattern:
+        return frozenset()
+    part = pattern["dynamodb"]
+    return frozenset(part) if isinstance(part, dict) else None
+
+
+def _reaches_creation_time(pattern: dict[str, Any]) -> bool:
+    """Whether ``pattern`` reads a stream record's ``ApproximateCreationDateTime`` (the one
+    value of the ``dynamodb`` part the Lambda record converts: a rule on the whole part, or
+    one naming that key)."""
+    keys = _dynamodb_keys_read(pattern)
+    return keys is None or "ApproximateCreationDateTime" in keys
+
+
 def _reaches_images(pattern: dict[str, Any]) -> bool:
     """Whether ``pattern`` may read a stream record's images (a rule on the whole `dynamodb`
     part, or one naming a key of it other than those `_NOT_IMAGES` lists)."""
-    if "dynamodb" not in pattern:
-        return False
-    part = pattern["dynamodb"]
-    return not isinstance(part, dict) or not _NOT_IMAGES.issuperset(part)
+    keys = _dynamodb_keys_read(pattern)
+    return keys is None or not keys <= _NOT_IMAGES
+
+
+def _reads_size(pattern: dict[str, Any]) -> bool:
+    """Whether ``pattern`` names a stream record's ``SizeBytes`` (moto measures it when the
+    record is read)."""
+    keys = _dynamodb_keys_read(pattern)
+    return keys is not None and "SizeBytes" in keys
 
 
 def _itself(record: dict[str, Any]) -> dict[str, Any]:
@@ -278,9 +290,7 @@ class StreamPoller:
         self._polls = 0
         self.more = False
         # A filter on the record's size needs it before filtering (moto measures it when read).
-        self._filter_on_size = any(
-            isinstance(f.get("dynamodb"), dict) and "SizeBytes" in f["dynamodb"] for f in source.filters
-        )
+        self._filter_on_size = any(_reads_size(f) for f in source.filters)
         self.key = ("stream", source.table_name)  # what the emulator's activity reports name
         # Filters that never read the creation time see moto's `dynamodb` part itself (`passes`).
         self._reads_creation_time = any(_reaches_creation_time(f) for f in source.filters)
