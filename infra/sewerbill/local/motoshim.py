@@ -1351,7 +1351,7 @@ def _batch_get_plain(handler: Any) -> Any:
                 results["UnprocessedKeys"].setdefault(table_name, {"Keys": []})["Keys"].append(key)
             else:
                 answered.append(item.attrs)
-                size += item.size()
+                size += item_size
         results["ConsumedCapacity"].append({"CapacityUnits": len(keys), "TableName": table_name})
     return DynamoResult(results)
 
