@@ -467,7 +467,10 @@ def same_writes_alone(
     writes alone take (issue 12's definition of its bound, applied to the read file),
     measured ``times`` times (on new tables each time). An item deleted since is not written
     again. Returns the items written and each time's wall and CPU seconds."""
-    put: list[tuple[str, dict[str, Any]]] = []
+    from bench_cycle import batch_write, timed
+
+    # the items as they are now, per table (each key once: read back by its key)
+    by_table: dict[str, list[dict[str, Any]]] = {}
     for name in dict.fromkeys(t for t, _, _ in keys):
         wanted = list(dict.fromkeys((pk, sk) for t, pk, sk in keys if t == name))
         for start in range(0, len(wanted), 100):
@@ -476,41 +479,25 @@ def same_writes_alone(
             }
             while request:
                 answer = ddb.batch_get_item(RequestItems=request)
-                put.extend((name, item) for item in answer["Responses"].get(name, []))
+                by_table.setdefault(name, []).extend(answer["Responses"].get(name, []))
                 request = answer.get("UnprocessedKeys") or {}
-    # batches of 25 per table, a key never twice in one request (BatchWriteItem refuses that)
-    batches: list[tuple[str, list[dict[str, Any]]]] = []
-    open_batches: dict[str, tuple[list[dict[str, Any]], set[tuple[str, str]]]] = {}
-    for name, item in put:
-        requests, seen = open_batches.setdefault(name, ([], set()))
-        key = (item["pk"]["S"], item["sk"]["S"])
-        if len(requests) == 25 or key in seen:
-            batches.append((name, requests))
-            requests, seen = open_batches[name] = ([], set())
-        requests.append({"PutRequest": {"Item": item}})
-        seen.add(key)
-    batches.extend((name, requests) for name, (requests, _) in open_batches.items() if requests)
-    from sewerbill.local import heap
+
+    def write_all(tables: dict[str, str]) -> None:
+        for name, items in by_table.items():
+            batch_write(ddb, tables[name], items, typed=True)
 
     took: list[tuple[float, float]] = []
     for round_ in range(times):
         tables = {
             name: scratch_table(ddb, f"bench-same-{round_}-{k}", stream=True)
-            for k, name in enumerate(dict.fromkeys(name for name, _ in put))
+            for k, name in enumerate(by_table)
         }
-        # from a settled heap, as the runtime's after provisioning (the file left its garbage
-        # behind: without this the same writes measured up to a third slower from run to run)
-        heap.settle()
-        began, cpu = time.perf_counter(), time.process_time()
-        for name, requests in batches:
-            pending = requests
-            while pending:
-                answer = ddb.batch_write_item(RequestItems={tables[name]: pending})
-                pending = answer.get("UnprocessedItems", {}).get(tables[name], [])
-        took.append((time.perf_counter() - began, time.process_time() - cpu))
+        # from a settled heap (`timed`), as the runtime's after provisioning (the file left its
+        # garbage behind: without it the same writes measured up to a third slower between runs)
+        took.append(timed(lambda tables=tables: write_all(tables)))
         for table in tables.values():
             ddb.delete_table(TableName=table)
-    return len(put), took
+    return sum(len(items) for items in by_table.values()), took
 
 
 def raw_batch_write_rate(
