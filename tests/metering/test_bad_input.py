@@ -145,4 +145,18 @@ def test_an_oversized_file_is_rejected_without_reading_it() -> None:
 
 def test_a_line_without_end_is_cut_short_without_holding_it_whole() -> None:
     lines = list(csvinput.decoded_lines([b"a,b\n", b"x" * 100_000, b"y" * 100_000, b"\nc,d\n"]))
-    assert lines == ["a,b", csvinput.TOO_LONG, "c,d"]
+    assert lines == ["a,b\n", csvinput.TOO_LONG + "\n", "c,d\n"]
+
+
+def test_a_quoted_value_across_two_lines_keeps_its_newline_and_is_rejected_not_joined() -> None:
+    """CSV lets a quoted value span lines. The lines were once handed to csv.reader without
+    their newlines, so "GR-M<newline>1" was read as GR-M1, another meter: a reading silently
+    recorded on the wrong meter. Now the value keeps its newline and the id check refuses it."""
+    u = utility(2)
+    result = u.upload(
+        "reads", (READS_HEADER + f'{GR},"GR-M\n1",2026-04-01,5,\n{GR},GR-M0,2026-04-01,6,\n').encode()
+    )
+    assert (result.accepted, result.rejected) == (1, 1)
+    [rejection] = result.first_rejections
+    assert (rejection.line, rejection.column) == (3, "meter_id") and "not an id" in rejection.reason
+    assert [c.account_id for c in u.repo.consumptions.values()] == ["GR-0"]

@@ -68,6 +68,17 @@ def test_bad_interval_rows_are_rejected_by_line_and_the_rest_kept() -> None:
     ]
 
 
+def test_a_quoted_meter_id_across_two_lines_is_rejected_not_joined_into_another_meter() -> None:
+    """ "AMI-<newline>1" is not the meter AMI-1 (csvinput's lines keep their newline)."""
+    u = utility()
+    result = u.interval(
+        HEADER + f'{PP},"AMI-\n1",2026-04-01T12:00:00+00:00,7\n' + f"{PP},AMI-1,2026-04-01T12:05:00+00:00,1\n"
+    )
+    assert (result.accepted, result.rejected) == (1, 1)
+    assert [(r.line, r.column) for r in result.first_rejections] == [(3, "meter_id")]
+    assert [d.volume_gal for d in u.repo.days.values()] == [Decimal(1)]
+
+
 def test_more_than_three_intervals_above_five_times_the_trailing_mean_is_a_slug() -> None:
     u = utility()
     baseline = ["10"] * 288  # 24 hours at 10 gal per 5 minutes

@@ -81,7 +81,10 @@ def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
 
     A line longer than ``LINE_MAX_CHARS`` is replaced by ``TOO_LONG`` (the reader rejects
     it) without ever being held whole: memory stays bounded whatever the file.
-    Lines are yielded without their newline (csv.reader ends a row at the end of a string).
+    Lines are yielded with their newline, as a file's lines are: csv.reader then reads a
+    quoted value that spans lines as CSV has it, newline included (the column's check then
+    rejects it). Without the newline it joined the lines' text, so ``"M-7<newline>X"`` was read
+    as the id ``M-7X``, another meter's, silently.
     """
     # The lines of a chunk are handed on as one list and chained in C: no Python frame is
     # resumed per line (the hot path of interval files).
@@ -110,7 +113,7 @@ def _decoded_blocks(chunks: Iterable[bytes]) -> Iterator[list[str]]:
                 parts.append(TOO_LONG)
                 skipping = True
             pending = ""
-        return parts
+        return [part + "\n" for part in parts]
 
     for chunk in chunks:
         try:
