@@ -130,7 +130,13 @@ class Utility:
         self.last_report = MemoryReport()
 
     def upload(
-        self, kind: str, text: str | bytes, *, key: str | None = None, batch_rows: int = 1000
+        self,
+        kind: str,
+        text: str | bytes,
+        *,
+        key: str | None = None,
+        batch_rows: int = 1000,
+        chunk: int = 7,  # tiny chunks by default: split anywhere
     ) -> ingest.IngestResult:
         self.uploads += 1
         data = text.encode() if isinstance(text, str) else text
@@ -138,7 +144,7 @@ class Utility:
         return ingest.take_in_file(
             UploadedFile("b", key or f"{kind}/{self.uploads}.csv", f"etag{hash(data)}", len(data)),
             kind=kind,
-            chunks=[data[i : i + 7] for i in range(0, len(data), 7)] or [b""],  # tiny chunks: split anywhere
+            chunks=[data[i : i + chunk] for i in range(0, len(data), chunk)] or [b""],
             repo=self.repo,
             report=self.last_report,
             settings=settings,

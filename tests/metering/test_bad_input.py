@@ -100,6 +100,38 @@ def test_bytes_that_are_not_utf8_stop_the_file_at_their_line_and_keep_the_lines_
 
 
 @pytest.mark.parametrize(
+    ("chunks", "lines", "bad_line"),
+    [
+        ([b"a,b\nc,d\ne\xff,f\ng,h\n"], ["a,b\n", "c,d\n"], 3),  # the whole file in one chunk
+        ([b"\xef\xbb\xbfa,b\n\xffc,d\n"], ["a,b\n"], 2),  # after a BOM
+        ([b"a,b\n", b"c,d\nx,\xe2\x82"], ["a,b\n", "c,d\n"], 3),  # cut off inside a character at the end
+    ],
+    ids=["one-chunk", "after-a-bom", "truncated-at-the-end"],
+)
+def test_bad_bytes_keep_the_lines_before_them_in_their_own_chunk(
+    chunks: list[bytes], lines: list[str], bad_line: int
+) -> None:
+    """S3 hands a file over in chunks of 1 MiB: a bad byte in the first chunk must not take the
+    lines before it along, nor be reported at line 1 (the whole chunk was once dropped)."""
+    got = csvinput.decoded_lines(chunks)
+    assert [next(got) for _ in lines] == lines
+    with pytest.raises(csvinput.FileRejected) as rejected:
+        next(got)
+    assert (rejected.value.rejection.line, rejected.value.rejection.column) == (bad_line, "(file)")
+
+
+def test_a_read_file_in_one_chunk_keeps_its_good_lines_before_a_bad_byte() -> None:
+    u = utility(2)
+    data = (READS_HEADER + f"{GR},GR-M0,2026-04-01,5,\n").encode() + f"{GR},GR-M1,2026-04-01,6\xff,\n".encode(
+        "latin-1"
+    )
+    result = u.upload("reads", data, chunk=len(data))
+    assert result.accepted == 1
+    [rejection] = result.first_rejections
+    assert (rejection.line, rejection.column) == (3, "(file)") and "UTF-8" in rejection.reason
+
+
+@pytest.mark.parametrize(
     ("data", "says"),
     [
         (b"", "empty"),

@@ -115,19 +115,24 @@ def _decoded_blocks(chunks: Iterable[bytes]) -> Iterator[list[str]]:
             pending = ""
         return [part + "\n" for part in parts]
 
+    def not_utf8(exc: UnicodeDecodeError) -> Iterator[list[str]]:
+        # the chunk's text before the bad bytes (valid UTF-8, after any BOM the decoder
+        # dropped): its whole lines stand, and the file stops at the line the bytes are on
+        if block := split(exc.object[: exc.start].decode("utf-8")):
+            yield block
+        raise FileRejected(line + 1, "(file)", f"not UTF-8 text: {exc.reason}") from None
+
     for chunk in chunks:
         try:
             text = decoder.decode(chunk)
         except UnicodeDecodeError as exc:
-            raise FileRejected(
-                line + pending.count("\n") + 1, "(file)", f"not UTF-8 text: {exc.reason}"
-            ) from None
+            yield from not_utf8(exc)
         if text and (block := split(text)):
             yield block
     try:
         last = split(decoder.decode(b"", final=True))
     except UnicodeDecodeError as exc:
-        raise FileRejected(line + 1, "(file)", f"not UTF-8 text: {exc.reason}") from None
+        yield from not_utf8(exc)
     if pending and not skipping:
         last.append(pending)
     if last:
