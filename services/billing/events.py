@@ -10,7 +10,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, model_validator
 
 from common.events import Event
 
@@ -117,6 +117,41 @@ class BillIssued(Event):
     parcel_id: str | None = None
     service_address: str | None = Field(default=None, max_length=500)
     reads: tuple[IssuedRead, ...] = Field(default=(), max_length=16)
+
+
+# The most bills one ``BillsIssued`` carries; the publisher also keeps each chunk's entry
+# under EventBridge's 256 KB (a bill's detail is about 1.2 KB, so a chunk holds about 200).
+BILLS_PER_CHUNK_MAX = 1000
+
+
+class BillsIssued(Event):
+    """A chunk of issued bills of one tenant, in the order they were written: each is the
+    ``BillIssued`` it would be alone (issue 7: bulk work goes in batches, and so do its
+    events; a 10,000-account cycle is about 60 entries, not 10,000, on the bus and on each
+    consumer's queue).
+
+    The billing table's stream publishes it (``billing.adapters.bill_outbox``): the bill
+    items of a stream batch, packed in order into entries of at most 256 KB. Consumers
+    handle each bill as they handle a ``BillIssued`` (idempotent by its own business key):
+    a chunk delivered twice, or two chunks sharing a bill after a retried batch is packed
+    anew, change nothing. Business key: the tenant and the chunk's first and last bill.
+    """
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "first_bill_id", "last_bill_id")
+
+    tenant: str
+    first_bill_id: str
+    last_bill_id: str
+    bills: tuple[BillIssued, ...] = Field(min_length=1, max_length=BILLS_PER_CHUNK_MAX)
+
+    @model_validator(mode="after")
+    def _one_tenant_first_to_last(self) -> BillsIssued:
+        if any(bill.tenant != self.tenant for bill in self.bills):
+            raise ValueError(f"every bill of a chunk is the tenant's ({self.tenant})")
+        if (self.bills[0].bill_id, self.bills[-1].bill_id) != (self.first_bill_id, self.last_bill_id):
+            raise ValueError("first_bill_id and last_bill_id name the chunk's first and last bills")
+        return self
 
 
 class AdjustedFund(BaseModel):

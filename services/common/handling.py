@@ -11,6 +11,11 @@ processor and reports partial batch failures. It sorts failures in one place:
   after the queue's ``maxReceiveCount`` it reaches the DLQ. If publishing a rejection
   fails, the record is failed too (retried), so no rejection is lost.
 
+A chunk message (billing's ``BillsIssued``) is handled member by member with
+:func:`each_member`: one member's failure never stops the others; a transient one retries the
+message (the members done are skipped by their own business keys), permanent ones are
+rejected together as one :class:`MembersRejected` naming each.
+
 Each record is processed under its correlation id (``common.observability.correlate``),
 and the counts ``MessagesRejected``, ``MessagesRetried`` and ``DeadLetters`` (a failure on
 the queue's last receive, ``MAX_RECEIVE_COUNT`` in the template) are emitted; decorate the
@@ -25,8 +30,8 @@ Handlers stay thin::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Protocol
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, ClassVar, Protocol, TypeVar
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -41,6 +46,8 @@ from common.events import Event
 from common.observability import Counts, correlate, correlation_id_of, count, current_correlation_id, logger
 
 BODY_EXCERPT_CHARS = 2_000  # keeps MessageRejected far below EventBridge's 256 KB
+
+T = TypeVar("T")
 
 
 class MessageRejected(Event):
@@ -129,6 +136,39 @@ def consume_sqs(
     return process_partial_response(
         event=dict(event), record_handler=guarded, processor=processor, context=None
     )
+
+
+class MembersRejected(PermanentError):
+    """Some members of a chunk message (a ``BillsIssued``'s bills) can never be processed;
+    every other member was. The message is acknowledged and rejected once, naming each
+    member refused and why."""
+
+
+def each_member(members: Iterable[tuple[str, Callable[[], T]]]) -> list[T]:
+    """Handle every member of a chunk message, each with its own ``(key, handle)``: one
+    member's error never keeps the others from being handled. Members are handled once each
+    by their own business key (as a lone event would be), so a redelivery only retries what
+    failed. After all: the first transient error is raised (the message is retried), else
+    the permanent errors as one :class:`MembersRejected` (recorded and acknowledged by
+    :func:`consume_sqs`)."""
+    results: list[T] = []
+    refused: list[str] = []
+    transient: Exception | None = None
+    count_ = 0
+    for key, handle in members:
+        count_ += 1
+        try:
+            results.append(handle())
+        except PermanentError as exc:
+            refused.append(f"{key}: {type(exc).__name__}: {exc}")
+        except Exception as exc:
+            logger.warning("a chunk's member failed", extra={"member": key, "error": type(exc).__name__})
+            transient = transient or exc
+    if transient is not None:
+        raise transient
+    if refused:
+        raise MembersRejected(f"{len(refused)} of {count_} members refused: " + "; ".join(refused))
+    return results
 
 
 class OutboxRejections:

@@ -115,6 +115,11 @@ def published(stack: Stack, detail_type: str) -> list[dict[str, Any]]:
     return [e["detail"] for e in stack.captured() if e["detail-type"] == detail_type]
 
 
+def issued_bills(stack: Stack) -> list[dict[str, Any]]:
+    """The bills published (each a BillIssued, packed in BillsIssued chunks), in order."""
+    return [bill for chunk in published(stack, "BillsIssued") for bill in chunk["bills"]]
+
+
 def test_accounts_file_keeps_good_lines_as_history_and_reports_bad_ones(flow: Stack) -> None:
     assert upload(flow, "accounts/2026.csv", ACCOUNTS) == {"batchItemFailures": []}
     current = of(flow, "ACCOUNTS#grafton-sewer")
@@ -165,8 +170,9 @@ def test_a_cycle_issues_one_bill_per_account_and_holds_those_missing_consumption
         ("GR-SVC", "replacement", "5.40"),
         ("GR-SVC", "om", "39.60"),
     }
-    # Each bill item is its own outbox: its stream INSERT is published as BillIssued.
-    issued = published(flow, "BillIssued")
+    # Each bill item is its own outbox: its stream INSERT is published as its BillIssued,
+    # packed with the batch's other bills of the tenant in a BillsIssued chunk.
+    issued = issued_bills(flow)
     assert sorted((b["account_id"], b["total"], b["recipient"]["name"]) for b in issued) == [
         ("GR-1", "194.50", "Ann"),
         ("GR-2", "45.00", "Bob"),
@@ -199,7 +205,7 @@ def test_a_cycle_issues_one_bill_per_account_and_holds_those_missing_consumption
     assert [i for i in flow.items("billing") if i["pk"].startswith(kept)] == [
         i for i in before if i["pk"].startswith(kept)
     ]
-    assert published(flow, "BillIssued") == []
+    assert issued_bills(flow) == []
 
 
 def test_the_bill_carries_the_register_reads_metering_determined_its_volume_from(flow: Stack) -> None:
@@ -212,7 +218,7 @@ def test_the_bill_carries_the_register_reads_metering_determined_its_volume_from
     consume(flow, "GR-1", 23000, reads_used=reads_used, meters=meters)  # 504,200 - 481,200
     consume(flow, "GR-2", 0)
     run_cycle(flow)
-    [bill] = [b for b in published(flow, "BillIssued") if b["account_id"] == "GR-1"]
+    [bill] = [b for b in issued_bills(flow) if b["account_id"] == "GR-1"]
     assert bill["reads"] == [
         {
             "meter_id": "GR-M-1",
@@ -273,7 +279,7 @@ def test_a_crash_mid_cycle_then_a_rerun_gives_one_bill_per_account(
     charges = [e for e in ledger(flow) if e.kind == "charge"]
     # 3 bills x (GR-SVC + GR-VOL) x 2 funds, each once.
     assert len(charges) == 12 and len({e.entry_id for e in charges}) == 12
-    assert len(published(flow, "BillIssued")) == 3
+    assert len(issued_bills(flow)) == 3
 
 
 def lockbox(rows: str) -> str:

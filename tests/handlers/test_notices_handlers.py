@@ -11,6 +11,7 @@ from decimal import Decimal
 from typing import Any
 
 import boto3
+import pytest
 from handler_support import (
     ACCOUNT,
     MAIL,
@@ -24,7 +25,7 @@ from handler_support import (
 from moto.ses.models import ses_backends
 from pypdf import PdfReader
 
-from billing.events import BillIssued, BillOverdue, IssuedLine, Party
+from billing.events import BillIssued, BillOverdue, BillsIssued, IssuedLine, Party
 from notices.handlers import on_notice_event
 
 NOW = datetime(2026, 10, 21, 13, 0, tzinfo=UTC)
@@ -364,3 +365,90 @@ def test_the_usage_chart_holds_each_billed_period_once(notices: Stack) -> None:
     # 19 kgal in the April quarter, 23 kgal in the July quarter, each one bar.
     assert chart.count("04/26") == 1 and chart.count("07/26") == 1
     assert "19.0" in chart and "23.0" in chart
+
+
+def test_a_chunk_of_bills_sends_each_and_retries_only_the_one_that_failed(notices: Stack) -> None:
+    """Billing publishes its bills packed (BillsIssued): each is handled as its own
+    BillIssued, and one bill's failed send neither stops the others nor sends them twice."""
+
+    mailed, emailed, also = (
+        issued(opted_in=False, account="GR-1"),
+        issued(opted_in=True, account="GR-2"),  # SES refuses until the sender is verified
+        issued(opted_in=False, account="GR-3"),
+    )
+    chunk = BillsIssued(
+        occurred_at=mailed.occurred_at,
+        tenant="grafton-sewer",
+        first_bill_id=mailed.bill_id,
+        last_bill_id=also.bill_id,
+        bills=(mailed, emailed, also),
+    )
+    body = eventbridge_body(chunk)
+
+    assert delivered(body) == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
+    states = {i["account_id"]: (i["status"], i["attempts"]) for i in log(notices)}
+    assert states == {"GR-1": ("sent", 1), "GR-2": ("failed", 1), "GR-3": ("sent", 1)}
+
+    boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress="billing@sewerbill.local")
+    assert delivered(body, receive_count=2) == {"batchItemFailures": []}
+    states = {i["account_id"]: (i["status"], i["attempts"]) for i in log(notices)}
+    assert states == {"GR-1": ("sent", 1), "GR-2": ("sent", 2), "GR-3": ("sent", 1)}
+    assert len(ses_backends[ACCOUNT][REGION].sent_messages) == 1  # the email, once
+    assert rejections(notices) == []
+
+
+def test_a_chunk_member_that_can_never_be_sent_is_rejected_and_the_rest_sent(
+    notices: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from notices.handlers import on_notice_event as handler
+    from notices.usecases import UnaddressableNotice
+
+    bills = tuple(issued(opted_in=False, account=f"GR-{n}") for n in (1, 2, 3))
+    real = handler.handle_event
+
+    def refusing(event: Any, **kwargs: Any) -> Any:
+        if event.account_id == "GR-2":
+            raise UnaddressableNotice("no address on file for account GR-2 of grafton-sewer")
+        return real(event, **kwargs)
+
+    monkeypatch.setattr(handler, "handle_event", refusing)
+    chunk = BillsIssued(
+        occurred_at=bills[0].occurred_at,
+        tenant="grafton-sewer",
+        first_bill_id=bills[0].bill_id,
+        last_bill_id=bills[-1].bill_id,
+        bills=bills,
+    )
+    body = eventbridge_body(chunk)
+
+    assert delivered(body) == {"batchItemFailures": []}
+    assert sorted((i["account_id"], i["status"]) for i in log(notices)) == [
+        ("GR-1", "sent"),
+        ("GR-3", "sent"),
+    ]
+    [rejected] = rejections(notices)
+    assert rejected["detail"]["error"] == "MembersRejected"
+    assert rejected["detail"]["reason"] == (
+        "1 of 3 members refused: B-GR-2: UnaddressableNotice: no address on file for account GR-2 of grafton-sewer"
+    )
+    assert delivered(body, receive_count=2) == {"batchItemFailures": []}  # again: nothing more
+    assert len(log(notices)) == 2 and len(rejections(notices)) == 1
+
+
+@pytest.mark.parametrize(("name", "accounts"), [("BillIssued", 1), ("BillsIssued", 2)])
+def test_billings_bill_fixtures_are_each_sent_once(notices: Stack, name: str, accounts: int) -> None:
+    """STYLE 5: what billing publishes for its bills (a chunk; a lone bill from before it),
+    as its fixture shows, run through notices' handler."""
+    from handler_support import fixture_text
+
+    boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress="billing@sewerbill.local")
+    body = fixture_text(f"{name}.json")
+    bills = json.loads(body)["detail"].get("bills") or [json.loads(body)["detail"]]
+
+    assert delivered(body) == {"batchItemFailures": []}
+    assert delivered(body, receive_count=2) == {"batchItemFailures": []}
+
+    sent = {(i["account_id"], i["status"]) for i in log(notices)}
+    assert {account for account, _ in sent} == {b["account_id"] for b in bills} and len(bills) == accounts
+    assert {status for _, status in sent} == {"sent"}
+    assert rejections(notices) == []

@@ -25,24 +25,23 @@ EXTRACT = (
 
 
 def _bill(rt: LocalRuntime, bill_id: str, *, due: str = "2026-10-21") -> None:
-    rt.put_event(
-        "sewerbill.billing",
-        "BillIssued",
-        {
-            "schema_version": 1,
-            "occurred_at": "2026-10-01T12:00:00Z",
-            "tenant": TENANT,
-            "bill_id": bill_id,
-            "account_id": "PPS-000412",
-            "parcel_id": PARCEL,
-            "bill_date": "2026-10-01",
-            "due_date": due,
-            "period_start": "2026-09-01",
-            "period_end": "2026-10-01",
-            "total": "41.24",  # 2.00 base + 6.54 x 6.00
-        },
-        bus="EventBus",
-    )
+    """A stormwater bill as billing publishes it: in a BillsIssued chunk (here of one)."""
+    bill = {
+        "schema_version": 1,
+        "occurred_at": "2026-10-01T12:00:00Z",
+        "tenant": TENANT,
+        "bill_id": bill_id,
+        "account_id": "PPS-000412",
+        "parcel_id": PARCEL,
+        "bill_date": "2026-10-01",
+        "due_date": due,
+        "period_start": "2026-09-01",
+        "period_end": "2026-10-01",
+        "total": "41.24",  # 2.00 base + 6.54 x 6.00
+    }
+    chunk = {"schema_version": 1, "occurred_at": bill["occurred_at"], "tenant": TENANT, "bills": [bill]}
+    chunk |= {"first_bill_id": bill_id, "last_bill_id": bill_id}
+    rt.put_event("sewerbill.billing", "BillsIssued", chunk, bus="EventBus")
     rt.drain()
 
 

@@ -30,6 +30,7 @@ import functools
 import hashlib
 import json
 import uuid
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -353,22 +354,40 @@ def _issued_detail(doc: dict[str, Any], notice: dict[str, Any], issued_at: str) 
     }
 
 
-def bill_issued_detail(bill: str, notice: str, issued_at: str) -> str:
+@dataclass(frozen=True)
+class IssuedDetail:
+    """A bill item's ``BillIssued`` detail, with what its chunk (``BillsIssued``) is keyed
+    and dated by."""
+
+    tenant: str
+    bill_id: str
+    occurred_at: str  # as the detail writes it
+    detail: str
+
+
+def issued_detail(bill: str, notice: str, issued_at: str) -> IssuedDetail:
     """The ``BillIssued`` detail of a bill item (its ``bill``, ``notice`` and ``issued_at``
     attributes): the very text ``bill_issued_event(...).detail_json()`` gives, written
     straight from the item's JSON (the publisher's per-bill work: no domain ``Bill`` and no
     pydantic models in between). Anything it cannot vouch for goes through the model."""
     doc, parties = json.loads(bill), json.loads(notice)
     try:
-        detail = json.dumps(
-            _issued_detail(doc, parties, issued_at), ensure_ascii=False, separators=(",", ":")
-        )
+        fields = _issued_detail(doc, parties, issued_at)
+        detail = json.dumps(fields, ensure_ascii=False, separators=(",", ":"))
+        found = IssuedDetail(fields["tenant"], fields["bill_id"], fields["occurred_at"], detail)
     except (_NotPlain, ArithmeticError, ValueError, TypeError, KeyError, AttributeError):
-        return bill_issued_event(
+        detail = bill_issued_event(
             bill_of({"bill": bill}), parties, datetime.fromisoformat(issued_at)
         ).detail_json()
+        fields = json.loads(detail)
+        return IssuedDetail(fields["tenant"], fields["bill_id"], fields["occurred_at"], detail)
     check_entry_size(source=BillIssued.SOURCE, detail_type="BillIssued", detail=detail)
-    return detail
+    return found
+
+
+def bill_issued_detail(bill: str, notice: str, issued_at: str) -> str:
+    """The ``BillIssued`` detail text of a bill item (``issued_detail``)."""
+    return issued_detail(bill, notice, issued_at).detail
 
 
 def entry_key(e: Entry) -> tuple[str, str]:

@@ -196,8 +196,9 @@ class BillingRepo(Store):
     def write_issued(
         self, bills: Sequence[Bill], notices: Sequence[dict[str, Any]], *, now: datetime, mark: bool = True
     ) -> int:
-        """One item per bill: its entries derive from it and its stream INSERT publishes
-        BillIssued, so a bill, its entries and its event are never apart (crash-safe).
+        """One item per bill: its entries derive from it and its stream INSERT publishes its
+        BillIssued (packed in a BillsIssued chunk), so a bill, its entries and its event are
+        never apart (crash-safe).
 
         ``mark=False``: the tenant is not marked pending for the assessment here; the caller
         marks it once after all its parts (``assessment_inputs_changed``), as a cycle's chunk

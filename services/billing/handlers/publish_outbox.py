@@ -1,7 +1,8 @@
 """Publishes billing's outbox to the bus. Trigger: the billing table's DynamoDB stream.
 
 Two kinds of INSERT are published: outbox items (``common.outbox``) and issued bills,
-whose item is their own outbox (one fact, one item): each becomes a ``BillIssued``.
+whose item is their own outbox (one fact, one item): a batch's bills go out packed, as
+``BillsIssued`` chunks of one tenant's bills (``billing.adapters.bill_outbox``).
 """
 
 from __future__ import annotations

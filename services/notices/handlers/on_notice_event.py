@@ -1,5 +1,7 @@
 """An event that requires a notice arrived (billing's bills and legal notices, stormwater's
-credit revocations and decision letters).
+credit revocations and decision letters). Billing's bills come in chunks (``BillsIssued``):
+each bill is handled as its own ``BillIssued``, and one bill's failure never stops the rest
+(``common.handling.each_member``).
 
 Trigger: EventBridge rule on the sewerbill bus -> SQS queue (+DLQ) -> here. A send that
 fails is retried by the queue (its receive count is the attempt) and dead-lettered after
@@ -8,34 +10,52 @@ fails is retried by the queue (its receive count is the attempt) and dead-letter
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import Any, TypeVar
 
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from common.handling import consume_sqs
+from billing.events import BillsIssued
+from common.events import Event
+from common.handling import consume_sqs, each_member
 from common.messages import MalformedMessage, parse_envelope
 from common.observability import Counts, count, logger, observed
 from notices import composition
 from notices.usecases import CONSUMED, handle_event
 
+E = TypeVar("E", bound=Event)
+
 
 def record_handler(record: SQSRecord) -> None:
     envelope = parse_envelope(record.body)
+    attempt = int(record.attributes.approximate_receive_count or 1)
+    if envelope.detail_type == BillsIssued.detail_type():
+        # A chunk of issued bills: each is handled as its own BillIssued (idempotent by it).
+        chunk = _validated(BillsIssued, envelope.detail_type, envelope.detail)
+        each_member((bill.bill_id, functools.partial(_handle, bill, attempt)) for bill in chunk.bills)
+        return
     event_type = CONSUMED.get(envelope.detail_type)
     if event_type is None:
         raise MalformedMessage(f"notices does not consume {envelope.source}/{envelope.detail_type}")
+    _handle(_validated(event_type, envelope.detail_type, envelope.detail), attempt)
+
+
+def _validated(event_type: type[E], detail_type: str, detail: Any) -> E:
     try:
-        event = event_type.model_validate(envelope.detail)
+        return event_type.model_validate(detail)
     except ValueError as exc:
-        raise MalformedMessage(f"{envelope.detail_type}: {exc}") from None
+        raise MalformedMessage(f"{detail_type}: {exc}") from None
+
+
+def _handle(event: Event, attempt: int) -> None:
     outcome = handle_event(
         event,
         contacts=composition.contacts(),
         ports=composition.ports(),
         clock=composition.clock(),
         book=composition.tariff_book(),
-        attempt=int(record.attributes.approximate_receive_count or 1),
+        attempt=attempt,
         holds=composition.bill_holds(),
     )
     count(Counts.NOTICES_SENT, outcome.sent)

@@ -1,35 +1,43 @@
 """Billing's bills and payments, kept for the reconsideration windows (PP-CWU-RECONSIDER).
 
-Trigger: sewerbill.billing BillIssued / PaymentApplied (stormwater tenant) on EventBus ->
-rule -> SQS queue -> here. A bill without a parcel is not a stormwater charge: skipped.
+Trigger: sewerbill.billing BillsIssued (a chunk of bills; a lone BillIssued too) /
+PaymentApplied (stormwater tenant) on EventBus -> rule -> SQS queue -> here. A bill without
+a parcel is not a stormwater charge: skipped.
 """
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
-from common.handling import consume_sqs
+from common.handling import consume_sqs, each_member
 from common.messages import MalformedMessage, first_error, parse_envelope
 from common.observability import logger, observed
 from stormwater import composition
-from stormwater.billing_inputs import BILLING_SOURCE, BillIssuedInput, PaymentAppliedInput
+from stormwater.billing_inputs import BILLING_SOURCE, BillIssuedInput, BillsIssuedInput, PaymentAppliedInput
+
+CONSUMED = ("BillsIssued", "BillIssued", "PaymentApplied")
 
 
 def record_handler(record: SQSRecord) -> None:
     envelope = parse_envelope(record.body)
-    if envelope.source != BILLING_SOURCE or envelope.detail_type not in ("BillIssued", "PaymentApplied"):
+    if envelope.source != BILLING_SOURCE or envelope.detail_type not in CONSUMED:
         raise MalformedMessage(f"unexpected {envelope.source}/{envelope.detail_type}")
+    service = composition.service()
     try:
-        if envelope.detail_type == "BillIssued":
-            bill = BillIssuedInput.model_validate(envelope.detail)
-            kept: int | bool = composition.service().keep_bill(bill)
+        if envelope.detail_type == "BillsIssued":
+            bills = BillsIssuedInput.model_validate(envelope.detail).bills
+            kept: int | bool = sum(
+                each_member((bill.bill_id, functools.partial(service.keep_bill, bill)) for bill in bills)
+            )
+        elif envelope.detail_type == "BillIssued":
+            kept = service.keep_bill(BillIssuedInput.model_validate(envelope.detail))
         else:
-            payment = PaymentAppliedInput.model_validate(envelope.detail)
-            kept = composition.service().keep_payment(payment)
+            kept = service.keep_payment(PaymentAppliedInput.model_validate(envelope.detail))
     except ValidationError as exc:
         raise MalformedMessage(f"{envelope.detail_type}: {first_error(exc)}") from None
     logger.info("billing event kept", extra={"detail_type": envelope.detail_type, "kept": kept})
