@@ -151,9 +151,11 @@ class Meter:
         elif service == "events" and op == "PutEvents":
             self.events_put += len(params["Entries"])
             self.entries.extend(params["Entries"])
-            for e in params["Entries"]:
-                detail = json.loads(e["Detail"])
-                self.bills_in_events += len(detail.get("bills") or ()) if e["DetailType"] == "BillsIssued" else 0
+            for e in params["Entries"]:  # bills: a BillsIssued's, or one a BillIssued
+                if e["DetailType"] == "BillsIssued":
+                    self.bills_in_events += len(json.loads(e["Detail"])["bills"])
+                elif e["DetailType"] == "BillIssued":
+                    self.bills_in_events += 1
         elif service == "sqs" and op == "SendMessageBatch":
             self.sent.extend(e["MessageBody"] for e in params["Entries"])
 
@@ -417,9 +419,7 @@ def main() -> None:
     )
     rating_s, rating_cpu, rated = rating
     floor_cpu = raw_cpu + reads_cpu + events_cpu + rating_cpu
-    print(
-        f"    (the bound: the median of 3 replays, CPU {', '.join(f'{c:.2f}' for _, c in replays)} s)"
-    )
+    print(f"    (the bound: the median of 3 replays, CPU {', '.join(f'{c:.2f}' for _, c in replays)} s)")
     print(
         f"  the cycle's floor, each part alone: its {len(meter.queries)} Queries {reads_s:.2f} s"
         f" (CPU {reads_cpu:.2f} s), its {len(meter.entries):,} events ({meter.bills_in_events:,} bills) in PutEvents"
