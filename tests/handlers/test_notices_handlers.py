@@ -452,3 +452,23 @@ def test_billings_bill_fixtures_are_each_sent_once(notices: Stack, name: str, ac
     assert {account for account, _ in sent} == {b["account_id"] for b in bills} and len(bills) == accounts
     assert {status for _, status in sent} == {"sent"}
     assert rejections(notices) == []
+
+
+def test_a_malformed_chunk_is_rejected_whole_naming_the_bill_and_field(notices: Stack) -> None:
+    bills = tuple(issued(opted_in=False, account=f"GR-{n}") for n in (1, 2))
+    chunk = BillsIssued(
+        occurred_at=bills[0].occurred_at,
+        tenant="grafton-sewer",
+        first_bill_id=bills[0].bill_id,
+        last_bill_id=bills[1].bill_id,
+        bills=bills,
+    )
+    body = json.loads(eventbridge_body(chunk))
+    del body["detail"]["bills"][1]["total"]
+
+    assert delivered(json.dumps(body)) == {"batchItemFailures": []}
+
+    [rejected] = rejections(notices)
+    assert rejected["detail"]["error"] == "MalformedMessage"
+    assert "bills.1.total" in rejected["detail"]["reason"]
+    assert log(notices) == []  # nothing of a chunk that is not billing's is sent
