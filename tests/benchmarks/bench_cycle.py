@@ -219,18 +219,22 @@ def bulk_client(rt: Any) -> Any:
     )
 
 
-def rating_alone(client: Any, table: str, requests: list[str]) -> tuple[float, float, int]:
-    """Wall and CPU seconds of the rating engine alone over the cycle's chunks: each chunk's
-    inputs read beforehand (``load_chunk``, untimed) as the cycle read them, its bills now
-    issued set aside, then ``rate_chunk`` timed (domain code: no request, no bill written);
-    and how many accounts it rated."""
+def rating_alone(client: Any, table: str, requests: list[str]) -> dict[str, tuple[float, float]]:
+    """Wall and CPU seconds of the cycle's domain and serialization work alone, with no
+    request: each chunk's inputs read beforehand (``load_chunk``, untimed) as the cycle read
+    them, its bills now issued set aside; then timed, each alone: ``rating``, the engine
+    (``rate_chunk``: domain code) over every chunk; ``items``, each rated bill's item as it is
+    written (``bill_item``: its document and recipient as JSON); ``details``, each item's
+    ``BillIssued`` detail as the publisher writes it (``issued_detail``). And ``rated``: how
+    many bills (as a pair, for the printing)."""
     from dataclasses import replace
 
+    from billing.adapters.items import bill_item, issued_detail
     from billing.adapters.repository import BillingRepo
-    from billing.domain.issuing import rate_chunk
+    from billing.domain.issuing import ChunkResult, rate_chunk
     from billing.domain.rating import RatingEngine
     from billing.domain.terms import terms_of
-    from billing.usecases import ChunkRequest, load_chunk
+    from billing.usecases import ChunkRequest, load_chunk, notice_of
     from common.tariff_files import load_tariff_book
 
     book = load_tariff_book(str(ROOT / "infra" / "tariffs"))
@@ -239,15 +243,19 @@ def rating_alone(client: Any, table: str, requests: list[str]) -> tuple[float, f
     chunks = [ChunkRequest.from_json(json.loads(body)) for body in requests]
     inputs = [replace(load_chunk(c, repo), billed=frozenset()) for c in chunks]
     terms = [terms_of(book.in_force(c.tenant, c.period_start)) for c in chunks]
-    rated = 0
-
-    def rate() -> None:
-        nonlocal rated
-        for inp, term in zip(inputs, terms, strict=True):
-            rated += len(rate_chunk(inp, engine=engine, terms=term).bills)
-
-    wall, cpu = timed(rate)
-    return wall, cpu, rated
+    results: list[ChunkResult] = []
+    rating = timed(
+        lambda: results.extend(
+            rate_chunk(inp, engine=engine, terms=term) for inp, term in zip(inputs, terms, strict=True)
+        )
+    )
+    account = {a.account_id: a for inp in inputs for a in inp.accounts}
+    bills = [b for result in results for b in result.bills]
+    at = "2026-10-01T11:00:00+00:00"
+    built: list[dict[str, Any]] = []
+    items = timed(lambda: built.extend(bill_item(b, at, notice_of(account[b.account_id])) for b in bills))
+    details = timed(lambda: [issued_detail(i["bill"], i["notice"], i["issued_at"]) for i in built])
+    return {"rating": rating, "items": items, "details": details, "rated": (float(len(bills)), 0.0)}
 
 
 def timed(work: Any) -> tuple[float, float]:
@@ -390,7 +398,7 @@ def main() -> None:
                 events.put_events(Entries=meter.entries[i : i + 10]) for i in range(0, len(meter.entries), 10)
             ]
         )
-        rating = rating_alone(bulk, table, meter.sent)
+        alone = rating_alone(bulk, table, meter.sent)
 
     lambda_calls = len(invocations)
     memory = {"BillingIssueBillsFunction": 1024}
@@ -417,15 +425,21 @@ def main() -> None:
     print(
         f"  ratio cycle / raw writes  {cycle_s / raw_s:8.2f} x  (target within 3x); in CPU time {cycle_cpu / raw_cpu:.2f} x"
     )
-    rating_s, rating_cpu, rated = rating
-    floor_cpu = raw_cpu + reads_cpu + events_cpu + rating_cpu
+    rated = int(alone["rated"][0])
+    floor_cpu = raw_cpu + reads_cpu + events_cpu + alone["rating"][1]
     print(f"    (the bound: the median of 3 replays, CPU {', '.join(f'{c:.2f}' for _, c in replays)} s)")
     print(
         f"  the cycle's floor, each part alone: its {len(meter.queries)} Queries {reads_s:.2f} s"
         f" (CPU {reads_cpu:.2f} s), its {len(meter.entries):,} events ({meter.bills_in_events:,} bills) in PutEvents"
         f" of 10 {events_s:.2f} s (CPU {events_cpu:.2f} s), the engine rating its {rated:,} accounts"
-        f" {rating_s:.2f} s (CPU {rating_cpu:.2f} s); with the writes {floor_cpu:.2f} s CPU ="
+        f" {alone['rating'][0]:.2f} s (CPU {alone['rating'][1]:.2f} s); with the writes {floor_cpu:.2f} s CPU ="
         f" {floor_cpu / raw_cpu:.2f}x the writes alone, before any bill is built, written or published"
+    )
+    serialized = alone["items"][1] + alone["details"][1]
+    print(
+        f"    and the bills' items written as JSON alone {alone['items'][0]:.2f} s (CPU {alone['items'][1]:.2f} s),"
+        f" their events' details {alone['details'][0]:.2f} s (CPU {alone['details'][1]:.2f} s): with these"
+        f" {(floor_cpu + serialized) / raw_cpu:.2f}x the writes alone, before any polling or invocation"
     )
     print(f"  Lambda invocations        {lambda_calls:8d}   ({gb_s:.1f} GB-s in-process)")
     print("  where the cycle's time went (wall s / CPU s inside each function's invocations):")
