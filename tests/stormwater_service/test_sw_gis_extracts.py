@@ -48,6 +48,26 @@ def test_a_good_csv_row_becomes_a_record_with_blank_optional_cells_as_not_given(
     assert row.line == 2  # the header is line 1
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85", "\x0c", "\x1e"])
+def test_a_unicode_line_separator_in_a_name_is_part_of_the_name_not_a_new_line(separator: str) -> None:
+    rows = _csv(
+        HEADER
+        + f"{T},P-1,Ann{separator}Lee,residential,15100,2000,,,,\r\n"
+        + f"{T},P-2,Bo,residential,15100,2000,,,,\n"
+    )
+    assert [(r.parcel_id, r.owner_name, r.line) for r in rows if isinstance(r, ParcelRecord)] == [
+        ("P-1", f"Ann{separator}Lee", 2),
+        ("P-2", "Bo", 3),
+    ]
+
+
+def test_lines_split_at_a_chunk_boundary_and_old_mac_line_ends_still_read() -> None:
+    body = HEADER + "".join(f"{T},P-{i},Owner {i},residential,15100,2000,,,,\r" for i in range(2000))
+    assert len(body) > 2 * 65536  # past the reader's 64 KiB chunks, lines ended by \r only
+    rows = _csv(body)
+    assert [(r.parcel_id, r.line) for r in rows] == [(f"P-{i}", i + 2) for i in range(2000)]
+
+
 @pytest.mark.parametrize(
     ("cells", "field", "says"),
     [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import re
 from collections.abc import Collection, Iterator
 from typing import IO, Any
 
@@ -34,6 +35,12 @@ def extract_format(key: str) -> str:
     raise ExtractRejected("(file)", f"{key!r} is neither a .csv nor a .geojson extract")
 
 
+# A line as CSV has it: ended by \r\n, \r or \n only. str.splitlines also splits at Unicode's
+# other line boundaries (U+2028, U+0085, form feed, ...), which turned an owner name holding one
+# into two rejected lines and shifted every line number after it.
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
 def _text_lines(stream: IO[bytes]) -> Iterator[str]:
     decoder = codecs.getincrementaldecoder("utf-8-sig")()
     pending = ""
@@ -44,7 +51,7 @@ def _text_lines(stream: IO[bytes]) -> Iterator[str]:
             pending += decoder.decode(chunk, final=final)
         except UnicodeDecodeError as exc:
             raise ExtractRejected("(file)", f"not UTF-8 text: {exc.reason}") from None
-        lines = pending.splitlines(keepends=True)
+        lines = _LINE.findall(pending)
         if lines and not final and not lines[-1].endswith(("\n", "\r")):
             pending = lines.pop()
         else:
