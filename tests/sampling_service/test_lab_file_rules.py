@@ -92,3 +92,17 @@ def test_a_resample_must_name_the_sample_it_repeats() -> None:
     )
     assert [(r.line, r.column) for r in parsed.rejected] == [(2, "resample_of")]
     assert parsed.rows[0].resample_of == "S1"
+
+
+def test_lines_ended_by_a_carriage_return_alone_are_read() -> None:
+    parsed = parse((HEADER + row() + row(sample="S2")).replace("\n", "\r"))
+    assert [(r.sample_id, r.line) for r in parsed.rows] == [("S1", 2), ("S2", 3)]
+    assert parsed.rejected == []
+
+
+def test_a_cell_too_large_for_csv_is_its_lines_rejection_and_the_rest_is_kept() -> None:
+    parsed = parse(HEADER + row(value="9" * 200_000) + row(sample="S2"))
+    assert [r.sample_id for r in parsed.rows] == ["S2"]
+    [rejected] = parsed.rejected
+    assert (rejected.line, rejected.column) == (2, "(line)")
+    assert rejected.reason.startswith("not valid CSV: field larger than field limit")

@@ -295,8 +295,14 @@ def parse_lab_file(
     except UnicodeDecodeError as exc:
         parsed.rejected.append(LineRejection(0, "(file)", f"not UTF-8 text: {exc.reason}"))
         return parsed
-    reader = csv.reader(io.StringIO(text))
-    header = [h.strip().lower() for h in next(reader, [])]
+    # newline="": lines end at \r\n, \r or \n, as CSV has them (a file with \r alone
+    # stopped the reader: "new-line character seen in unquoted field").
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = [h.strip().lower() for h in next(reader, [])]
+    except csv.Error as exc:
+        parsed.rejected.append(LineRejection(1, "(header)", f"not a CSV header: {exc}"))
+        return parsed
     if not header:
         parsed.rejected.append(LineRejection(1, "(header)", "the file is empty"))
         return parsed
@@ -316,7 +322,14 @@ def parse_lab_file(
 
     first_result: dict[tuple[str, str, str], LabRow] = {}
     first_sample: dict[tuple[str, str], LabRow] = {}
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # a cell over csv's 131,072 characters, and the like
+            parsed.rejected.append(LineRejection(reader.line_num, "(line)", f"not valid CSV: {exc}"))
+            continue
         line = reader.line_num
         if not row or all(not cell.strip() for cell in row):
             continue
