@@ -200,6 +200,9 @@ def parse_account_file(
     accepted: list[tuple[int, AccountRecord]] = []
     errors: list[LineError] = []
     for line, row in rows(data, required=REQUIRED, optional=OPTIONAL):
+        if isinstance(row, BadCell):  # not a row of the header's columns
+            errors.append(LineError(line, row.column, row.reason))
+            continue
         try:
             accepted.append((line, parse_account_row(row, tenants)))
         except BadCell as exc:

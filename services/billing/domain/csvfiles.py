@@ -39,14 +39,21 @@ class BadCell(ValueError):
 
 def rows(
     data: bytes, *, required: Sequence[str], optional: Sequence[str]
-) -> Iterator[tuple[int, dict[str, str]]]:
-    """(line number, {column: non-blank value}) for every data line of the file."""
+) -> Iterator[tuple[int, dict[str, str] | BadCell]]:
+    """(line number, {column: non-blank value}) for every data line of the file, or (line
+    number, what is wrong with the line) for a line that is not a row of the header's columns:
+    more cells than columns (an unquoted comma would shift every cell after it into the next
+    column) or no valid CSV (a cell over csv's 131,072 characters). A line number is the
+    file's line where the row ends (a quoted cell may span lines)."""
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise FileRejected(f"file is not UTF-8 (byte {exc.start})") from None
     reader = csv.reader(io.StringIO(text, newline=""))
-    header = next(reader, None)
+    try:
+        header = next(reader, None)
+    except csv.Error as exc:
+        raise FileRejected(f"line 1: not a CSV header: {exc}") from None
     if header is None:
         raise FileRejected("file is empty (no header row)")
     names = [h.strip() for h in header]
@@ -59,10 +66,23 @@ def rows(
     missing = [n for n in required if n not in names]
     if missing:
         raise FileRejected(f"line 1: missing required column {missing[0]!r}")
-    for number, cells in enumerate(reader, start=2):
+    while True:
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            yield reader.line_num, BadCell("(line)", f"not valid CSV: {exc}")
+            continue
         if not any(c.strip() for c in cells):
             continue
-        yield number, {n: c.strip() for n, c in zip(names, cells, strict=False) if c.strip()}
+        if len(cells) > len(names):
+            yield (
+                reader.line_num,
+                BadCell("(line)", f"{len(cells)} cells where the header has {len(names)} columns"),
+            )
+            continue
+        yield reader.line_num, {n: c.strip() for n, c in zip(names, cells, strict=False) if c.strip()}
 
 
 def key_cell(row: dict[str, str], column: str) -> str:

@@ -85,6 +85,9 @@ def parse_lockbox_file(
     errors: list[LineError] = []
     seen: dict[tuple[str, str], Payment] = {}
     for line, row in rows(data, required=REQUIRED, optional=()):
+        if isinstance(row, BadCell):  # not a row of the header's columns
+            errors.append(LineError(line, row.column, row.reason))
+            continue
         try:
             payment = parse_payment_row(row, tenants)
         except BadCell as exc:
