@@ -154,6 +154,23 @@ class BillsIssued(Event):
         return self
 
 
+def chunk_bills(detail: object) -> list[tuple[str, object]]:
+    """A ``BillsIssued`` detail's bills, each as ``(key, detail)``, for a consumer that
+    validates and handles every bill on its own, so that one malformed bill never costs the
+    others theirs: ``key`` names the bill's place and id (``bills.3 (GR-1-2026-07-01)``).
+    ValueError when the detail holds no list of bills."""
+    bills = detail.get("bills") if isinstance(detail, dict) else None
+    if not isinstance(bills, list) or not bills:
+        raise ValueError("bills: a list of at least one bill is required")
+    if len(bills) > BILLS_PER_CHUNK_MAX:
+        raise ValueError(f"bills: at most {BILLS_PER_CHUNK_MAX}, got {len(bills)}")
+    keyed = []
+    for index, bill in enumerate(bills):
+        bill_id = bill.get("bill_id") if isinstance(bill, dict) else None
+        keyed.append((f"bills.{index} ({str(bill_id)[:200]})" if bill_id else f"bills.{index}", bill))
+    return keyed
+
+
 class AdjustedFund(BaseModel):
     """The part of an adjustment booked to one fund (GR-FUNDS, SU-FUNDS; ``om`` otherwise)."""
 

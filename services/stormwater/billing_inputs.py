@@ -34,13 +34,6 @@ class BillIssuedInput(_Input):
     period_end: date | None = None
 
 
-class BillsIssuedInput(_Input):
-    """billing ``BillsIssued``: a chunk of one tenant's issued bills, each a ``BillIssued``."""
-
-    tenant: str = Field(max_length=100)
-    bills: tuple[BillIssuedInput, ...] = Field(min_length=1, max_length=1000)
-
-
 class PaymentAppliedInput(_Input):
     """billing ``PaymentApplied``: a payment applied to a bill (its date is what counts)."""
 

@@ -429,7 +429,7 @@ def test_a_chunk_member_that_can_never_be_sent_is_rejected_and_the_rest_sent(
     [rejected] = rejections(notices)
     assert rejected["detail"]["error"] == "MembersRejected"
     assert rejected["detail"]["reason"] == (
-        "1 of 3 members refused: B-GR-2: UnaddressableNotice: no address on file for account GR-2 of grafton-sewer"
+        "1 of 3 members refused: bills.1 (B-GR-2): UnaddressableNotice: no address on file for account GR-2 of grafton-sewer"
     )
     assert delivered(body, receive_count=2) == {"batchItemFailures": []}  # again: nothing more
     assert len(log(notices)) == 2 and len(rejections(notices)) == 1
@@ -454,13 +454,13 @@ def test_billings_bill_fixtures_are_each_sent_once(notices: Stack, name: str, ac
     assert rejections(notices) == []
 
 
-def test_a_malformed_chunk_is_rejected_whole_naming_the_bill_and_field(notices: Stack) -> None:
-    bills = tuple(issued(opted_in=False, account=f"GR-{n}") for n in (1, 2))
+def test_a_malformed_bill_in_a_chunk_costs_only_itself_and_is_rejected_by_name(notices: Stack) -> None:
+    bills = tuple(issued(opted_in=False, account=f"GR-{n}") for n in (1, 2, 3))
     chunk = BillsIssued(
         occurred_at=bills[0].occurred_at,
         tenant="grafton-sewer",
         first_bill_id=bills[0].bill_id,
-        last_bill_id=bills[1].bill_id,
+        last_bill_id=bills[-1].bill_id,
         bills=bills,
     )
     body = json.loads(eventbridge_body(chunk))
@@ -468,7 +468,34 @@ def test_a_malformed_chunk_is_rejected_whole_naming_the_bill_and_field(notices: 
 
     assert delivered(json.dumps(body)) == {"batchItemFailures": []}
 
+    assert sorted((i["account_id"], i["status"]) for i in log(notices)) == [
+        ("GR-1", "sent"),
+        ("GR-3", "sent"),
+    ]
+    [rejected] = rejections(notices)
+    assert rejected["detail"]["error"] == "MembersRejected"
+    reason = rejected["detail"]["reason"]
+    assert reason.startswith(
+        "1 of 3 members refused: bills.1 (B-GR-2): MalformedMessage: BillsIssued bills.1"
+    )
+    assert "total" in reason
+
+
+@pytest.mark.parametrize("bills", [None, [], "GR-1", [1] * 1001])
+def test_a_chunk_without_a_list_of_bills_is_rejected_whole(notices: Stack, bills: Any) -> None:
+    chunk = BillsIssued(
+        occurred_at=issued().occurred_at,
+        tenant="grafton-sewer",
+        first_bill_id="B-GR-1",
+        last_bill_id="B-GR-1",
+        bills=(issued(),),
+    )
+    body = json.loads(eventbridge_body(chunk))
+    body["detail"]["bills"] = bills
+
+    assert delivered(json.dumps(body)) == {"batchItemFailures": []}
+
     [rejected] = rejections(notices)
     assert rejected["detail"]["error"] == "MalformedMessage"
-    assert "bills.1.total" in rejected["detail"]["reason"]
-    assert log(notices) == []  # nothing of a chunk that is not billing's is sent
+    assert rejected["detail"]["reason"].startswith("BillsIssued: bills: ")
+    assert log(notices) == []

@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from billing.events import BillsIssued
+from billing.events import BillIssued, BillsIssued, chunk_bills
 from common.events import Event
 from common.handling import consume_sqs, each_member
 from common.messages import MalformedMessage, parse_envelope
@@ -31,9 +31,13 @@ def record_handler(record: SQSRecord) -> None:
     envelope = parse_envelope(record.body)
     attempt = int(record.attributes.approximate_receive_count or 1)
     if envelope.detail_type == BillsIssued.detail_type():
-        # A chunk of issued bills: each is handled as its own BillIssued (idempotent by it).
-        chunk = _validated(BillsIssued, envelope.detail_type, envelope.detail)
-        each_member((bill.bill_id, functools.partial(_handle, bill, attempt)) for bill in chunk.bills)
+        # A chunk of issued bills: each is validated and handled as its own BillIssued
+        # (idempotent by it), so a malformed bill costs only itself.
+        try:
+            bills = chunk_bills(envelope.detail)
+        except ValueError as exc:
+            raise MalformedMessage(f"{envelope.detail_type}: {exc}") from None
+        each_member((key, functools.partial(_handle_bill, key, bill, attempt)) for key, bill in bills)
         return
     event_type = CONSUMED.get(envelope.detail_type)
     if event_type is None:
@@ -46,6 +50,10 @@ def _validated(event_type: type[E], detail_type: str, detail: Any) -> E:
         return event_type.model_validate(detail)
     except ValueError as exc:
         raise MalformedMessage(f"{detail_type}: {exc}") from None
+
+
+def _handle_bill(key: str, detail: Any, attempt: int) -> None:
+    _handle(_validated(BillIssued, f"BillsIssued {key}", detail), attempt)
 
 
 def _handle(event: Event, attempt: int) -> None:

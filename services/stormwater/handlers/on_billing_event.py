@@ -14,11 +14,12 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from pydantic import ValidationError
 
+from billing.events import chunk_bills
 from common.handling import consume_sqs, each_member
 from common.messages import MalformedMessage, first_error, parse_envelope
 from common.observability import logger, observed
 from stormwater import composition
-from stormwater.billing_inputs import BILLING_SOURCE, BillIssuedInput, BillsIssuedInput, PaymentAppliedInput
+from stormwater.billing_inputs import BILLING_SOURCE, BillIssuedInput, PaymentAppliedInput
 
 CONSUMED = ("BillsIssued", "BillIssued", "PaymentApplied")
 
@@ -30,9 +31,13 @@ def record_handler(record: SQSRecord) -> None:
     service = composition.service()
     try:
         if envelope.detail_type == "BillsIssued":
-            bills = BillsIssuedInput.model_validate(envelope.detail).bills
+            # each bill validated and kept on its own: a malformed one costs only itself
+            try:
+                bills = chunk_bills(envelope.detail)
+            except ValueError as exc:
+                raise MalformedMessage(f"{envelope.detail_type}: {exc}") from None
             kept: int | bool = sum(
-                each_member((bill.bill_id, functools.partial(service.keep_bill, bill)) for bill in bills)
+                each_member((key, functools.partial(_keep_bill, service, key, bill)) for key, bill in bills)
             )
         elif envelope.detail_type == "BillIssued":
             kept = service.keep_bill(BillIssuedInput.model_validate(envelope.detail))
@@ -41,6 +46,15 @@ def record_handler(record: SQSRecord) -> None:
     except ValidationError as exc:
         raise MalformedMessage(f"{envelope.detail_type}: {first_error(exc)}") from None
     logger.info("billing event kept", extra={"detail_type": envelope.detail_type, "kept": kept})
+
+
+def _keep_bill(service: Any, key: str, detail: Any) -> bool:
+    try:
+        bill = BillIssuedInput.model_validate(detail)
+    except ValidationError as exc:
+        raise MalformedMessage(f"BillsIssued {key}: {first_error(exc)}") from None
+    kept: bool = service.keep_bill(bill)
+    return kept
 
 
 @observed
