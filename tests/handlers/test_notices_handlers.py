@@ -65,6 +65,17 @@ def issued(opted_in: bool = True, account: str = "GR-1") -> BillIssued:
     )
 
 
+def chunk_of(*bills: BillIssued) -> BillsIssued:
+    """The bills as billing publishes them: one BillsIssued of the tenant's bills."""
+    return BillsIssued(
+        occurred_at=bills[0].occurred_at,
+        tenant=bills[0].tenant,
+        first_bill_id=bills[0].bill_id,
+        last_bill_id=bills[-1].bill_id,
+        bills=bills,
+    )
+
+
 def overdue(account: str, unpaid: Decimal) -> BillOverdue:
     # GR-OVERDUE: issued 2026-10-01, overdue on day 20, disconnection eligible 10 days later.
     return BillOverdue(
@@ -376,13 +387,7 @@ def test_a_chunk_of_bills_sends_each_and_retries_only_the_one_that_failed(notice
         issued(opted_in=True, account="GR-2"),  # SES refuses until the sender is verified
         issued(opted_in=False, account="GR-3"),
     )
-    chunk = BillsIssued(
-        occurred_at=mailed.occurred_at,
-        tenant="grafton-sewer",
-        first_bill_id=mailed.bill_id,
-        last_bill_id=also.bill_id,
-        bills=(mailed, emailed, also),
-    )
+    chunk = chunk_of(mailed, emailed, also)
     body = eventbridge_body(chunk)
 
     assert delivered(body) == {"batchItemFailures": [{"itemIdentifier": "m0"}]}
@@ -412,13 +417,7 @@ def test_a_chunk_member_that_can_never_be_sent_is_rejected_and_the_rest_sent(
         return real(event, **kwargs)
 
     monkeypatch.setattr(handler, "handle_event", refusing)
-    chunk = BillsIssued(
-        occurred_at=bills[0].occurred_at,
-        tenant="grafton-sewer",
-        first_bill_id=bills[0].bill_id,
-        last_bill_id=bills[-1].bill_id,
-        bills=bills,
-    )
+    chunk = chunk_of(*bills)
     body = eventbridge_body(chunk)
 
     assert delivered(body) == {"batchItemFailures": []}
@@ -456,13 +455,7 @@ def test_billings_bill_fixtures_are_each_sent_once(notices: Stack, name: str, ac
 
 def test_a_malformed_bill_in_a_chunk_costs_only_itself_and_is_rejected_by_name(notices: Stack) -> None:
     bills = tuple(issued(opted_in=False, account=f"GR-{n}") for n in (1, 2, 3))
-    chunk = BillsIssued(
-        occurred_at=bills[0].occurred_at,
-        tenant="grafton-sewer",
-        first_bill_id=bills[0].bill_id,
-        last_bill_id=bills[-1].bill_id,
-        bills=bills,
-    )
+    chunk = chunk_of(*bills)
     body = json.loads(eventbridge_body(chunk))
     del body["detail"]["bills"][1]["total"]
 
@@ -483,13 +476,7 @@ def test_a_malformed_bill_in_a_chunk_costs_only_itself_and_is_rejected_by_name(n
 
 @pytest.mark.parametrize("bills", [None, [], "GR-1", [1] * 1001])
 def test_a_chunk_without_a_list_of_bills_is_rejected_whole(notices: Stack, bills: Any) -> None:
-    chunk = BillsIssued(
-        occurred_at=issued().occurred_at,
-        tenant="grafton-sewer",
-        first_bill_id="B-GR-1",
-        last_bill_id="B-GR-1",
-        bills=(issued(),),
-    )
+    chunk = chunk_of(issued())
     body = json.loads(eventbridge_body(chunk))
     body["detail"]["bills"] = bills
 

@@ -13,6 +13,7 @@ import io
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from common.csvrows import records
 from common.errors import PermanentError
 
 MAX_CELL_CHARS = 500  # well below DynamoDB's 400 KB item and EventBridge's 256 KB event
@@ -66,23 +67,19 @@ def rows(
     missing = [n for n in required if n not in names]
     if missing:
         raise FileRejected(f"line 1: missing required column {missing[0]!r}")
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            yield reader.line_num, BadCell("(line)", f"not valid CSV: {exc}")
+    for line, cells in records(reader):
+        if isinstance(cells, csv.Error):
+            yield line, BadCell("(line)", f"not valid CSV: {cells}")
             continue
         if not any(c.strip() for c in cells):
             continue
         if len(cells) > len(names):
             yield (
-                reader.line_num,
+                line,
                 BadCell("(line)", f"{len(cells)} cells where the header has {len(names)} columns"),
             )
             continue
-        yield reader.line_num, {n: c.strip() for n, c in zip(names, cells, strict=False) if c.strip()}
+        yield line, {n: c.strip() for n, c in zip(names, cells, strict=False) if c.strip()}
 
 
 def key_cell(row: dict[str, str], column: str) -> str:

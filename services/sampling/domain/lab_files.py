@@ -33,6 +33,7 @@ from datetime import date
 from decimal import Decimal
 from enum import StrEnum
 
+from common.csvrows import records
 from common.values import NotADate, NotADecimal, to_date, to_decimal
 
 
@@ -322,15 +323,10 @@ def parse_lab_file(
 
     first_result: dict[tuple[str, str, str], LabRow] = {}
     first_sample: dict[tuple[str, str], LabRow] = {}
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            break
-        except csv.Error as exc:  # a cell over csv's 131,072 characters, and the like
-            parsed.rejected.append(LineRejection(reader.line_num, "(line)", f"not valid CSV: {exc}"))
+    for line, row in records(reader):
+        if isinstance(row, csv.Error):  # a cell over csv's 131,072 characters, and the like
+            parsed.rejected.append(LineRejection(line, "(line)", f"not valid CSV: {row}"))
             continue
-        line = reader.line_num
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) != len(header):

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 import ijson
 
+from common.csvrows import records
 from stormwater.domain.gis import (
     ExtractRejected,
     ParcelRecord,
@@ -77,24 +78,20 @@ def read_csv(stream: IO[bytes], *, tenants: Collection[str]) -> Iterator[ParcelR
     missing = [c for c in ("tenant", "parcel_id") if c not in columns]
     if missing:
         raise ExtractRejected("header", f"missing required column(s) {', '.join(missing)}")
-    while True:
-        try:
-            cells = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            yield Rejection(line=reader.line_num, field="(line)", reason=f"not valid CSV: {exc}")
+    for line, cells in records(reader):
+        if isinstance(cells, csv.Error):
+            yield Rejection(line=line, field="(line)", reason=f"not valid CSV: {cells}")
             continue
         if not any(c.strip() for c in cells):
             continue  # a blank line
         if len(cells) != len(columns):
             yield Rejection(
-                line=reader.line_num,
+                line=line,
                 field="(line)",
                 reason=f"{len(cells)} cells where the header has {len(columns)} columns",
             )
             continue
-        yield check_row(dict(zip(columns, cells, strict=True)), reader.line_num, tenants=tenants)
+        yield check_row(dict(zip(columns, cells, strict=True)), line, tenants=tenants)
 
 
 def read_geojson(stream: IO[bytes], *, tenants: Collection[str]) -> Iterator[ParcelRecord | Rejection]:
