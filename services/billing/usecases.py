@@ -844,6 +844,8 @@ def post_api_payment(
 ) -> dict[str, Any]:
     """A payment from the HTTP API, idempotent by the client's key: the first result is
     stored and replayed; the same key with another body is refused (PaymentConflict).
+    ``given_paid_on``: whether the body named the date; a body without one is the same body
+    on any day (a retry after midnight replays the payment, dated as it first was).
 
     The reference item, the ledger entry and the PaymentApplied event are one transaction
     (two facts that must change together); this is one payment, not a hot path.
@@ -854,7 +856,12 @@ def post_api_payment(
 
     reference = f"API-{key}"
     request = json.dumps(
-        {"tenant": tenant, "account_id": account_id, "amount": str(amount), "paid_on": paid_on.isoformat()},
+        {
+            "tenant": tenant,
+            "account_id": account_id,
+            "amount": str(amount),
+            "paid_on": paid_on.isoformat() if given_paid_on else None,
+        },
         sort_keys=True,
     )
     known = bool(repo.existing_accounts(tenant, [account_id]))
@@ -906,10 +913,13 @@ def post_api_payment(
         stored = repo.get(f"PAYMENT#{tenant}", reference) or {}
         if stored.get("request") != request:
             raise PaymentConflict(f"{key!r} was used for another payment ({stored.get('request')})") from None
+        first_paid_on = date.fromisoformat(stored.get("paid_on") or paid_on.isoformat())
         if book is not None and known:  # a retry after a crash before the reversal: idempotent
-            correct_for_backdated([entry], repo=repo, book=book, now=now)
+            first = replace(entry, posted_on=first_paid_on)  # as the payment was first dated
+            correct_for_backdated([first], repo=repo, book=book, now=now)
             withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
-        return {**result, "suspense": bool(stored.get("suspense")), "replayed": True}
+        replayed = {"paid_on": first_paid_on.isoformat(), "suspense": bool(stored.get("suspense"))}
+        return {**result, **replayed, "replayed": True}
     repo.assessment_inputs_changed([f"LEDGER#{tenant}"])
     if book is not None and known:
         correct_for_backdated([entry], repo=repo, book=book, now=now)

@@ -256,6 +256,71 @@ def test_a_backdated_partial_api_payment_leaves_the_late_charge_of_the_unpaid_re
     assert "reduced to 1.34" in memo["derivation"]
 
 
+CUSTOMER = {"sub": "ann", "role": "customer", "tenants": "[grafton-sewer]", "accounts": "[GR-1]"}
+
+
+def pay(body: dict[str, Any], key: str, claims: dict[str, str] = STAFF) -> tuple[int, Any]:
+    event = authorized_http_event(
+        "POST", "/payments", claims, body=json.dumps(body), headers={"idempotency-key": key}
+    )
+    response = api.lambda_handler(event, lambda_context())
+    return response["statusCode"], json.loads(response["body"])
+
+
+def test_a_customer_cannot_date_a_payment_before_its_late_charge_to_reverse_it(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    """X-DUE counts a payment on its paid_on date, and one dated before a late charge reverses
+    it: only staff may date a payment earlier (a check received by mail)."""
+    assess("2026-10-22T12:00:00Z")  # GR-1's 194.50 unpaid on day 21: 5.84 late charge
+    set_day(at, "2026-11-02")
+    body = {"tenant": "grafton-sewer", "account_id": "GR-1", "amount": "194.50", "paid_on": "2026-10-19"}
+
+    status, error = pay(body, "portal-0001", CUSTOMER)
+
+    assert status == 400
+    assert error["error"]["message"] == (
+        "paid_on: a customer's payment is dated the day it is made (2026-11-02); only staff date one earlier"
+    )
+    assert [e for e in of(billed, "LEDGER#") if e["kind"] in ("payment", "adjustment")] == []
+    # dated today (given or not), the customer's payment posts, and the late charge stands
+    assert pay({**body, "paid_on": "2026-11-02"}, "portal-0002", CUSTOMER)[0] == 200
+    del body["paid_on"]
+    status, paid = pay({**body, "amount": "5.84"}, "portal-0003", CUSTOMER)
+    assert (status, paid["paid_on"]) == (200, "2026-11-02")
+    assert [e for e in of(billed, "LEDGER#") if e["kind"] == "adjustment"] == []
+    _, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
+    assert Decimal(ledger["balance"]) == Decimal("0.00")  # 194.50 + 5.84 - 194.50 - 5.84
+
+
+def test_no_payment_is_dated_after_today(billed: Stack, at: clock.FixedClock) -> None:
+    set_day(at, "2026-11-02")
+    body = {"tenant": "grafton-sewer", "account_id": "GR-1", "amount": "10.00", "paid_on": "2026-11-03"}
+    for claims in (STAFF, CUSTOMER):
+        status, error = pay(body, f"ahead-{claims['sub']}", claims)
+        assert (
+            status == 400 and error["error"]["message"] == "paid_on: 2026-11-03 is after today (2026-11-02)"
+        )
+    assert [e for e in of(billed, "LEDGER#") if e["kind"] == "payment"] == []
+
+
+def test_a_payment_retried_after_midnight_without_a_date_replays_as_first_dated(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    set_day(at, "2026-11-02")
+    body = {"tenant": "grafton-sewer", "account_id": "GR-1", "amount": "20.00"}
+    status, first = pay(body, "portal-0100", CUSTOMER)
+    assert (status, first["replayed"], first["paid_on"]) == (200, False, "2026-11-02")
+    set_day(at, "2026-11-03")  # the client's retry after midnight: the same body, the same key
+
+    status, replay = pay(body, "portal-0100", CUSTOMER)
+
+    assert (status, replay["replayed"], replay["paid_on"]) == (200, True, "2026-11-02")
+    assert [(e["amount"], e["posted_on"]) for e in of(billed, "LEDGER#") if e["kind"] == "payment"] == [
+        ("-20.00", "2026-11-02")
+    ]
+
+
 def adjusted(stack: Stack) -> list[dict[str, Any]]:
     return [json.loads(o["detail"]) for o in stack.outbox("billing") if o["detail_type"] == "BillAdjusted"]
 

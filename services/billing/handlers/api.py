@@ -695,7 +695,14 @@ class PaymentIn(BaseModel):
         max_length=10,
         examples=["68.00"],
     )
-    paid_on: date | None = None
+    paid_on: date | None = Field(
+        default=None,
+        description=(
+            "The day the payment was received (the utility's date; omitted: today). Never after"
+            " today; only staff give an earlier day (X-DUE: a payment counts on this date, and"
+            " one dated before a late charge reverses it), a customer's is dated the day it is made."
+        ),
+    )
 
 
 class PaymentOut(BaseModel):
@@ -721,17 +728,30 @@ def post_payment(
     ],
 ) -> PaymentOut:
     _known_tenant(payment.tenant)
-    _require(payment.tenant, roles=("staff", "customer"), account_id=payment.account_id)
+    caller = _require(payment.tenant, roles=("staff", "customer"), account_id=payment.account_id)
     now = RuntimeClock().now()
+    today = usecases.local_today(now)
+    # X-DUE: a payment counts on its paid_on date for every cut-off, and one dated before a
+    # late charge or penalty reverses it. So only staff may date a payment earlier (a check
+    # received by mail); a customer's is dated the day it is made, and none is dated ahead.
+    if payment.paid_on is not None and payment.paid_on > today:
+        raise ApiError(400, "invalid_request", f"paid_on: {payment.paid_on} is after today ({today})")
+    if payment.paid_on not in (None, today) and caller.role != "staff":
+        raise ApiError(
+            400,
+            "invalid_request",
+            f"paid_on: a customer's payment is dated the day it is made ({today}); only staff date one earlier",
+        )
     try:
         result = usecases.post_api_payment(
             payment.tenant,
             payment.account_id,
             Decimal(payment.amount),
-            payment.paid_on or usecases.local_today(now),
+            payment.paid_on or today,
             idempotency_key,
             repo=composition.repo(),
             now=now,
+            given_paid_on=payment.paid_on is not None,
             book=composition.tariff_book(),
         )
     except usecases.PaymentConflict as exc:
