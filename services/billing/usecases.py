@@ -493,7 +493,7 @@ def take_in_lockbox_file(
 ) -> FileResult:
     """A lockbox file (CONTRACTS.md ``payments/``): each payment counts from its ``paid_on``
     date, however late the file is posted (see :func:`post_payments`)."""
-    accepted, errors = parse_lockbox_file(data, tenants)
+    accepted, errors = parse_lockbox_file(data, tenants, local_today(now))
     posted, suspense, conflicts = post_payments([p for _, p in accepted], repo=repo, now=now, book=book)
     lines = {p.reference: line for line, p in accepted}
     for c in conflicts:

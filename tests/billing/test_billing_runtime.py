@@ -91,6 +91,7 @@ def test_the_billing_year_on_the_local_runtime(rt: LocalRuntime) -> None:
 
     # GR-2's 45.00 is part paid on day 19 (Thursday 2028-01-20): 5.00 left -> the 0.50 minimum.
     lockbox = "tenant,account_id,reference,paid_on,amount\ngrafton-sewer,GR-2,LBX-1,2028-01-20,40.00\n"
+    rt.clock.advance(to=datetime(2028, 1, 20, 18, tzinfo=UTC))  # the bank's file comes in that day
     rt.upload("UploadsBucket", "payments/2028-01-20.csv", lockbox)
     rt.upload("UploadsBucket", "payments/2028-01-20-again.csv", lockbox)  # posted twice: posts once
     rt.clock.advance(to=datetime(2028, 1, 21, 14, tzinfo=UTC))  # day 20: nothing yet

@@ -59,3 +59,18 @@ def test_a_lockbox_line_with_an_extra_cell_is_rejected_and_a_short_one_reports_i
     accepted, errors = parse_lockbox_file(lockbox.encode(), TENANTS)
     assert [p.reference for _, p in accepted] == ["LB-1"]
     assert [(e.line, e.column) for e in errors] == [(3, "(line)"), (4, "amount")]
+
+
+def test_a_lockbox_line_dated_after_today_is_refused_and_today_is_taken() -> None:
+    from datetime import date
+
+    lockbox = (
+        "tenant,account_id,reference,paid_on,amount\n"
+        "grafton-sewer,GR-1,LB-1,2026-11-02,10.00\n"
+        "grafton-sewer,GR-1,LB-2,2026-11-03,10.00\n"
+    )
+    accepted, errors = parse_lockbox_file(lockbox.encode(), TENANTS, date(2026, 11, 2))
+    assert [p.reference for _, p in accepted] == ["LB-1"]
+    assert [(e.line, e.column, e.reason) for e in errors] == [
+        (3, "paid_on", "2026-11-03 is after the day the file is taken in (2026-11-02)")
+    ]

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from handler_support import Stack, authorized_http_event, lambda_context
+from handler_support import UPLOADS, Stack, authorized_http_event, lambda_context
 from test_billing_flow import ACCOUNTS, assess, consume, flow, of, run_cycle, upload  # noqa: F401
 
 from billing import usecases
@@ -318,6 +318,33 @@ def test_a_payment_retried_after_midnight_without_a_date_replays_as_first_dated(
     assert (status, replay["replayed"], replay["paid_on"]) == (200, True, "2026-11-02")
     assert [(e["amount"], e["posted_on"]) for e in of(billed, "LEDGER#") if e["kind"] == "payment"] == [
         ("-20.00", "2026-11-02")
+    ]
+
+
+def test_a_lockbox_line_dated_after_the_day_its_file_comes_in_is_refused(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    """A bank's file lists payments already received: a later date is a typo that would delay
+    the payment's effect until then (X-DUE). The line is refused by name; the rest posts."""
+    set_day(at, "2026-11-02")
+    rows = lockbox("grafton-sewer,GR-1,LB-90,2026-11-02,10.00\ngrafton-sewer,GR-1,LB-91,2062-11-02,20.00\n")
+
+    upload(billed, "payments/2026-11-02.csv", rows)
+
+    assert [(e["reference"], e["amount"]) for e in of(billed, "LEDGER#") if e["kind"] == "payment"] == [
+        ("LB-90", "-10.00")
+    ]
+    # the clerk's report beside the file: the line, its column and why
+    listed = billed.s3.list_objects_v2(Bucket=UPLOADS, Prefix="reports/billing/payments/2026-11-02.csv/")
+    [key] = [o["Key"] for o in listed.get("Contents", [])]
+    assert key.endswith("-rejections.jsonl")
+    rows = billed.s3.get_object(Bucket=UPLOADS, Key=key)["Body"].read().decode().splitlines()
+    assert [json.loads(r) for r in rows] == [
+        {
+            "line": 3,
+            "column": "paid_on",
+            "reason": "2062-11-02 is after the day the file is taken in (2026-11-02)",
+        }
     ]
 
 

@@ -76,10 +76,11 @@ def after_cycle(rt: Any, bucket: str, say: Callable[[str], None]) -> bool:
             else "(no bill yet: the whole payment stands as a credit balance on the account) ..."
         )
     )
+    paid_on = rt.clock.now.date().isoformat()  # the bank's file lists payments already received
     rt.upload(
         bucket,
         "payments/demo.csv",
-        "tenant,account_id,reference,paid_on,amount\npleasant-prairie-sewer,PP-0001,DEMO-1,2025-02-10,68.00\n",
+        f"tenant,account_id,reference,paid_on,amount\npleasant-prairie-sewer,PP-0001,DEMO-1,{paid_on},68.00\n",
     )
     balance = _get(rt, "/staff/pleasant-prairie-sewer/accounts/PP-0001/ledger", "pleasant-prairie-sewer")[
         "balance"

@@ -60,7 +60,9 @@ def parse_amount(value: str, column: str = "amount") -> Decimal:
     return amount.quantize(CENT)
 
 
-def parse_payment_row(row: Mapping[str, str], tenants: Collection[str]) -> Payment:
+def parse_payment_row(row: Mapping[str, str], tenants: Collection[str], today: date | None = None) -> Payment:
+    """``today``: the utility's date the file is taken in; a payment dated after it (a bank
+    lists payments already received) is refused: it would count only from that date (X-DUE)."""
     cells = dict(row)
     tenant = key_cell(cells, "tenant")
     if tenant not in tenants:
@@ -69,6 +71,8 @@ def parse_payment_row(row: Mapping[str, str], tenants: Collection[str]) -> Payme
         paid_on = to_date(cells.get("paid_on", ""))
     except BadValue as exc:
         raise BadCell("paid_on", str(exc)) from None
+    if today is not None and paid_on > today:
+        raise BadCell("paid_on", f"{paid_on} is after the day the file is taken in ({today})")
     return Payment(
         tenant=tenant,
         account_id=key_cell(cells, "account_id"),
@@ -79,7 +83,7 @@ def parse_payment_row(row: Mapping[str, str], tenants: Collection[str]) -> Payme
 
 
 def parse_lockbox_file(
-    data: bytes, tenants: Collection[str]
+    data: bytes, tenants: Collection[str], today: date | None = None
 ) -> tuple[list[tuple[int, Payment]], list[LineError]]:
     accepted: list[tuple[int, Payment]] = []
     errors: list[LineError] = []
@@ -89,7 +93,7 @@ def parse_lockbox_file(
             errors.append(LineError(line, row.column, row.reason))
             continue
         try:
-            payment = parse_payment_row(row, tenants)
+            payment = parse_payment_row(row, tenants, today)
         except BadCell as exc:
             errors.append(LineError(line, exc.column, exc.reason))
             continue

@@ -19,6 +19,7 @@ from common.clock import RuntimeClock
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_object_created
 from common.observability import observed
+from common.reports import write_report
 from common.tariffs import TENANTS
 
 logger = Logger()
@@ -40,6 +41,20 @@ def record_handler(record: SQSRecord) -> None:
         )
     else:
         raise MalformedMessage(f"no billing import under {upload.key!r}")
+    # Every rejected line, with its number, column and reason, in a report beside the file
+    # (reports/billing/<key>/<etag>-rejections.jsonl): the clerk's list of what to fix.
+    report = (
+        write_report(
+            composition.s3(),
+            bucket=upload.bucket,
+            service="billing",
+            parts=(upload.key[:800], f"{upload.etag[-16:]}-rejections"),
+            rows=({"line": r.line, "column": r.column, "reason": r.reason} for r in result.rejected),
+            count_by="column",
+        )
+        if result.rejected
+        else None
+    )
     logger.info(
         "file taken in",
         extra={
@@ -48,6 +63,7 @@ def record_handler(record: SQSRecord) -> None:
             "unchanged": result.unchanged,
             "suspense": result.suspense,
             "rejected": [f"line {r.line}, {r.column}: {r.reason}" for r in result.rejected[:100]],
+            "report_key": report.key if report else None,
         },
     )
 
