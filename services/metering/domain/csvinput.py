@@ -23,6 +23,7 @@ from decimal import Decimal
 from itertools import chain
 from typing import Any
 
+from common import csvrows
 from common.errors import PermanentError
 from metering.events import ID_MAX, LineRejection
 
@@ -174,21 +175,16 @@ def opened(chunks: Iterable[bytes], header: Header) -> tuple[dict[str, int], Any
 
 
 def _records(reader: Any, width: int) -> Iterator[Record | LineRejection]:
-    # One `for` over the reader per stretch of good CSV (no try and next() per row, the hot
-    # path of interval files); a csv.Error ends the stretch and the loop goes on after it.
-    while True:
-        try:
-            for cells in reader:
-                if len(cells) == width and not cells[-1].endswith(TOO_LONG):
-                    yield reader.line_num, cells
-                elif rejection := bad_row(cells, width, reader.line_num):
-                    yield rejection
-            return
-        except csv.Error as exc:
-            yield LineRejection(line=reader.line_num, column="(row)", reason=f"not CSV: {str(exc)[:200]}")
-        except FileRejected as exc:  # bad bytes part-way: the lines before it stand, the rest cannot be read
-            yield exc.rejection
-            return
+    try:
+        for line, cells in csvrows.records(reader):
+            if isinstance(cells, csv.Error):
+                yield LineRejection(line=line, column="(row)", reason=f"not CSV: {str(cells)[:200]}")
+            elif len(cells) == width and not cells[-1].endswith(TOO_LONG):
+                yield line, cells
+            elif rejection := bad_row(cells, width, line):
+                yield rejection
+    except FileRejected as exc:  # bad bytes part-way: the lines before it stand, the rest cannot be read
+        yield exc.rejection
 
 
 def bad_row(cells: list[str], width: int, line: int) -> LineRejection | None:
