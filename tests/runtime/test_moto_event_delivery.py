@@ -316,3 +316,48 @@ def test_a_rule_s_delivery_gets_its_account_back_without_being_parsed_again(emul
         assert json.loads(record["body"])["account"] == (
             "999" if message["Body"] == own[1] else "123456789012"
         )
+
+
+def test_a_batch_of_several_receives_knows_every_rule_delivery(emulator: Emulator) -> None:
+    """A mapping's batch over 10 messages takes several receives; each names only its own
+    rule deliveries (`DirectSqs.default_events`), and the poller keeps them all for the batch,
+    so none of the 25 is parsed again to find its top level."""
+    from sewerbill.local import sources
+    from sewerbill.local.sources import SqsPoller, fill_eventbridge_account
+    from sewerbill.local.stack import QueueSource
+
+    events, sqs = emulator.client("events"), emulator.client("sqs")
+    url = sqs.create_queue(QueueName="batch-of-25")["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.create_event_bus(Name="batch-of-25")
+    events.put_rule(Name="batch-of-25", EventBusName="batch-of-25", EventPattern='{"source": ["s"]}')
+    events.put_targets(Rule="batch-of-25", EventBusName="batch-of-25", Targets=[{"Id": "q", "Arn": arn}])
+    for start in range(0, 25, 10):
+        events.put_events(
+            Entries=[
+                {
+                    "EventBusName": "batch-of-25",
+                    "Source": "s",
+                    "DetailType": "T",
+                    "Detail": json.dumps({"n": n}),
+                }
+                for n in range(start, min(start + 10, 25))
+            ]
+        )
+    direct = motoshim.DirectSqs(sqs, "123456789012", emulator.region)
+    poller = SqsPoller(
+        QueueSource("F", url, arn, batch_size=25), direct, None, emulator.region, "123456789012"
+    )  # type: ignore[arg-type]
+
+    messages = poller._receive()
+
+    assert len(messages) == 25 and len(direct.default_events) == 5  # the last receive's own
+    parsed = sources.json.loads
+    try:
+        sources.json.loads = lambda *a, **k: pytest.fail("a rule's delivery parsed again")  # type: ignore[assignment]
+        records = [poller.record(m) for m in messages]
+    finally:
+        sources.json.loads = parsed  # type: ignore[assignment]
+    assert [r["body"] for r in records] == [
+        fill_eventbridge_account(m["Body"], "123456789012") for m in messages
+    ]

@@ -2218,8 +2218,6 @@ def _stream_record_init(
     (`_stream_record_json`). The images are moto's `Item.to_json()`, copies (`to_regular_json`
     deep-copies maps and lists; strings, numbers and bytes are immutable), so a later write to
     the item cannot change what the dump measures."""
-    table_module = moto_table_module
-
     # a plain put's new item: its image is made from the put's own values when first read
     fresh = new.__dict__.pop("_stream_values", None) if new is not None else None
     # only the images the stream's view type keeps (moto makes both, then drops what it does
@@ -2231,14 +2229,14 @@ def _stream_record_init(
     if table.range_key_attr is not None and rec is not None:
         keys[table.range_key_attr] = rec.range_key.to_json()
     self.record = {
-        "eventID": _uuid4_hex(table_module.mock_random),
+        "eventID": _uuid4_hex(moto_table_module.mock_random),
         "eventName": event_name,
         "eventSource": "aws:dynamodb",
         "eventVersion": "1.0",
         "awsRegion": "us-east-1",
         "dynamodb": {
             "StreamViewType": stream_type,
-            "ApproximateCreationDateTime": _utcnow_of(table_module),
+            "ApproximateCreationDateTime": _utcnow_of(moto_table_module),
             "SequenceNumber": str(seq),
             "SizeBytes": 1,  # moto's placeholder, part of what it measures
             "Keys": keys,

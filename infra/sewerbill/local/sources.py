@@ -103,10 +103,12 @@ class SqsPoller:
         self.more = False  # poll again: a full batch was taken or some failed
         self.key = ("sqs", source.queue_arn)  # what the emulator's activity reports name
         self._tests = [compiled(f) for f in source.filters]  # made once, asked of every message
+        self._default_events: set[str] = set()  # this batch's deliveries lacking `account`
 
     def _receive(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []
         self.more = False
+        self._default_events = set()
         while len(messages) < self.source.batch_size:
             asked = min(10, self.source.batch_size - len(messages))
             got = self.sqs.receive_message(
@@ -117,6 +119,9 @@ class SqsPoller:
                 WaitTimeSeconds=0,
             ).get("Messages", [])
             messages.extend(got)
+            # what `DirectSqs` says of this receive's messages (motoshim change 21), kept for
+            # every receive of the batch (each receive names only its own)
+            self._default_events |= getattr(self.sqs, "default_events", set())
             if len(got) < asked:  # the queue has no more visible messages just now
                 return messages
         self.more = True  # a full batch: there may be more
@@ -125,7 +130,7 @@ class SqsPoller:
     def record(self, message: dict[str, Any]) -> dict[str, Any]:
         body, md5 = message["Body"], message.get("MD5OfBody", "")
         if self.account is not None:
-            known = message["MessageId"] in getattr(self.sqs, "default_events", ())
+            known = message["MessageId"] in self._default_events
             fixed = fill_eventbridge_account(body, self.account, known)
             if fixed is not body:
                 body, md5 = fixed, hashlib.md5(fixed.encode()).hexdigest()  # noqa: S324 - SQS's checksum
