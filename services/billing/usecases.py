@@ -913,7 +913,7 @@ def post_api_payment(
         stored = repo.get(f"PAYMENT#{tenant}", reference) or {}
         if stored.get("request") != request:
             raise PaymentConflict(f"{key!r} was used for another payment ({stored.get('request')})") from None
-        first_paid_on = date.fromisoformat(stored.get("paid_on") or paid_on.isoformat())
+        first_paid_on = date.fromisoformat(stored["paid_on"]) if stored.get("paid_on") else paid_on
         if book is not None and known:  # a retry after a crash before the reversal: idempotent
             first = replace(entry, posted_on=first_paid_on)  # as the payment was first dated
             correct_for_backdated([first], repo=repo, book=book, now=now)
