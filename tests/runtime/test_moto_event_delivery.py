@@ -277,6 +277,18 @@ def test_an_id_from_moto_s_random_source_is_the_text_of_its_uuid4() -> None:
     assert len(set(made)) == 2000
 
 
+def _rule_to_queue(emulator: Emulator, name: str) -> tuple[Any, Any, str, str]:
+    """A bus, a queue and a rule between them (source "s"), all called ``name``: the events
+    and SQS clients, the queue's URL and ARN."""
+    events, sqs = emulator.client("events"), emulator.client("sqs")
+    url = sqs.create_queue(QueueName=name)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    events.create_event_bus(Name=name)
+    events.put_rule(Name=name, EventBusName=name, EventPattern='{"source": ["s"]}')
+    events.put_targets(Rule=name, EventBusName=name, Targets=[{"Id": "q", "Arn": arn}])
+    return events, sqs, url, arn
+
+
 def test_a_rule_s_delivery_gets_its_account_back_without_being_parsed_again(emulator: Emulator) -> None:
     """motoshim change 21: a body `_deliver` put into a queue is the default template's event
     (no `account` at its top level), and `DirectSqs` names those messages, so the poller puts
@@ -285,12 +297,7 @@ def test_a_rule_s_delivery_gets_its_account_back_without_being_parsed_again(emul
     from sewerbill.local.sources import SqsPoller, fill_eventbridge_account
     from sewerbill.local.stack import QueueSource
 
-    events, sqs = emulator.client("events"), emulator.client("sqs")
-    url = sqs.create_queue(QueueName="account-back")["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    events.create_event_bus(Name="account-back")
-    events.put_rule(Name="account-back", EventBusName="account-back", EventPattern='{"source": ["s"]}')
-    events.put_targets(Rule="account-back", EventBusName="account-back", Targets=[{"Id": "q", "Arn": arn}])
+    events, sqs, url, arn = _rule_to_queue(emulator, "account-back")
     details = [{"n": 1}, {"account": "inner", "\u00e9": ["x"]}]
     events.put_events(
         Entries=[
@@ -326,12 +333,7 @@ def test_a_batch_of_several_receives_knows_every_rule_delivery(emulator: Emulato
     from sewerbill.local.sources import SqsPoller, fill_eventbridge_account
     from sewerbill.local.stack import QueueSource
 
-    events, sqs = emulator.client("events"), emulator.client("sqs")
-    url = sqs.create_queue(QueueName="batch-of-25")["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    events.create_event_bus(Name="batch-of-25")
-    events.put_rule(Name="batch-of-25", EventBusName="batch-of-25", EventPattern='{"source": ["s"]}')
-    events.put_targets(Rule="batch-of-25", EventBusName="batch-of-25", Targets=[{"Id": "q", "Arn": arn}])
+    events, sqs, url, arn = _rule_to_queue(emulator, "batch-of-25")
     for start in range(0, 25, 10):
         events.put_events(
             Entries=[
