@@ -15,6 +15,7 @@ from typing import Any
 from billing.adapters.repository import BillingRepo
 from billing.domain.bills import Bill
 from billing.domain.ledger import ZERO, Entry, allocate, balance, unpaid_of
+from common import csvsafe
 from common.money import fmt
 
 
@@ -217,7 +218,7 @@ def to_csv(rows: Sequence[dict[str, Any]]) -> str:
     out = io.StringIO()
     writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
     writer.writeheader()
-    writer.writerows(rows)
+    writer.writerows(csvsafe.records(rows))  # cells no spreadsheet runs
     return out.getvalue()
 
 

@@ -2,21 +2,37 @@
 
 Errors are JSON ``{"error": {"code": "...", "message": "..."}}``; the caller's faults are
 4xx (a bad parameter is 400 and names it), never 5xx.
+
+A JSON request body is bounded before it is parsed (:func:`bounded_json_body`): over
+Lambda's 6 MB payload it is 413, nested deeper than ``MAX_JSON_DEPTH`` it is 400. Python's
+parser recurses once per level, so a body of a few KB nested 1,000 deep would otherwise
+end in a ``RecursionError`` and a 500.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
+from itertools import accumulate
 from typing import Any
 
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
-from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from aws_lambda_powertools.event_handler.openapi.exceptions import (
+    RequestUnsupportedContentType,
+    RequestValidationError,
+)
 from pydantic import BaseModel, WithJsonSchema
 
 from common.ids import KeyPartError
 
 SUCCESS_DESCRIPTION = "Successful response"
+
+# Lambda's synchronous invocation payload is 6 MB (API Gateway's own 10 MB is the gateway's).
+MAX_BODY_BYTES = 6 * 1024 * 1024
+# No request of the API nests more than a few levels; 32 leaves room and keeps the parser
+# far from Python's recursion limit.
+MAX_JSON_DEPTH = 32
 
 
 class ErrorDetail(BaseModel):
@@ -64,6 +80,49 @@ def error_responses(*statuses: int) -> dict[int, Any]:
     return documented
 
 
+# A JSON string, or an unclosed one running to the end: every quote outside a string starts a
+# match that succeeds, so the scan is one pass however the quotes and backslashes fall.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\\?\Z)', re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_DEPTH_STEP = [0] * 256
+for _open in b"[{":
+    _DEPTH_STEP[_open] = 1
+for _close in b"]}":
+    _DEPTH_STEP[_close] = -1
+
+
+def json_depth_over(text: str, limit: int) -> bool:
+    """Whether the JSON ``text`` nests arrays and objects deeper than ``limit``.
+
+    The brackets outside strings, counted without recursion: strings are dropped, the
+    brackets kept, and the running depth's maximum taken, each step in C rather than a
+    Python loop per character. It needs no valid JSON: the parser stops at the
+    first error, so only the part it would read must be counted right, and there the
+    strings are the parser's. A text with no more than ``limit`` opening brackets in all,
+    the usual case, is not scanned.
+    """
+    if text.count("[") + text.count("{") <= limit:
+        return False
+    brackets = _JSON_STRING.sub("", text).encode("utf-8").translate(None, _NOT_BRACKETS)
+    return max(accumulate(map(_DEPTH_STEP.__getitem__, brackets)), default=0) > limit
+
+
+def bounded_json_body(text: str) -> Any:
+    """A request body's JSON, refused with an :class:`ApiError` before it is parsed when it
+    is larger than Lambda takes (413) or nested deeper than ``MAX_JSON_DEPTH`` (400).
+
+    The resolvers' ``json_body`` deserializer, set by :func:`install_error_handlers`, so it
+    runs wherever Powertools reads a body (request validation first of all).
+    """
+    if len(text) > MAX_BODY_BYTES or len(text.encode("utf-8")) > MAX_BODY_BYTES:
+        raise ApiError(413, "payload_too_large", f"the body is over {MAX_BODY_BYTES} bytes")
+    if json_depth_over(text, MAX_JSON_DEPTH):
+        raise ApiError(
+            400, "invalid_json", f"the body nests arrays and objects deeper than {MAX_JSON_DEPTH} levels"
+        )
+    return json.loads(text)
+
+
 def _field(loc: tuple[Any, ...]) -> str:
     # Powertools locates a query parameter as ("query", "on"); name it "on".
     parts = [str(p) for p in loc]
@@ -77,7 +136,16 @@ def install_error_handlers(
 ) -> None:
     """The error shape of every API; ``domain_errors`` maps a service's own exceptions to
     (status, code), the message being the exception's text (which names the field). The
-    most specific class wins (Powertools looks a handler up along the exception's MRO)."""
+    most specific class wins (Powertools looks a handler up along the exception's MRO).
+
+    Request bodies are bounded too: ``app`` parses JSON with :func:`bounded_json_body`.
+    """
+    # Powertools takes a deserializer only as the constructor's ``json_body_deserializer``
+    # and keeps it here; set here, it bounds every resolver these handlers are installed on.
+    # Its request validation parses the body before any middleware, so no hook runs sooner.
+    if not hasattr(app, "_json_body_deserializer"):
+        raise RuntimeError("this Powertools resolver does not take a JSON body deserializer")
+    app._json_body_deserializer = bounded_json_body
     for cls, (status, code) in (domain_errors or {}).items():
         app.exception_handler(cls)(_answer_with(status, code))
 
@@ -93,6 +161,11 @@ def install_error_handlers(
             what = "is required" if err.get("type") == "missing" else err.get("msg", "is invalid")
             messages.append(f"{where}: {what}")
         return error_response(400, "invalid_request", "; ".join(messages))
+
+    @app.exception_handler(RequestUnsupportedContentType)
+    def _not_json(exc: RequestUnsupportedContentType) -> Response[str]:
+        # Powertools' own answer is {"statusCode": 415, "detail": [...]}, not the error shape.
+        return error_response(415, "unsupported_media_type", "the body must be JSON (application/json)")
 
     @app.not_found
     def _no_route(exc: Exception) -> Response[str]:

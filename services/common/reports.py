@@ -34,6 +34,8 @@ from typing import Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from common import csvsafe
+
 PREFIX = "reports"
 MAX_KEY_BYTES = 1024  # S3's limit on an object key (UTF-8)
 MAX_COUNTED_VALUES = 50  # distinct values kept in Report.counts; the rest sum under OTHER
@@ -104,7 +106,8 @@ def write_report(
     """Write ``rows`` to ``s3://bucket/reports/<service>/<parts...>.<fmt>`` and describe it.
 
     ``jsonl``: one JSON object per line (Decimals and dates as strings, never floats).
-    ``csv``: a header of ``fieldnames`` (default: the first row's keys) then one line per row.
+    ``csv``: a header of ``fieldnames`` (default: the first row's keys) then one line per row,
+    each cell made safe to open in a spreadsheet (:mod:`common.csvsafe`).
     ``count_by`` names a field whose values are counted into ``Report.counts``.
     """
     key = report_key(service, parts, fmt)
@@ -128,9 +131,9 @@ def write_report(
                     lineterminator="\n",
                 )
                 writer.writeheader()
-            writer.writerow({k: ("" if v is None else str(v)) for k, v in row.items()})
+            writer.writerow(csvsafe.record(row))
     if fmt == "csv" and writer is None and fieldnames:
-        buffer.write(",".join(fieldnames) + "\n")
+        csv.writer(buffer, lineterminator="\n").writerow(csvsafe.row(fieldnames))
     body = buffer.getvalue().encode("utf-8")
     s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType=_CONTENT_TYPES[fmt])
     return Report(bucket=bucket, key=key, format=fmt, rows=n, bytes=len(body), counts=_bounded(counter))

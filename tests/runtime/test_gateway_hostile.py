@@ -98,6 +98,31 @@ def test_a_body_shorter_than_its_content_length_is_400_once_the_client_stops(rt:
     assert status == 400 and is_error_shape(body, "invalid_request")
 
 
+def test_a_body_that_stops_coming_is_400_while_the_client_still_waits(
+    rt: LocalRuntime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The client keeps its side open (as a stalled or hostile one does); the gateway stops
+    # waiting after its body timeout and answers, where it once held the connection 30 s.
+    monkeypatch.setattr(rt.gateway.server.RequestHandlerClass, "body_timeout", 0.5)
+    status, body = raw_request(rt, post("/things/x", "Content-Length: 100"), b'{"name":')
+    assert status == 400 and is_error_shape(body, "invalid_request")
+    assert "8 of 100 bytes" in body["error"]["message"]
+
+
+def test_a_body_larger_than_one_read_is_read_whole(rt: LocalRuntime) -> None:
+    # The body comes in many reads of the socket; all of them make the one body.
+    token = rt.mint_token(scopes=["bills:read"])
+    payload = json.dumps({"name": "x" * 200_000, "size": 1}).encode()
+    head = post(
+        "/things/x",
+        f"Authorization: Bearer {token}",
+        "Content-Type: application/json",
+        f"Content-Length: {len(payload)}",
+    )
+    status, body = raw_request(rt, head, payload)
+    assert (status, body) == (200, {"tenant": "x", "name": "x" * 200_000, "size": 1})
+
+
 def test_a_chunked_body_is_411(rt: LocalRuntime) -> None:
     status, body = raw_request(rt, post("/things/x", "Transfer-Encoding: chunked"), b"2\r\n{}\r\n0\r\n\r\n")
     assert status == 411 and is_error_shape(body, "length_required")

@@ -279,7 +279,8 @@ class _Handler(BaseHTTPRequestHandler):
     gateway: Gateway
     protocol_version = "HTTP/1.1"
     server_version = "sewerbill-local"
-    timeout = 30  # a client that promises more body than it sends is dropped, not waited on forever
+    timeout = 30  # an idle connection (no request line or headers coming) is dropped
+    body_timeout = 5.0  # a body that stops coming for this long is a 400 (_read_exactly)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
         log.debug("gateway: " + format, *args)
@@ -357,13 +358,37 @@ class _Handler(BaseHTTPRequestHandler):
             )
         if len(raw) > 15 or int(raw) > limit:
             raise ClientFault(413, "payload_too_large", f"the body is over {limit} bytes", close=True)
-        length = int(raw)
-        body = self.rfile.read(length) if length else b""
-        if len(body) != length:
+        return self._read_exactly(int(raw))
+
+    def _read_exactly(self, length: int) -> bytes:
+        """``length`` bytes of body, or a 400 once the client has sent nothing for
+        ``body_timeout`` seconds (or closed its side) before they all came: a client that
+        promises more than it sends is answered, not held. A large upload that keeps coming
+        is read however long it takes."""
+        chunks: list[bytes] = []
+        missing = length
+        self.connection.settimeout(self.body_timeout)
+        try:
+            while missing:
+                try:
+                    chunk = self.rfile.read1(min(missing, 1 << 20))
+                except TimeoutError:
+                    break
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                missing -= len(chunk)
+        finally:
+            self.connection.settimeout(self.timeout)
+        if missing:
             raise ClientFault(
-                400, "invalid_request", "the body is shorter than its Content-Length", close=True
+                400,
+                "invalid_request",
+                f"the body is shorter than its Content-Length: {length - missing} of {length} bytes,"
+                f" then nothing for {self.body_timeout:g} s",
+                close=True,
             )
-        return body
+        return b"".join(chunks)
 
     def _dispatch_inner(self, method: str) -> None:
         parts = urlsplit(self.path)

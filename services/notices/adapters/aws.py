@@ -27,6 +27,7 @@ from typing import Any, BinaryIO
 from botocore.exceptions import BotoCoreError, ClientError
 
 from billing.events import DisconnectionEligibilityWithdrawn
+from common import csvsafe
 from common.clock import Clock
 from common.due_marks import DueMarks
 from common.dynamo import from_item, get, put_if_absent, to_item
@@ -284,20 +285,16 @@ class S3MailRoom:
         return pdf_key, manifest_key
 
 
-def _cell(value: object) -> str:
-    """A manifest cell a spreadsheet cannot execute (CSV injection: = + - @ at the start)."""
-    text = str(value)
-    return f"'{text}" if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
-
-
 def manifest_csv(letters: list[dict[str, Any]]) -> str:
+    """The print room's manifest, one line a letter; its cells (names and addresses given by
+    customers and staff) are made safe to open in a spreadsheet (:mod:`common.csvsafe`)."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(MANIFEST_COLUMNS)
     for sequence, letter in enumerate(letters, start=1):
         lines = [*letter.get("address_lines", []), "", "", ""][:3]
         row = [sequence, letter.get("zip", ""), letter["name"], *lines, letter["account_id"], letter["rule"]]
-        writer.writerow([_cell(v) for v in (*row, letter["notice_id"], letter["pages_key"])])
+        writer.writerow(csvsafe.row((*row, letter["notice_id"], letter["pages_key"])))
     return out.getvalue()
 
 
