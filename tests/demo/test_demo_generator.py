@@ -197,3 +197,22 @@ def test_the_cli_writes_the_files_by_day_with_an_index_and_expected_json(tmp_pat
     assert {c["purpose"] for c in calls} >= {"GR-SEPTAGE-PERMIT", "GR-SEPTAGE-CHARGE"}
     bad = CliRunner().invoke(app, ["demo", "generate", "--start", "12/01/2026", "--out", str(out)])
     assert bad.exit_code == 2 and "YYYY-MM-DD" in bad.output
+
+
+def test_expected_reads_and_files_agree_with_the_files(demo: DemoUtility) -> None:
+    reads: dict[str, dict[str, int]] = {t: {} for t in (PP, GR, SU)}
+    for f in demo.files:
+        if f.kind == "reads":
+            for r in rows(f.data()):
+                reads[r["tenant"]][r["read_on"]] = reads[r["tenant"]].get(r["read_on"], 0) + 1
+    assert reads == demo.expected["reads_per_period"]
+    # every metered meter is read at every period end but PP-0003's missed one
+    [missed] = demo.expected["estimated"]
+    pp_reads = [r for f in demo.files if f.kind == "reads" for r in rows(f.data()) if r["tenant"] == PP]
+    assert not [r for r in pp_reads if r["meter_id"] == "PP-0003-M1" and r["read_on"] == missed["period_end"]]
+    assert [
+        r for r in pp_reads if r["meter_id"] == "PP-0003-M1" and r["read_on"] == missed["replaced_by_read_on"]
+    ]
+    assert demo.expected["files"] == {
+        kind: sum(1 for f in demo.files if f.kind == kind) for kind in demo.expected["files"]
+    }

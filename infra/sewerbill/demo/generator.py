@@ -53,6 +53,7 @@ import json
 import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from itertools import islice
@@ -60,7 +61,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from common.dates import add_months
-from common.tariffs import TariffBook
+from common.tariffs import GraftonTariff, PPSewerTariff, TariffBook
 
 PP = "pleasant-prairie-sewer"
 PPW = "pleasant-prairie-stormwater"
@@ -395,12 +396,15 @@ class Plan:
         self.satellites = 2 + size // 25_000
         # PP-0006 and PP-0007, then after the other special accounts (PP-0008 to PP-0011)
         self.satellite_ids = [6, 7, *range(12, 12 + self.satellites - 2)]
-        pp_sizes = set(book.in_force(PP, self.begin[PP]).service_charge.value["PP"])
-        self.pp_zones = tuple(book.in_force(PP, self.begin[PP]).zones)
-        self.lm_sizes = set(book.in_force(PP, self.begin[PP]).service_charge.value.get("LM", {}))
-        self.gr_sizes = set(book.in_force(GR, self.begin[GR]).service_charge.value)
-        self.pp_sizes = pp_sizes
-        self.rec_per_dwelling = book.in_force(SU, self.begin[SU]).rec_units_residential_per_dwelling.value
+        # the meter sizes and zones the tariff in force at each tenant's first period publishes
+        pp_tariff = book.in_force(PP, self.begin[PP])
+        gr_tariff = book.in_force(GR, self.begin[GR])
+        assert isinstance(pp_tariff, PPSewerTariff) and isinstance(gr_tariff, GraftonTariff)
+        charges: dict[str, dict[str, Decimal]] = dict(pp_tariff.service_charge.value)  # type: ignore[arg-type]
+        self.pp_sizes: set[str] = set(charges["PP"])
+        self.pp_zones = tuple(pp_tariff.zones)
+        self.lm_sizes: set[str] = set(charges.get("LM", {}))
+        self.gr_sizes: set[str] = set(gr_tariff.service_charge.value)
 
     # -- the account of (tenant, index) ---------------------------------------------------------
     def rng(self, tenant: str, index: int, salt: int = 0) -> random.Random:
@@ -660,7 +664,7 @@ class Plan:
         total = 0
         day = start
         while day < end:
-            month_end = add_months(date(day.year, day.month, 1), 1)
+            month_end = date(day.year + day.month // 12, day.month % 12 + 1, 1)
             stop = min(end, month_end)
             days = (stop - day).days
             season = 1.15 if day.month in (6, 7, 8) else 0.95 if day.month in (12, 1, 2) else 1.0
@@ -789,7 +793,7 @@ def _account_files(plan: Plan) -> list[DemoFile]:
 
     days = sorted({max(plan.start, plan.begin[t]) for t in TENANTS})
     out = [
-        DemoFile(d, f"accounts/demo-{d.isoformat()}.csv", "accounts", ACCOUNT_COLUMNS, lambda d=d: initial(d))
+        DemoFile(d, f"accounts/demo-{d.isoformat()}.csv", "accounts", ACCOUNT_COLUMNS, partial(initial, d))
         for d in days
     ]
     for day, keys in sorted(changes.items()):
@@ -799,7 +803,7 @@ def _account_files(plan: Plan) -> list[DemoFile]:
                 f"accounts/demo-changes-{day.isoformat()}.csv",
                 "accounts",
                 ACCOUNT_COLUMNS,
-                lambda day=day, keys=keys: changed(day, keys),
+                partial(changed, day, keys),
             )
         )
     return out
@@ -862,7 +866,7 @@ def _meter_files(plan: Plan) -> list[DemoFile]:
 
     days = sorted({max(plan.start, plan.begin[t]) for t in (PP, GR, SU)})
     out = [
-        DemoFile(d, f"meters/demo-{d.isoformat()}.csv", "meters", METER_COLUMNS, lambda d=d: initial(d))
+        DemoFile(d, f"meters/demo-{d.isoformat()}.csv", "meters", METER_COLUMNS, partial(initial, d))
         for d in days
     ]
     for day, keys in sorted(later.items()):
@@ -872,7 +876,7 @@ def _meter_files(plan: Plan) -> list[DemoFile]:
                 f"meters/demo-changes-{day.isoformat()}.csv",
                 "meters",
                 METER_COLUMNS,
-                lambda day=day, keys=keys: changed(day, keys),
+                partial(changed, day, keys),
             )  # fmt: skip
         )
     return out
@@ -911,7 +915,7 @@ def _read_files(plan: Plan) -> list[DemoFile]:
                     f"reads/demo-{t}-{end.isoformat()}.csv",
                     "reads",
                     READ_COLUMNS,
-                    lambda t=t, k=k: _read_rows(plan, t, k),
+                    partial(_read_rows, plan, t, k),
                 )  # fmt: skip
             )
     return out
@@ -967,7 +971,7 @@ def _interval_files(plan: Plan) -> list[DemoFile]:
             f"reads/interval/demo-{start:%Y-%m}.csv",
             "interval",
             INTERVAL_COLUMNS,
-            lambda s=start, e=end: _interval_rows(plan, s, e),
+            partial(_interval_rows, plan, start, end),
         )  # fmt: skip
         for start, end in _months(plan)
     ]
@@ -1139,7 +1143,7 @@ def _lab_rows(plan: Plan, day: date) -> Iterator[tuple[str, ...]]:
 def _lab_files(plan: Plan) -> list[DemoFile]:
     days = sorted({max(s["file_on"], plan.start) for s in _samples(plan)})
     return [
-        DemoFile(d, f"lab/demo-{d.isoformat()}.csv", "lab", LAB_COLUMNS, lambda d=d: _lab_rows(plan, d))
+        DemoFile(d, f"lab/demo-{d.isoformat()}.csv", "lab", LAB_COLUMNS, partial(_lab_rows, plan, d))
         for d in days
     ]
 
