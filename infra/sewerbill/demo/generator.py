@@ -53,9 +53,9 @@ import json
 import random
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import partial
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
+from functools import partial
 from itertools import islice
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -659,8 +659,9 @@ class Plan:
         return a
 
     # -- registers ------------------------------------------------------------------------------
-    def use_units(self, a: Acct, start: date, end: date) -> int:
-        """Register units used over [start, end) (deterministic, seasonal, a little noise)."""
+    def gallons(self, a: Acct, start: date, end: date) -> int:
+        """Gallons used over [start, end): a whole number a month, so the sum over a span
+        cut at the first of a month is the sum of its parts (the readings add up)."""
         total = 0
         day = start
         while day < end:
@@ -671,7 +672,11 @@ class Plan:
             noise = 0.9 + ((a.index * 2654435761 + day.year * 12 + day.month + self.seed * 97) % 1000) / 5000
             total += int(a.daily_gal * days * season * noise)
             day = stop
-        return total if a.units == "gal" else int(Decimal(total) / CF_GAL)
+        return total
+
+    @staticmethod
+    def units_of(units: str, gallons: int) -> int:
+        return gallons if units == "gal" else int(Decimal(gallons) / CF_GAL)
 
     def meters(self, a: Acct) -> list[dict[str, Any]]:
         """The account's meters: id, units, digits, installed/removed and readings by date."""
@@ -709,19 +714,10 @@ class Plan:
         return (int(meter["initial"]) + used) % 10 ** int(meter["digits"])
 
     def use_units_for(self, a: Acct, meter: Mapping[str, Any], start: date, end: date) -> int:
-        if meter["units"] == a.units:
-            return self.use_units(a, start, end)
-        gal = self.use_units(_as_gal(a), start, end)
-        return int(Decimal(gal) / CF_GAL) if meter["units"] == "cf" else gal
+        return self.units_of(meter["units"], self.gallons(a, start, end))
 
     def flow_monitor(self, a: Acct) -> str:
         return f"{a.account_id}-FM1"
-
-
-def _as_gal(a: Acct) -> Acct:
-    b = Acct(a.tenant, a.index, a.account_id, a.kind, a.klass, a.name, a.service_address, a.opened_on)
-    b.daily_gal, b.units = a.daily_gal, "gal"
-    return b
 
 
 def _period_start(day: date, months: int) -> date:
@@ -1276,10 +1272,14 @@ def _expected(plan: Plan, files: list[DemoFile], calls: list[ApiCall]) -> dict[s
                 continue
             meters[t] += len(plan.meters(a))
             previous: dict[str, int] = {}
+            used: dict[str, tuple[date, int]] = {}  # gallons to a day, summed a period at a time
             for k, (s, e) in enumerate(plan.periods[t]):
                 for m in _read_meters(plan, a, k):
                     reads[t][e.isoformat()] = reads[t].get(e.isoformat(), 0) + 1
-                    now = plan.reading(a, m, e)
+                    since, gallons = used.get(m["meter_id"], (m["installed_on"], 0))
+                    gallons += plan.gallons(a, since, e)
+                    used[m["meter_id"]] = (e, gallons)
+                    now = (int(m["initial"]) + plan.units_of(m["units"], gallons)) % 10 ** int(m["digits"])
                     before = previous.get(m["meter_id"], int(m["initial"]))
                     if now < before:
                         rollovers.append({"tenant": t, "account_id": a.account_id, "meter_id": m["meter_id"],
