@@ -24,6 +24,7 @@ from common.tariffs import TariffBook
 from metering.events import SlugDetected
 from sampling.domain.lab_files import parse_lab_file
 from sampling.domain.strength import CLASSIFIED_TENANTS
+from sewerbill.cli.whatif import classify_document
 from sewerbill.demo.generator import (
     DEFAULT_SIZE,
     GR,
@@ -226,3 +227,28 @@ def test_septage_permits_and_disposals_pass_billings_checks(demo: DemoUtility, b
         assert disposal.disposed_on == call.on
         line = charge_disposal(disposal, permits[disposal.permit_id], book.in_force(GR, disposal.disposed_on))  # type: ignore[arg-type]
         assert line["rule_id"] == "GR-SEPTAGE-CHARGE"
+
+
+def test_the_lab_results_classify_as_expected_by_the_sampling_domain(
+    demo: DemoUtility, book: TariffBook
+) -> None:
+    """The expected categories (PP-0004 back in A after 24 compliant months, PP-0005 in B,
+    GR-0004 high strength) are what sampling's own classification makes of the lab files."""
+    results: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
+    for f in of_kind(demo, "lab"):
+        for row in parse_lab_file(f.data(), today=f.on, tenants=CLASSIFIED_TENANTS).rows:
+            sample = results.setdefault((row.tenant, row.account_id), {}).setdefault(
+                row.sample_id, {"sampled_on": row.collected_on.isoformat()}
+            )
+            sample[row.parameter] = str(row.value)
+    as_of = date.fromisoformat(demo.expected["generator"]["end"]) - timedelta(days=1)
+    for want in demo.expected["lab"]["category"]:
+        document = {
+            "tenant": want["tenant"],
+            "as_of": as_of.isoformat(),
+            "results": list(results[(want["tenant"], want["account_id"])].values()),
+        }
+        got = classify_document(document, book)
+        assert got["category"] == want["category"], (want, got)
+        if "from" in want:
+            assert got["since"] == want["from"], (want, got)

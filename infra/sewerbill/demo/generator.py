@@ -1370,7 +1370,8 @@ def _expected(plan: Plan, files: list[DemoFile], calls: list[ApiCall]) -> dict[s
                     "category": "A",
                     "from": add_months(compliant_since, 24).isoformat(),
                     "rule": "PP-SEW-CAT-B-EXIT",
-                    "in_b_since": (compliant_since - timedelta(days=0)).isoformat(),
+                    "entered_b_on": add_months(compliant_since, -1).isoformat(),
+                    "compliant_since": compliant_since.isoformat(),
                 },
                 {
                     "tenant": PP,
