@@ -7,6 +7,9 @@ STAMP := $(VENV)/.installed-stamp
 SAM_VENV := .venv-sam
 SAM := $(SAM_VENV)/bin/sam
 export AWS_DEFAULT_REGION ?= us-east-1
+# Hypothesis derandomized (tests/conftest.py): the same examples on every run, so a test
+# run is never decided by chance. `HYPOTHESIS_PROFILE=dev make unit` draws random ones.
+export HYPOTHESIS_PROFILE ?= ci
 
 .PHONY: install demo up portal-test test unit lint typecheck validate check bench build clean
 

@@ -9,6 +9,13 @@ Hypothesis: properties are about behaviour, not speed. On a shared 2-core machin
 under pytest-xdist) input generation and examples can be slow for reasons that have
 nothing to do with the code, so the timing health check and per-example deadlines are off
 for every property; what each property asserts is unchanged.
+
+Two profiles, so that a landing is never decided by chance: ``ci`` (derandomized: the same
+examples on every run and every machine; no example database; a failure prints its
+reproduction blob) and ``dev`` (random examples, to look for new failures). ``ci`` is loaded
+when ``HYPOTHESIS_PROFILE=ci`` or ``CI`` is set (.ci/run's CI sets it; the Makefile sets
+``HYPOTHESIS_PROFILE=ci`` for ``make test``); otherwise ``dev``, or the profile
+``HYPOTHESIS_PROFILE`` names.
 """
 
 import os
@@ -17,12 +24,22 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+# Each profile names its parent: one without takes the settings in force, which Hypothesis
+# makes its own ``ci`` wherever CI is set.
 settings.register_profile(
-    "sewerbill",
+    "dev",
+    parent=settings.get_profile("default"),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.load_profile("sewerbill")
+settings.register_profile(
+    "ci",
+    parent=settings.get_profile("dev"),
+    derandomize=True,
+    database=None,
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -59,13 +59,28 @@ def grafton_bill(engine: RatingEngine, book: TariffBook) -> Callable[..., Bill]:
 
 @pytest.fixture
 def stormwater_bill(engine: RatingEngine, book: TariffBook) -> Callable[..., Bill]:
-    def make(start: date, end: date, bill_date: date, eru: str = "1.00", account_id: str = "PPW-1") -> Bill:
+    """A stormwater bill for [start, end) issued on ``bill_date``; a nonresidential parcel
+    may carry an approved PP-CWU-CREDIT ``credit_percent`` (a negative line on the bill)."""
+
+    def make(
+        start: date,
+        end: date,
+        bill_date: date,
+        eru: str = "1.00",
+        account_id: str = "PPW-1",
+        use: str = "residential",
+        credit_percent: str = "0",
+    ) -> Bill:
         rated = engine.rate(
             RatingInput(
                 "pleasant-prairie-stormwater",
                 start,
                 end,
-                parcel=ParcelCharge(use="residential", eru=Decimal(eru)),
+                parcel=ParcelCharge(
+                    use=use,  # type: ignore[arg-type]
+                    eru=Decimal(eru),
+                    credit_percent=Decimal(credit_percent),
+                ),
             )
         )
         return issue(

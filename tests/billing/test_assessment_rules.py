@@ -169,6 +169,55 @@ def test_pp_stormwater_delinquency_is_announced_once_and_a_payment_on_day_30_avo
     assert not run(bill, paid, pp, date(2026, 11, 1))
 
 
+def test_pp_cwu_penalty_on_a_credited_bill_is_one_percent_of_its_own_principal(
+    stormwater_bill, terms
+) -> None:
+    """PP-CWU-PENALTY, X-ALLOCATION: a credit line reduces only the bill it is on.
+
+    A nonresidential parcel of 10.00 ERU. Bill A, February 2026, dated 03-01, no credit:
+    base 2.00 + 10.00 ERU x 6.00 = 62.00. Bill B, March, dated 04-01, with the approved
+    30% PP-CWU-CREDIT: 2.00 + 60.00 - 18.00 = 44.00. One payment of 20.00 dated 03-20,
+    nothing else paid. The payment goes to the oldest bill: A's principal is
+    62.00 - 20.00 = 42.00. B's credit line is B's: B's principal is 44.00.
+
+    - A, delinquent on day 30 (03-31): 1% of 42.00 = 0.42; again on its anniversaries
+      04-30 and 05-31 (X-MONTHS): 0.42 each.
+    - B, delinquent on 05-01: 1% of 44.00 = 0.44.
+
+    Applied like a payment to the oldest bill, B's 18.00 took A to 24.00 from 04-01
+    (0.24 on 04-30 and 05-31) and left B at 62.00 (0.62).
+    """
+    a = stormwater_bill(
+        date(2026, 2, 1), date(2026, 3, 1), bill_date=date(2026, 3, 1), eru="10.00", use="nonresidential"
+    )
+    b = stormwater_bill(
+        date(2026, 3, 1),
+        date(2026, 4, 1),
+        bill_date=date(2026, 4, 1),
+        eru="10.00",
+        use="nonresidential",
+        credit_percent="30",
+    )
+    assert (a.total, b.total) == (Decimal("62.00"), Decimal("44.00"))
+    assert [(ln.rule_id, ln.amount) for ln in b.lines if ln.amount < 0] == [
+        ("PP-CWU-CREDIT", Decimal("-18.00"))
+    ]
+    pp = terms("pleasant-prairie-stormwater", date(2026, 2, 1))
+    ledger = a.entries() + b.entries() + [payment("PPW-1", "P", date(2026, 3, 20), "20.00", pp.tenant)]
+    assess_every_day([a, b], ledger, pp, date(2026, 3, 1), date(2026, 5, 31))
+    penalties = [(e.bill_id, e.posted_on, e.amount) for e in ledger if e.rule_id == "PP-CWU-PENALTY"]
+    assert sorted(penalties) == sorted(
+        [
+            (a.bill_id, date(2026, 3, 31), Decimal("0.42")),
+            (a.bill_id, date(2026, 4, 30), Decimal("0.42")),
+            (a.bill_id, date(2026, 5, 31), Decimal("0.42")),
+            (b.bill_id, date(2026, 5, 1), Decimal("0.44")),
+        ]
+    )
+    # 62.00 + 44.00 - 20.00 + 3 x 0.42 + 0.44
+    assert balance(ledger) == Decimal("87.70")
+
+
 def test_sullivan_late_charge_is_1_percent_a_month_on_the_unpaid_bill(sullivan_bill, book, terms) -> None:
     bill = sullivan_bill
     su = terms("sullivan-sewer", date(2026, 1, 1))

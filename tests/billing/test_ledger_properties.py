@@ -1,6 +1,6 @@
 """Hypothesis properties of the ledger: it balances after any sequence of bills, payments
-and adjustments; payments never allocate more than was paid; a bill's total is the sum of
-its lines."""
+and adjustments; payments never allocate more than was paid; a bill's credits go to that
+bill only (X-ALLOCATION); a bill's total is the sum of its lines."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from billing.domain.bills import issue
-from billing.domain.ledger import DEFAULT_ORDER, ZERO, Entry, allocate, balance, trial_balance
+from billing.domain.ledger import DEFAULT_ORDER, FUNDS, ZERO, Entry, allocate, balance, trial_balance
 from billing.domain.rating import Account, RatingEngine, RatingInput
 from common.tariff_files import default_tariffs_dir, load_tariff_book
 
@@ -99,3 +99,59 @@ def test_a_bills_total_is_the_sum_of_its_lines_and_of_its_ledger_entries(
     assert bill.total == sum((ln.amount for ln in bill.lines), ZERO)
     assert bill.total == balance(bill.entries())
     assert bill.due_date == date(2026, 4, 1)  # GR-BILLING: the first of the month after the quarter
+
+
+@st.composite
+def billed_ledgers(draw: st.DrawFn) -> list[Entry]:
+    """Bills in date order, each with charge lines, maybe a penalty, and credits on the bill
+    (a negative line, a refund, a negative adjustment) that do not exceed its debits; and
+    payments and tax-roll entries on no bill."""
+    out: list[Entry] = []
+
+    def add(kind: str, on: date, amount: Decimal, bill_id: str = "", fund: str = "om") -> None:
+        out.append(Entry(f"E{len(out)}", "ppw", "PPW-1", on, kind, amount, fund, bill_id=bill_id))  # type: ignore[arg-type]
+
+    day = date(2026, 1, 1)
+    for b in range(draw(st.integers(min_value=1, max_value=4))):
+        bill_id = f"B{b}"
+        day += timedelta(days=draw(st.integers(min_value=0, max_value=40)))
+        room = ZERO
+        for _ in range(draw(st.integers(min_value=1, max_value=3))):
+            amount = draw(cents)
+            room += amount
+            add("charge", day, amount, bill_id, draw(st.sampled_from(FUNDS)))
+        if draw(st.booleans()):
+            amount = draw(cents)
+            room += amount
+            add("penalty", day + timedelta(days=30), amount, bill_id)
+        for _ in range(draw(st.integers(min_value=0, max_value=3))):
+            amount = min(draw(cents), room)
+            if amount <= 0:
+                break
+            room -= amount
+            kind = draw(st.sampled_from(["charge", "credit", "adjustment"]))
+            later = 0 if kind == "charge" else draw(st.integers(min_value=0, max_value=90))
+            add(kind, day + timedelta(days=later), -amount, bill_id)
+    for _ in range(draw(st.integers(min_value=0, max_value=4))):
+        add(draw(st.sampled_from(["payment", "payment", "tax_roll"])), draw(days), -draw(cents))
+    return out
+
+
+@given(billed_ledgers(), days)
+def test_a_bills_credit_lines_never_reduce_another_bills_unpaid_principal(
+    ledger: list[Entry], paid_by: date
+) -> None:
+    # X-ALLOCATION: every bill gets the whole of its own credits (dated by ``paid_by``); all
+    # any bill gets beyond them comes from the payments and the tax roll, which are on no
+    # bill, up to their sum or to what is left unpaid.
+    unpaid = allocate(ledger, paid_by=paid_by)
+    counted = [e for e in ledger if e.posted_on <= paid_by]
+    beyond = ZERO
+    for bill in sorted({e.bill_id for e in ledger if e.bill_id}):
+        debits = [e for e in ledger if e.bill_id == bill and e.amount > 0]
+        own = -sum((e.amount for e in counted if e.bill_id == bill and e.amount < 0), ZERO)
+        applied = sum((e.amount - unpaid[e.entry_id] for e in debits), ZERO)
+        assert applied >= own
+        beyond += applied - own
+    pool = -sum((e.amount for e in counted if not e.bill_id), ZERO)
+    assert beyond == min(pool, beyond + sum(unpaid.values(), ZERO))

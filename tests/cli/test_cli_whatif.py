@@ -457,7 +457,35 @@ def test_classify_contract_example(sewerbill):
         "since": "2025-01-15",
         "history": [{"from": "2025-01-15", "category": "B"}],
         "basis": {"sampled_on": "2025-01-15", "bod": "220", "tss": "150", "phosphorus": "4", "fog": "40"},
+        "notes": [],
     }
+
+
+def test_classify_lists_each_result_dated_after_as_of_in_notes(cli):
+    # CONTRACTS.md classify: "results dated after as_of are ignored and listed in notes".
+    # Grafton's latest result decides (GR-REASSIGN): the high result of 2026-07-01 is after
+    # as_of 2026-06-30, so it is ignored and the user stays normal on the compliant
+    # result of 2026-02-01; the note names the ignored result.
+    document = {
+        "tenant": "grafton-sewer",
+        "as_of": "2026-06-30",
+        "results": [
+            {"sampled_on": "2026-07-01", "tkn": 25},
+            {"sampled_on": "2026-02-01", "tkn": 10},
+            {"sampled_on": "2026-06-30", "tkn": 12},
+        ],
+    }
+    run = cli("classify", document)
+    assert run.code == 0, run.stderr
+    assert run.json["category"] == "normal"
+    assert run.json["since"] == "2026-02-01"
+    assert run.json["basis"] is None
+    assert run.json["notes"] == [
+        {
+            "sampled_on": "2026-07-01",
+            "text": "result sampled on 2026-07-01 is dated after as_of 2026-06-30: ignored",
+        }
+    ]
 
 
 def test_classify_grafton(cli):

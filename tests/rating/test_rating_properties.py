@@ -98,10 +98,11 @@ def sullivan(draw):
     # SU-REC: a nonresidential account's REC units are required (no default).
     units = st.decimals(min_value=0, max_value=50, places=1)
     rec_units = draw(st.one_of(st.none(), units) if residential else units)
+    end = add_months(start, 3)
     return RatingInput(
         "sullivan-sewer",
         start,
-        add_months(start, 3),
+        end,
         Account(
             "residential" if residential else "nonresidential",
             None,
@@ -111,7 +112,9 @@ def sullivan(draw):
         ),
         water_gallons=draw(GALLONS),
         strength=draw(strength_st()),
-        bod900_violation_days=draw(st.integers(0, 90)),
+        # SU-BOD900: at most one violation a day of the period (89 to 92 days a quarter);
+        # the engine refuses more.
+        bod900_violation_days=draw(st.integers(0, (end - start).days)),
         total_recs=draw(st.decimals(min_value=1, max_value=100000, places=1)),
     )
 

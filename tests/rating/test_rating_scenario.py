@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from billing.domain.rating import InvalidScenario, RatingError
+from billing.domain.rating import Account, InvalidScenario, RatingError, RatingInput
 from billing.domain.rating.periods import add_months
 from billing.domain.rating.scenario import parse_scenario
 from sewerbill.cli.compose import eru_of
@@ -70,8 +70,36 @@ def field_of(book, document: dict[str, Any]) -> str:
 
 
 def test_valid_documents_parse(book):
-    for base in (GRAFTON, PP_SEWER, SULLIVAN, STORM):
-        parse_scenario(parsed(base), book, eru_of)
+    # Each document's values arrive in the rating input as given, as Decimals and dates.
+    july = date(2026, 7, 1)
+    assert parse_scenario(parsed(GRAFTON), book, eru_of) == RatingInput(
+        "grafton-sewer",
+        july,
+        date(2026, 10, 1),
+        Account("residential", None, "5/8", 1),
+        water_gallons=D(23000),
+    )
+    assert parse_scenario(parsed(PP_SEWER), book, eru_of) == RatingInput(
+        "pleasant-prairie-sewer",
+        july,
+        date(2026, 8, 1),
+        Account("residential", "PP", "5/8", 1),
+        water_gallons=D(5000),
+        winter_average_gallons=D(4000),
+    )
+    assert parse_scenario(parsed(SULLIVAN), book, eru_of) == RatingInput(
+        "sullivan-sewer",
+        july,
+        date(2026, 10, 1),
+        Account("residential", None, "5/8", 1, D("1.0")),
+        water_gallons=D(30000),
+        total_recs=D(1200),
+    )
+    storm = parse_scenario(parsed(STORM), book, eru_of)
+    eru, _ = eru_of(parsed(STORM)["parcel"], book.in_force("pleasant-prairie-stormwater", july))
+    assert (storm.tenant, storm.period_start, storm.period_end) == (STORM["tenant"], july, date(2026, 8, 1))
+    assert storm.parcel is not None and storm.account is None
+    assert (storm.parcel.use, storm.parcel.eru, storm.parcel.credit_percent) == ("nonresidential", eru, D(10))
 
 
 def test_defaults(book):
@@ -218,12 +246,25 @@ def test_unmetered_grafton_accounts(book):
         ("2026-07-15", "2026-08-15"),
     ],
 )
-def test_a_month_may_start_on_any_day(book, start, end):
-    parse_scenario(parsed(doc(PP_SEWER, period={"start": start, "end": end})), book, eru_of)
+def test_a_month_may_start_on_any_day(book, engine, start, end):
+    # A month from any day to the same day next month (clamped) is one whole billing
+    # period: accepted as given and billed as the calendar month is, with nothing prorated.
+    inp = parse_scenario(parsed(doc(PP_SEWER, period={"start": start, "end": end})), book, eru_of)
+    assert (inp.period_start, inp.period_end) == (date.fromisoformat(start), date.fromisoformat(end))
+    assert lines_of(engine.rate(inp)) == lines_of(engine.rate(parse_scenario(parsed(PP_SEWER), book, eru_of)))
 
 
-def test_a_quarter_may_start_on_any_day(book):
-    parse_scenario(parsed(doc(GRAFTON, period={"start": "2026-11-30", "end": "2027-02-28"})), book, eru_of)
+def test_a_quarter_may_start_on_any_day(book, engine):
+    inp = parse_scenario(
+        parsed(doc(GRAFTON, period={"start": "2026-11-30", "end": "2027-02-28"})), book, eru_of
+    )
+    assert (inp.period_start, inp.period_end) == (date(2026, 11, 30), date(2027, 2, 28))
+    assert lines_of(engine.rate(inp)) == lines_of(engine.rate(parse_scenario(parsed(GRAFTON), book, eru_of)))
+
+
+def lines_of(bill: Any) -> list[tuple[str, D, str, D, Any]]:
+    """A bill's lines as a clerk compares them; a prorated share would show its days."""
+    return [(ln.rule_id, ln.quantity, ln.unit, ln.amount, ln.details.get("factor")) for ln in bill.lines]
 
 
 def test_month_addition_clamps_to_the_end_of_a_shorter_month():

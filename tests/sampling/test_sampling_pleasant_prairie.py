@@ -56,10 +56,12 @@ def test_contracts_example_exactly():
         "since": "2025-01-15",
         "history": [{"from": "2025-01-15", "category": "B"}],
         "basis": {"sampled_on": "2025-01-15", "bod": "220", "tss": "150", "phosphorus": "4", "fog": "40"},
+        "notes": [],
     }
     assert json.dumps(out) == (
         '{"category": "B", "since": "2025-01-15", "history": [{"from": "2025-01-15", "category": "B"}],'
-        ' "basis": {"sampled_on": "2025-01-15", "bod": "220", "tss": "150", "phosphorus": "4", "fog": "40"}}'
+        ' "basis": {"sampled_on": "2025-01-15", "bod": "220", "tss": "150", "phosphorus": "4", "fog": "40"},'
+        ' "notes": []}'
     )
 
 
@@ -67,7 +69,13 @@ def test_no_results_is_category_a_with_null_since():
     result = classify_pleasant_prairie([], d("2026-01-01"))
     assert result.category == "A"
     assert result.since is None
-    assert result.to_contract_dict() == {"category": "A", "since": None, "history": [], "basis": None}
+    assert result.to_contract_dict() == {
+        "category": "A",
+        "since": None,
+        "history": [],
+        "basis": None,
+        "notes": [],
+    }
 
 
 def test_first_compliant_result_sets_since():

@@ -54,7 +54,12 @@ def test_adding_results_after_as_of_never_changes_the_result(tenant, results, as
     later = data.draw(
         st.lists(lab_results(dates=st.dates(as_of + timedelta(days=1), date(2031, 12, 31))), max_size=5)
     )
-    assert classify(tenant, results + later, as_of) == classify(tenant, results, as_of)
+    with_later = classify(tenant, results + later, as_of)
+    assert with_later == classify(tenant, results, as_of)
+    # ... and each one is listed in notes, in the order given (CONTRACTS.md classify).
+    assert with_later.ignored == tuple(r for r in results + later if r.sampled_on > as_of)
+    notes = with_later.to_contract_dict()["notes"]
+    assert [n["sampled_on"] for n in notes] == [r.sampled_on.isoformat() for r in with_later.ignored]  # type: ignore[union-attr]
 
 
 @given(tenants.flatmap(lambda t: st.tuples(st.just(t), st.lists(compliant_results(t), max_size=12))), days)

@@ -38,6 +38,7 @@ def test_grafton_no_results_is_normal_with_null_since():
         "since": None,
         "history": [],
         "basis": None,
+        "notes": [],
     }
 
 

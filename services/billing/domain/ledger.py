@@ -8,9 +8,11 @@ certified arrears to the county's tax roll. So each entry is balanced by constru
 receivable sees it: a payment is negative.
 
 Balances and what is still unpaid are derived from the entries, never stored:
-``allocate`` applies every credit (payments, credits, negative adjustments, the tax roll)
-to the charges oldest first, in the tariff's order of kinds within a day (the order is
-tariff data), so the unpaid part of any charge on any day is a pure function of the ledger.
+``allocate`` applies every credit to the debits (X-ALLOCATION): a credit on a bill (a
+negative line such as PP-CWU-CREDIT, a refund, a negative adjustment naming the bill) to
+that bill's debits only; payments, the tax roll and credits on no bill oldest first, in the
+tariff's order of kinds within a day (the order is tariff data). So the unpaid part of any
+charge on any day is a pure function of the ledger.
 """
 
 from __future__ import annotations
@@ -107,18 +109,23 @@ def allocate(
     """The unpaid part of every debit entry, by entry id.
 
     Credits dated on or before ``paid_by`` (all when None; a payment counts on its
-    ``paid_on`` date, X-DUE) are applied to debits oldest first. ``first`` names debits
-    paid before all others by the credits dated from a day on (X-TAXROLL: payments go to
-    the noticed arrears first, from the notice on; a payment dated before the notice stays
-    with the debits it paid then). A credit never allocates more than its amount; what is
-    left over is the credit balance. Debits posted after ``paid_by`` are included too (a
-    credit balance pays them).
+    ``paid_on`` date, X-DUE) are applied to debits (X-ALLOCATION). A credit on a bill
+    (:func:`on_bill`: a credit line, a refund, a negative adjustment) nets against that
+    bill's debits only, so a bill's principal is its own charges less what was applied to
+    it (PP-CWU-PENALTY); the rest (payments, the tax roll, credits on no bill, and what a
+    bill's credits leave over once its debits are covered) is applied to debits oldest
+    first. ``first`` names debits paid before all others by those credits dated from a day
+    on (X-TAXROLL: payments go to the noticed arrears first, from the notice on; a payment
+    dated before the notice stays with the debits it paid then). A credit never allocates
+    more than its amount; what is left over is the credit balance. Debits posted after
+    ``paid_by`` are included too (a credit balance pays them).
     """
     listed = list(entries)
     debits = [e for e in listed if e.amount > 0]
     debit_ids = {d.entry_id for d in debits}
     reversed_ = _reversals(listed, debit_ids, paid_by)
     unpaid = {d.entry_id: max(d.amount - reversed_.get(d.entry_id, ZERO), ZERO) for d in debits}
+    of_bill: dict[str, list[Entry]] | None = None  # each bill's debits in order, when needed
     # The credits in groups by the day from which their ``first`` debits come first: an
     # earlier group pays before a later one (the greedy fill of one order is the same
     # whether its credits are pooled or taken one by one).
@@ -126,8 +133,17 @@ def allocate(
     pooled: dict[date, Decimal] = {}
     for e in listed:
         if e.amount < 0 and (paid_by is None or e.posted_on <= paid_by) and reverses(e) not in debit_ids:
-            since = max((d for d in starts if d <= e.posted_on), default=date.min)
-            pooled[since] = pooled.get(since, ZERO) - e.amount
+            credit = -e.amount
+            if on_bill(e):
+                if of_bill is None:
+                    of_bill = _debits_by_bill(debits, order)
+                for d in of_bill.get(e.bill_id, ()):
+                    applied = min(credit, unpaid[d.entry_id])
+                    credit -= applied
+                    unpaid[d.entry_id] -= applied
+            if credit > 0:
+                since = max((d for d in starts if d <= e.posted_on), default=date.min)
+                pooled[since] = pooled.get(since, ZERO) + credit
     for since in sorted(pooled):
         credit = pooled[since]
         ahead = frozenset(i for i, d in first.items() if d <= since)
@@ -136,6 +152,22 @@ def allocate(
             credit -= applied
             unpaid[d.entry_id] -= applied
     return unpaid
+
+
+def _debits_by_bill(debits: list[Entry], order: Sequence[str]) -> dict[str, list[Entry]]:
+    """Each bill's debits, oldest first and in ``order`` within a day."""
+    out: dict[str, list[Entry]] = {}
+    for d in sorted(debits, key=_debit_order(order, frozenset())):
+        if d.bill_id:
+            out.setdefault(d.bill_id, []).append(d)
+    return out
+
+
+def on_bill(e: Entry) -> bool:
+    """Does credit ``e`` belong to one bill (X-ALLOCATION: "an adjustment or credit line
+    applies to the bill it is on or refers to, never to another bill")? Every credit with
+    a ``bill_id`` but a payment or the tax roll, which are the account's."""
+    return bool(e.bill_id) and e.kind not in ("payment", "tax_roll")
 
 
 def reverses(e: Entry) -> str:

@@ -230,6 +230,10 @@ class Classification:
     most recent exceeding result up to ``as_of``. Compliant results during Pleasant
     Prairie's 24 months do not lower it; a newer exceeding result replaces it. None in the
     normal category.
+
+    ``ignored`` are the results dated after ``as_of``, in the order given: they take no
+    part, and the output lists each in ``notes`` so no input is dropped unsaid. They are
+    what was given, not what was found, so two classifications are equal on the rest.
     """
 
     tenant: str
@@ -239,15 +243,31 @@ class Classification:
     history: tuple[CategoryChange, ...] = ()
     exit_window: ExitWindow | None = None
     basis: LabResult | None = None
+    ignored: tuple[LabResult, ...] = field(default=(), compare=False)
 
     def to_contract_dict(self) -> dict[str, object]:
-        """Exactly the CONTRACTS.md output: ISO dates, ``since`` and ``basis`` None (JSON null) if unset."""
+        """Exactly the CONTRACTS.md output: ISO dates, ``since`` and ``basis`` None (JSON null)
+        if unset; ``notes`` the results ignored as dated after ``as_of`` (CONTRACTS.md), each
+        as ``{"sampled_on", "text"}``, empty when there are none."""
         return {
             "category": self.category,
             "since": self.since.isoformat() if self.since is not None else None,
             "history": [change.to_contract_dict() for change in self.history],
             "basis": self.basis.to_contract_dict() if self.basis is not None else None,
+            "notes": [
+                {
+                    "sampled_on": r.sampled_on.isoformat(),
+                    "text": f"result sampled on {r.sampled_on.isoformat()} is dated after as_of "
+                    f"{self.as_of.isoformat()}: ignored",
+                }
+                for r in self.ignored
+            ],
         }
+
+
+def after_as_of(results: Iterable[LabResult], as_of: date) -> tuple[LabResult, ...]:
+    """The results dated after ``as_of`` (ignored by the classification), in the order given."""
+    return tuple(r for r in results if r.sampled_on > as_of)
 
 
 @dataclass
@@ -380,6 +400,7 @@ def classify_pleasant_prairie(
         history=tuple(timeline.changes),
         exit_window=exit_window,
         basis=latest_exceeding_result(results, as_of, limits) if in_b else None,
+        ignored=after_as_of(results, as_of),
     )
 
 
@@ -410,6 +431,7 @@ def _classify_by_latest_result(
         since=timeline.since,
         history=tuple(timeline.changes),
         basis=latest_exceeding_result(results, as_of, limits) if in_high else None,
+        ignored=after_as_of(results, as_of),
     )
 
 
