@@ -87,6 +87,16 @@ def test_the_repository_keeps_its_import_contracts(tmp_path: Path) -> None:
             "from aws_lambda_powertools import Logger\n",
             "billing.domain.leaky -> aws_lambda_powertools",
         ),
+        # A domain leaning on the use cases above it.
+        ("billing.domain.leaky", "from billing.app import cycles\n", "billing.domain.leaky -> billing.app"),
+        # The use cases reach AWS through adapters, and never call back into the handlers.
+        ("billing.app.leaky", "import boto3\n", "billing.app.leaky -> boto3"),
+        (
+            "stormwater.app.leaky",
+            "from stormwater import composition\n",
+            "stormwater.app.leaky -> stormwater.composition",
+        ),
+        ("notices.app.leaky", "from notices.handlers import api\n", "notices.app.leaky -> notices.handlers"),
         # A service reaching into another's domain instead of its events module.
         ("billing.peek", "from metering.domain import read_files\n", "billing.peek -> metering.domain"),
     ],

@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from billing.adapters.projections import Projections
     from billing.adapters.queue import SqsQueue
     from billing.adapters.repository import BillingRepo
+    from billing.app.cycles import ChunkRequest
     from billing.domain.cycles import AssessmentScheduled, CycleScheduled
     from billing.domain.issuing import ChunkResult
     from billing.domain.rating import RatingEngine
-    from billing.usecases import ChunkRequest
     from common.handling import RejectionSink
     from common.outbox import OutboxPublisher
     from common.tariffs import TariffBook
@@ -60,7 +60,7 @@ def keep_consumption_use_case() -> Callable[[Sequence[ConsumptionDetermined]], i
         now = clock.now()
 
         def rerate(replaced: Sequence[Any]) -> object:
-            from billing.usecases import rerate_billed
+            from billing.app.rerating import rerate_billed
 
             return rerate_billed(replaced, repo=repo(), engine=engine(), book=book(), now=now)
 
@@ -72,7 +72,8 @@ def keep_consumption_use_case() -> Callable[[Sequence[ConsumptionDetermined]], i
 @cold_start
 def keep_producer_event_use_case() -> Callable[[Any], None]:
     """Keep a producer's event; an ERU or credit for a period already billed re-rates it."""
-    from billing.usecases import keep_producer_event, rerate_parcels
+    from billing.app.producer_events import keep_producer_event
+    from billing.app.rerating import rerate_parcels
 
     return partial(
         keep_producer_event,
@@ -87,8 +88,8 @@ def keep_producer_event_use_case() -> Callable[[Any], None]:
 @cold_start
 def run_cycle_use_case() -> Callable[[CycleScheduled], int]:
     from billing.adapters.tariffs import BookCalendar
+    from billing.app.cycles import run_cycle
     from billing.domain.cycles import start_billing_cycle
-    from billing.usecases import run_cycle
 
     config = load(CycleFanOutConfig)
     calendar = BookCalendar(book())
@@ -106,7 +107,7 @@ def run_cycle_use_case() -> Callable[[CycleScheduled], int]:
 
 @cold_start
 def issue_chunk_use_case() -> Callable[[ChunkRequest], ChunkResult]:
-    from billing.usecases import issue_chunk
+    from billing.app.cycles import issue_chunk
 
     clock = RuntimeClock()
     return lambda request: issue_chunk(
@@ -126,8 +127,8 @@ def cycle_repo() -> BillingRepo:
 
 @cold_start
 def daily_assessment_use_case() -> Callable[[AssessmentScheduled], dict[str, int]]:
+    from billing.app.assessment import run_assessment
     from billing.domain.cycles import local_date, run_daily_assessment
-    from billing.usecases import run_assessment
 
     clock = RuntimeClock()
     recorder = _repository(load(TableConfig).table_name)

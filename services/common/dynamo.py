@@ -275,7 +275,7 @@ def batch_put(client: Any, table: str, items: Iterable[Mapping[str, Any]]) -> in
 
     Not conditional and not atomic (DynamoDB's own limits): use it for items whose
     rewrite with the same content is harmless, in an order that makes a crash harmless
-    (see ``metering.domain.ingest``). Returns the number of calls made.
+    (see ``metering.app.ingest``). Returns the number of calls made.
     """
     calls = 0
     batch: list[dict[str, Any]] = []

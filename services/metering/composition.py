@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from common.outbox import OutboxPublisher
     from common.tariffs import TariffBook
     from metering.adapters.dynamodb import DynamoMeteringRepository
-    from metering.domain import ingest
+    from metering.app import ingest
     from metering.domain.determination import TenantSettings
     from metering.domain.readings import Reading
 
@@ -132,7 +132,7 @@ def settings_on(on: date) -> Callable[[str], TenantSettings]:
 def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
     """A ``meters/`` or ``reads/`` file, streamed from the bucket."""
     from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
-    from metering.domain import ingest
+    from metering.app import ingest
 
     s3 = clients()["s3"]
     file = ingest.UploadedFile(bucket=upload.bucket, key=upload.key, etag=upload.etag, size=upload.size)
@@ -155,7 +155,7 @@ def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
 
 def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:
     from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
-    from metering.domain import ingest
+    from metering.app import ingest
 
     s3 = clients()["s3"]
     file = ingest.UploadedFile(bucket=upload.bucket, key=upload.key, etag=upload.etag, size=upload.size)
@@ -170,7 +170,7 @@ def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:
 
 
 def take_in_read(read: Reading, source: str) -> tuple[str, ingest.IngestResult]:
-    from metering.domain import ingest
+    from metering.app import ingest
 
     day = today()
     return ingest.take_in_read(
@@ -186,7 +186,7 @@ def run_daily(run_id: str) -> tuple[int, int]:
     next day an account's read window passes (``next_estimate_on``) or a month ends with a
     flow monitor registered; a write of an account, a meter or an interval day adds its day."""
     from metering.adapters.dynamodb import DailyScan
-    from metering.domain import ingest
+    from metering.app import ingest
 
     day = today()
     repo = DailyScan(clients()["dynamodb"], config().table_name)

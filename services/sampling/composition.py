@@ -15,9 +15,9 @@ from common.outbox import OutboxPublisher
 from common.tariff_files import load_tariff_book
 from sampling.adapters.dynamodb import DynamoSamplingRepository
 from sampling.adapters.s3 import S3Objects
+from sampling.app.service import SamplingService
 from sampling.config import PublishOutboxConfig, SamplingConfig
 from sampling.domain.intake import IntakeResult, LabFile, ingest_lab_file
-from sampling.service import SamplingService
 from sampling.tariffs import BookPolicies
 
 

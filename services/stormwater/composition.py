@@ -13,11 +13,11 @@ from common.outbox import OutboxPublisher
 from common.tariff_files import load_tariff_book
 from stormwater.adapters.dynamodb import DynamoParcelRepository, DynamoRecords, DynamoTariffChanges
 from stormwater.adapters.s3 import S3Extracts, S3Reports
+from stormwater.app.service import StormwaterService
 from stormwater.config import ExtractUploadedConfig, PublishOutboxConfig, TableConfig
 from stormwater.domain.extracts import IngestResult, UploadedExtract, ingest_extract
 from stormwater.domain.tariff_changes import TariffChangeResult
 from stormwater.domain.tariff_changes import apply_tariff_versions as _apply_versions
-from stormwater.service import StormwaterService
 from stormwater.tariffs import StormwaterTariffs
 
 

@@ -231,10 +231,10 @@ def rating_alone(client: Any, table: str, requests: list[str]) -> tuple[dict[str
 
     from billing.adapters.items import bill_item, issued_detail
     from billing.adapters.repository import BillingRepo
+    from billing.app.cycles import ChunkRequest, load_chunk, notice_of
     from billing.domain.issuing import ChunkResult, rate_chunk
     from billing.domain.rating import RatingEngine
     from billing.domain.terms import terms_of
-    from billing.usecases import ChunkRequest, load_chunk, notice_of
     from common.tariff_files import load_tariff_book
 
     book = load_tariff_book(str(ROOT / "infra" / "tariffs"))

@@ -13,7 +13,7 @@ import pytest
 from handler_support import UPLOADS, Stack, authorized_http_event, lambda_context
 from test_billing_flow import ACCOUNTS, assess, consume, flow, of, run_cycle, upload  # noqa: F401
 
-from billing import usecases
+from billing.app import eligibility, payments
 from billing.handlers import api
 from common import clock
 
@@ -200,7 +200,8 @@ def test_a_backdated_lockbox_payment_reverses_the_late_charge_once_by_an_adjustm
     billed: Stack, at: clock.FixedClock, few: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A big file reads the tenant's ledger and bills by partition, a small one by account.
-    monkeypatch.setattr(usecases, "FEW_ACCOUNTS", few)
+    monkeypatch.setattr(payments, "FEW_ACCOUNTS", few)
+    monkeypatch.setattr(eligibility, "FEW_ACCOUNTS", few)
     assess("2026-10-22T12:00:00Z")  # GR-LATE 3% of 194.50 = 5.835 -> 5.84 on day 21
     [charge] = [e for e in of(billed, "LEDGER#") if e["kind"] == "late_charge"]
     assert charge["amount"] == "5.84"

@@ -16,8 +16,8 @@ from handler_support import TABLES, Stack, dynamodb_calls
 from test_billing_arrangements import at, set_day  # noqa: F401
 from test_billing_flow import ACCOUNTS, assess, consume, flow, run_cycle, upload  # noqa: F401
 
-from billing import arrangements, usecases
 from billing.adapters.repository import BillingRepo
+from billing.app import adjustments, arrangements, cycles, payments
 from common import clock
 from common.tariff_files import default_tariffs_dir, load_tariff_book
 
@@ -73,7 +73,7 @@ def test_a_day_with_nothing_due_costs_one_read_and_what_is_written_between_runs_
     full: list[str] = []
     writes = {
         # A credit memo of 50.00 (X-IMMUTABLE): the bill stays unpaid, 150.34 with the late charge.
-        "2027-02-05": lambda now: usecases.post_adjustment(
+        "2027-02-05": lambda now: adjustments.post_adjustment(
             GR,
             "GR-1",
             "GR-1-2026-10-01",
@@ -100,7 +100,7 @@ def test_a_day_with_nothing_due_costs_one_read_and_what_is_written_between_runs_
             book=book,
         ),
         # Paid in full through the API, dated that day: it counts from the next day.
-        "2027-02-25": lambda now: usecases.post_api_payment(
+        "2027-02-25": lambda now: payments.post_api_payment(
             GR, "GR-1", Decimal("150.34"), date(2027, 2, 25), "k-1", repo=repo, now=now, book=book
         ),
     }
@@ -198,7 +198,7 @@ def test_a_chunk_marks_its_tenant_pending_once_after_its_last_bill_and_a_redeliv
         consume(flow, account, 1000, start=date(2026, 10, 1), end=date(2027, 1, 1))
     repo = BillingRepo(flow.ddb, TABLES["billing"])
     set_day(at, "2027-01-01")
-    monkeypatch.setattr(usecases, "WRITE_STEP", 1)  # three bills (GR-4 has no consumption), three parts
+    monkeypatch.setattr(cycles, "WRITE_STEP", 1)  # three bills (GR-4 has no consumption), three parts
     calls = dynamodb_calls(monkeypatch)
     real_mark = BillingRepo.assessment_inputs_changed
     marks: list[int] = []  # bills there when each mark was written

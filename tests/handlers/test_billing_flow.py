@@ -253,13 +253,13 @@ def test_a_held_account_is_billed_by_a_later_run_once_its_data_arrives(flow: Sta
 def test_a_crash_mid_cycle_then_a_rerun_gives_one_bill_per_account(
     flow: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import billing.usecases as usecases
+    import billing.app.cycles as cycles
     from billing.adapters.repository import BillingRepo
 
     upload(flow, "accounts/2026.csv", ACCOUNTS)
     for account in ("GR-1", "GR-2", "GR-3"):
         consume(flow, account, 1000)
-    monkeypatch.setattr(usecases, "WRITE_STEP", 1)
+    monkeypatch.setattr(cycles, "WRITE_STEP", 1)
     real_write = BillingRepo.write_issued
     calls = {"n": 0}
 
@@ -529,7 +529,7 @@ def test_two_redeterminations_racing_each_other_leave_the_later_one_kept_and_bil
     # The consumer runs up to five at once: the 10-09 determination (20,000 gal) has read the
     # kept estimate (10-05, 23,000 gal) when the 10-12 one (21,000 gal) is handled whole by
     # another delivery. The 10-09 one must neither re-rate the bill to 20,000 nor be kept.
-    import billing.usecases
+    import billing.app.rerating
 
     upload(flow, "accounts/2026.csv", ACCOUNTS)
     _deliver(_consumption("GR-1", 23000, estimated=True))
@@ -539,7 +539,7 @@ def test_two_redeterminations_racing_each_other_leave_the_later_one_kept_and_bil
         update={"occurred_at": datetime(2026, 10, 9, tzinfo=UTC)}
     )
     later = _consumption("GR-1", 21000).model_copy(update={"occurred_at": datetime(2026, 10, 12, tzinfo=UTC)})
-    original = billing.usecases.rerate_billed
+    original = billing.app.rerating.rerate_billed
     raced: list[Any] = []
 
     def racing(*args: Any, **kwargs: Any) -> Any:
@@ -548,7 +548,7 @@ def test_two_redeterminations_racing_each_other_leave_the_later_one_kept_and_bil
             raced[0] = _deliver(later)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(billing.usecases, "rerate_billed", racing)
+    monkeypatch.setattr(billing.app.rerating, "rerate_billed", racing)
     first = _deliver(earlier)
     assert raced == [{"batchItemFailures": []}]
     assert first["batchItemFailures"] != []  # the kept item changed under it: retried

@@ -148,7 +148,7 @@ def test_a_file_is_taken_in_with_few_young_collections_and_the_thresholds_come_b
     import gc
 
     from metering import composition
-    from metering.domain import ingest
+    from metering.app import ingest
 
     take_in_file = ingest.take_in_file
     during: list[tuple[int, int, int]] = []

@@ -191,8 +191,8 @@ def test_a_claim_lost_to_a_concurrent_handler_leaves_the_sending_to_the_winner(
     pp: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from notices import composition
+    from notices.app.planning import trigger
     from notices.domain.combined import Claim
-    from notices.intake import trigger
 
     sewer = pp_bill(SEWER, "S-1", opted_in=True)
     storm = pp_bill(STORMWATER, "W-1", opted_in=True)

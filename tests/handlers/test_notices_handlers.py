@@ -405,8 +405,8 @@ def test_a_chunk_of_bills_sends_each_and_retries_only_the_one_that_failed(notice
 def test_a_chunk_member_that_can_never_be_sent_is_rejected_and_the_rest_sent(
     notices: Stack, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    from notices.app.delivery import UnaddressableNotice
     from notices.handlers import on_notice_event as handler
-    from notices.usecases import UnaddressableNotice
 
     bills = tuple(issued(opted_in=False, account=f"GR-{n}") for n in (1, 2, 3))
     real = handler.handle_event

@@ -8,9 +8,9 @@ from decimal import Decimal
 from typing import Any
 
 from common.events import Event
-from metering.domain import ingest
+from metering.app import ingest
+from metering.app.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
 from metering.domain.determination import TenantSettings
-from metering.domain.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
 from metering.domain.interval import DaySum, IntervalMeter
 from metering.domain.model import AccountMetering, Meter
 from metering.events import LineRejection, ReadsRejected

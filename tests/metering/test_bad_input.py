@@ -11,8 +11,8 @@ from datetime import UTC, date, datetime
 import pytest
 from support import READS_HEADER, Utility, settings
 
+from metering.app.ingest import MAX_FILE_BYTES, UploadedFile, take_in_file
 from metering.domain import csvinput
-from metering.domain.ingest import MAX_FILE_BYTES, UploadedFile, take_in_file
 
 GR = "grafton-sewer"
 

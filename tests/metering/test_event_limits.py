@@ -116,7 +116,7 @@ def test_a_batch_s_reads_are_cut_into_items_under_the_item_limit() -> None:
     from decimal import Decimal
 
     from metering.adapters.dynamodb import READS_PART_BYTES, reads_items
-    from metering.domain.ingest import BatchOutput, FailedRead
+    from metering.app.ingest import BatchOutput, FailedRead
     from metering.domain.readings import Reading
 
     longest = "M" * 64

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from support import Utility
 
-from metering.domain.ingest import publish_satellite_flow
+from metering.app.ingest import publish_satellite_flow
 from metering.events import SatelliteFlowReady, SlugDetected
 
 PP = "pleasant-prairie-sewer"

@@ -16,12 +16,12 @@ from pp_bills import SEWER, STORMWATER, pp_bill
 from pypdf import PdfReader
 
 from billing.events import BillIssued
+from notices.app.planning import plan_bill, trigger
 from notices.domain import combined
 from notices.domain.combined import Alone, Claim, HeldBill, Hold, Nothing, Propose, Send
 from notices.domain.documents import UsagePoint
 from notices.domain.model import Channel, channels
 from notices.domain.requests import combined_bill_notice
-from notices.intake import plan_bill, trigger
 from notices.rendering import bill_pdf, render
 
 BILLED = date(2026, 10, 1)

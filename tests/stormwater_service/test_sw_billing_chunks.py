@@ -11,7 +11,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from common.handling import MembersRejected
 from common.messages import MalformedMessage
-from stormwater.billing_inputs import BillIssuedInput
+from stormwater.app.billing_inputs import BillIssuedInput
 from stormwater.handlers import on_billing_event as handler
 
 TENANT = "pleasant-prairie-stormwater"

@@ -21,9 +21,9 @@ from common.clock import FixedClock
 from common.reports import Report
 from common.tariff_files import default_tariffs_dir, load_tariff_book
 from stormwater.adapters.dynamodb import DynamoParcelRepository, DynamoRecords
+from stormwater.app.service import StormwaterService
 from stormwater.domain.extracts import IngestResult, UploadedExtract, ingest_extract
 from stormwater.domain.parcels import ParcelState
-from stormwater.service import StormwaterService
 from stormwater.tariffs import StormwaterTariffs
 
 TENANT = "pleasant-prairie-stormwater"

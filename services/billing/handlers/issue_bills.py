@@ -15,7 +15,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from billing import composition
-from billing.usecases import ChunkRequest
+from billing.app.cycles import ChunkRequest
 from common.handling import consume_sqs
 from common.messages import MalformedMessage
 from common.observability import observed

@@ -14,7 +14,8 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from billing import composition
-from billing.usecases import take_in_account_file, take_in_lockbox_file
+from billing.app.accounts import take_in_account_file
+from billing.app.payments import take_in_lockbox_file
 from common.clock import RuntimeClock
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, parse_object_created

@@ -15,7 +15,7 @@
   (every period's volume, quality, flags and the reads used): one fact, one item, published
   by the stream and kept without expiry (X-RETENTION), instead of a second item per period.
 
-Writes are BatchWriteItem in the order ``metering.domain.ingest`` documents; no transaction.
+Writes are BatchWriteItem in the order ``metering.app.ingest`` documents; no transaction.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from common.dynamo import batch_get, batch_put, from_item, get
 from common.events import Event
 from common.ids import key
 from common.outbox import outbox_item
-from metering.domain.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
+from metering.app.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
 from metering.domain.interval import UTILITY_TZ, DaySum, IntervalMeter
 from metering.domain.model import AccountMetering, Meter
 from metering.events import ReadsRejected

@@ -16,7 +16,7 @@ from botocore.exceptions import ClientError
 
 from common import reports
 from common.errors import TransientError
-from metering.domain.ingest import ObjectMissing
+from metering.app.ingest import ObjectMissing
 from metering.events import LineRejection
 
 CHUNK_BYTES = 1024 * 1024

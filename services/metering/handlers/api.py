@@ -1,7 +1,7 @@
 """Metering's staff routes (HTTP API with the PortalJwt authorizer; see template.yaml).
 
 ``POST /staff/{tenant}/meters/{meter_id}/reads`` takes in one register read, checked and
-applied exactly as a read file's row is (``metering.domain.ingest.take_in_read``). Only a
+applied exactly as a read file's row is (``metering.app.ingest.take_in_read``). Only a
 staff token of the tenant may post (claims ``role`` and ``tenants``).
 """
 
@@ -19,8 +19,8 @@ from common.authz import require
 from common.http import ApiError, error_responses, install_error_handlers
 from common.observability import observed
 from metering import composition
+from metering.app.ingest import reading_from_request
 from metering.domain import csvinput
-from metering.domain.ingest import reading_from_request
 
 app = APIGatewayHttpResolver(enable_validation=True)
 install_error_handlers(app)

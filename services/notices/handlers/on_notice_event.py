@@ -22,7 +22,7 @@ from common.handling import consume_sqs, each_member
 from common.messages import MalformedMessage, parse_envelope
 from common.observability import Counts, count, logger, observed
 from notices import composition
-from notices.usecases import CONSUMED, handle_event
+from notices.app.delivery import CONSUMED, handle_event
 
 E = TypeVar("E", bound=Event)
 

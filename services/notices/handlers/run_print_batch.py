@@ -24,7 +24,7 @@ from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
 from common.observability import logger, observed
 from notices import composition
-from notices.usecases import release_held_bills
+from notices.app.delivery import release_held_bills
 
 
 class BatchScheduled(BaseModel):

@@ -19,8 +19,8 @@ from common.authz import require
 from common.http import decimal_string, error_responses, install_error_handlers
 from common.observability import observed
 from sampling import composition
+from sampling.app.service import Conflict, NotFound, Refused
 from sampling.domain.errors import SamplingError, UnknownTenant
-from sampling.service import Conflict, NotFound, Refused
 
 app = APIGatewayHttpResolver(enable_validation=True)
 # Domain errors as HTTP answers (the closest class along the exception's MRO wins).

@@ -19,7 +19,7 @@ from common.handling import consume_sqs, each_member
 from common.messages import MalformedMessage, first_error, parse_envelope
 from common.observability import logger, observed
 from stormwater import composition
-from stormwater.billing_inputs import BILLING_SOURCE, BillIssuedInput, PaymentAppliedInput
+from stormwater.app.billing_inputs import BILLING_SOURCE, BillIssuedInput, PaymentAppliedInput
 
 CONSUMED = ("BillsIssued", "BillIssued", "PaymentApplied")
 

@@ -10,17 +10,16 @@ idempotent by its ``arrangement_id``: the same again is replayed, other values r
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from billing.adapters.arrangements import CANCELLED, arrangements_of, pk
 from billing.adapters.repository import BillingRepo
-from billing.domain.arrangements import Arrangement, ArrangementRefused, arrangement_of, make_arrangement
+from billing.app.eligibility import withdraw_eligibilities
+from billing.domain.arrangements import ArrangementRefused, arrangement_of, make_arrangement
 from common.errors import PermanentError
 from common.tariffs import TariffBook
-
-CANCELLED = "CANCELLED"
 
 
 class ArrangementConflict(PermanentError):
@@ -29,42 +28,6 @@ class ArrangementConflict(PermanentError):
 
 class UnknownArrangement(PermanentError):
     """No such account or arrangement (the message names the field)."""
-
-
-def pk(tenant: str) -> str:
-    return f"ARRANGEMENTS#{tenant}"
-
-
-def arrangements_from(items: Iterable[dict[str, Any]]) -> dict[str, list[Arrangement]]:
-    """Arrangements by account id, with their cancellations applied, oldest first."""
-    made: dict[tuple[str, str], dict[str, Any]] = {}
-    cancelled: dict[tuple[str, str], dict[str, Any]] = {}
-    for item in items:
-        parts = item["sk"].split("#")
-        if len(parts) == 3 and parts[2] == CANCELLED:
-            cancelled[(parts[0], parts[1])] = item
-        elif len(parts) == 2:
-            made[(parts[0], parts[1])] = item
-    out: dict[str, list[Arrangement]] = {}
-    for key, item in sorted(made.items(), key=lambda kv: (kv[1]["made_on"], kv[0])):
-        values = json.loads(item["request"])
-        c = cancelled.get(key)
-        if c is not None:
-            values |= {
-                "cancelled_on": c["cancelled_on"],
-                "cancelled_by": c["by"],
-                "cancel_reason": c["reason"],
-            }
-        out.setdefault(key[0], []).append(arrangement_of(values))
-    return out
-
-
-def arrangements_of(repo: BillingRepo, tenant: str, account_id: str) -> list[Arrangement]:
-    return arrangements_from(repo.query(pk(tenant), prefix=f"{account_id}#")).get(account_id, [])
-
-
-def all_arrangements(repo: BillingRepo, tenant: str) -> dict[str, list[Arrangement]]:
-    return arrangements_from(repo.query(pk(tenant)))
 
 
 def make(
@@ -86,7 +49,7 @@ def make(
 
     With the ``book``, an eligibility for disconnection already published for a bill the
     arrangement covers is withdrawn at once (GR-OVERDUE "unless ... arranged";
-    ``usecases.withdraw_eligibilities``), on a replay too (a retry after a crash)."""
+    ``eligibility.withdraw_eligibilities``), on a replay too (a retry after a crash)."""
     if not repo.existing_accounts(tenant, [account_id]):
         raise UnknownArrangement(f"account_id: no account {account_id!r}")
     stored = repo.get(pk(tenant), f"{account_id}#{arrangement_id}")
@@ -127,8 +90,6 @@ def _withdraw(
 ) -> None:
     if book is None:
         return
-    from billing.usecases import withdraw_eligibilities  # the use cases import this module
-
     withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
 
 

@@ -31,7 +31,7 @@ from stormwater.adapters.dynamodb import (
     parcel_pk,
     pending_item,
 )
-from stormwater.billing_inputs import BillIssuedInput, PaymentAppliedInput
+from stormwater.app.billing_inputs import BillIssuedInput, PaymentAppliedInput
 from stormwater.domain import credits as cr
 from stormwater.domain import reconsiderations as rc
 from stormwater.domain.determinations import OVERRIDABLE, ParcelData

@@ -23,13 +23,7 @@ from common.events import Event
 from common.money import round_line
 from common.tariffs import TariffBook
 from metering.events import SatelliteFlowReady
-from notices.domain import combined
-from notices.domain.combined import BillHolds, Claim, HeldBill
-from notices.domain.delivery import Delivery, NoticeRecord, SendFailed, deliver
-from notices.domain.documents import BillDocument, CombinedBillDocument
-from notices.domain.model import NoticeRequest, channels, notice_id
-from notices.domain.requests import bill_notice, combined_bill_notice
-from notices.intake import (
+from notices.app.planning import (
     Contacts,
     NoAddress,
     Planned,
@@ -48,6 +42,12 @@ from notices.intake import (
     plan_satellite_results,
     plan_tax_roll,
 )
+from notices.domain import combined
+from notices.domain.combined import BillHolds, Claim, HeldBill
+from notices.domain.delivery import Delivery, NoticeRecord, SendFailed, deliver
+from notices.domain.documents import BillDocument, CombinedBillDocument
+from notices.domain.model import NoticeRequest, channels, notice_id
+from notices.domain.requests import bill_notice, combined_bill_notice
 from sampling.events import AnnualReportReminderDue, SatelliteResultsDelivered
 from stormwater.events import AppealDecided, CreditRevocationProposed, ReconsiderationDecided
 

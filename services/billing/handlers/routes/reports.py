@@ -1,0 +1,76 @@
+"""Staff report routes: aging, revenue and reconciliation (SU-FUNDS), as JSON or CSV."""
+
+from __future__ import annotations
+
+import json
+from datetime import date
+from typing import Annotated, Any
+
+from aws_lambda_powertools.event_handler import Response
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
+
+from billing import composition
+from billing.app import readmodels
+from billing.handlers.routes.common import (
+    TenantPath,
+    known_tenant,
+    requirer,
+)
+from common.clock import RuntimeClock
+from common.dates import add_months
+from common.http import error_responses
+
+router = APIGatewayHttpRouter()
+_require = requirer(router)
+
+
+REPORT_CONTENT: dict[str, Any] = {
+    "application/json": {
+        "schema": {
+            "type": "object",
+            "required": ["report", "tenant", "rows"],
+            "properties": {
+                "report": {"type": "string", "enum": ["aging", "revenue", "reconciliation"]},
+                "tenant": {"type": "string"},
+                "rows": {"type": "array", "items": {"type": "object"}},
+            },
+        }
+    },
+    "text/csv": {"schema": {"type": "string"}},
+}
+
+
+@router.get(
+    "/staff/<tenant>/reports/<report>",
+    summary="Reports: aging, revenue, reconciliation (SU-FUNDS), as JSON or CSV (format=csv)",
+    tags=["staff"],
+    responses={
+        **error_responses(400, 401, 403, 404),
+        200: {"description": "The report's rows", "content": REPORT_CONTENT},
+    },
+)
+def staff_report(
+    tenant: TenantPath,
+    report: Annotated[str, Path(pattern=r"^(aging|revenue|reconciliation)$")],
+    start: Annotated[date | None, Query()] = None,
+    end: Annotated[date | None, Query()] = None,
+    format: Annotated[str, Query(pattern=r"^(json|csv)$")] = "json",  # noqa: A002
+) -> Response[str]:
+    known_tenant(tenant)
+    _require(tenant)
+    repo = composition.repo()
+    today = RuntimeClock().now().date()
+    if report == "aging":
+        rows = readmodels.aging(repo, tenant, today)
+    else:
+        first = start or date(today.year, 1, 1)
+        last = end or add_months(first, 12)
+        rows = (
+            readmodels.revenue(repo, tenant, first, last)
+            if report == "revenue"
+            else readmodels.reconciliation(repo, tenant, first, last)
+        )
+    if format == "csv":
+        return Response(200, "text/csv", readmodels.to_csv(rows))
+    return Response(200, "application/json", json.dumps({"report": report, "tenant": tenant, "rows": rows}))
