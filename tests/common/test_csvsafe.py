@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from billing.readmodels import to_csv
+from billing.app.readmodels import to_csv
 from common import csvsafe
 from common.reports import write_report
 from notices.adapters.aws import MANIFEST_COLUMNS, manifest_csv
