@@ -321,6 +321,7 @@ def test_the_portal_in_aws_is_a_private_bucket_behind_cloudfront_with_cognito_si
     assert kinds == [
         "AWS::CloudFront::Distribution",
         "AWS::CloudFront::OriginAccessControl",
+        "AWS::CloudWatch::Alarm",  # the portal functions' errors and throttles (issue 30)
         "AWS::Cognito::UserPool",
         "AWS::Cognito::UserPoolClient",
         "AWS::Cognito::UserPoolDomain",
