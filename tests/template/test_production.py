@@ -213,3 +213,106 @@ def test_the_dashboard_shows_every_business_count_the_functions_emit() -> None:
         if f"{{{NAMESPACE}," in m[0]["expression"]
     }
     assert {str(c) for c in Counts} <= shown, sorted({str(c) for c in Counts} - shown)
+
+
+# --- least privilege ----------------------------------------------------------------------
+def _statements(function_id: str) -> list[dict[str, Any]]:
+    role = cfn()["Resources"][f"{function_id}Role"]["Properties"]
+    return [s for p in role.get("Policies", []) for s in p["PolicyDocument"]["Statement"]]
+
+
+def _as_list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else [value]
+
+
+def _rule_prefixes(function_id: str) -> set[str]:
+    """The upload key prefixes the rules feeding this function's queues route to it."""
+    queues = {q for f, q, _ in queue_mappings() if f == function_id}
+    prefixes: set[str] = set()
+    for rule in of_type("AWS::Events::Rule").values():
+        props = rule["Properties"]
+        if props["EventPattern"].get("source") != ["aws.s3"]:
+            continue
+        if not {t["Arn"]["Fn::GetAtt"][0] for t in props["Targets"]} & queues:
+            continue
+        text = json.dumps(props["EventPattern"])
+        prefixes |= set(re.findall(r'\{"prefix": "([^"]+)"\}', text))
+    return prefixes
+
+
+def _uploads_objects(statement: dict[str, Any]) -> list[str]:
+    found = []
+    for resource in _as_list(statement["Resource"]):
+        text = resource.get("Fn::Sub", "") if isinstance(resource, dict) else str(resource)
+        if isinstance(text, str) and text.startswith("${UploadsBucket.Arn}/"):
+            found.append(text.removeprefix("${UploadsBucket.Arn}/"))
+    return found
+
+
+def test_each_function_reads_only_its_rules_prefixes_of_the_uploads_bucket_and_writes_its_reports() -> None:
+    checked = 0
+    for function_id in of_type("AWS::Lambda::Function"):
+        service = functions_service(function_id)
+        for statement in _statements(function_id):
+            actions = set(_as_list(statement["Action"]))
+            assert "s3:*" not in actions and "s3:DeleteObject" not in actions, function_id
+            objects = _uploads_objects(statement)
+            if "UploadsBucket" in json.dumps(statement["Resource"]) and not objects:
+                assert actions == {"s3:ListBucket"}, f"{function_id}: {actions} on the whole uploads bucket"
+            for key in objects:
+                if actions == {"s3:GetObject"}:
+                    assert key.removesuffix("*") in _rule_prefixes(function_id), f"{function_id} reads {key}"
+                else:
+                    assert actions == {"s3:PutObject"}, function_id
+                    assert key == f"reports/{service}/*", f"{function_id} writes {key}"
+                checked += 1
+    assert checked >= 12
+
+
+def functions_service(function_id: str) -> str:
+    handler = of_type("AWS::Lambda::Function")[function_id]["Properties"]["Handler"]
+    return str(handler.split(".")[0])
+
+
+def test_email_is_sent_from_the_notice_identity_and_nothing_else_of_ses_is_allowed() -> None:
+    senders = 0
+    for function_id in of_type("AWS::Lambda::Function"):
+        for statement in _statements(function_id):
+            actions = {a for a in _as_list(statement["Action"]) if a.startswith("ses:")}
+            if not actions:
+                continue
+            assert actions <= {"ses:SendRawEmail", "ses:SendEmail"}, function_id
+            [resource] = _as_list(statement["Resource"])
+            assert resource["Fn::Sub"].endswith(":identity/${NoticeSender}"), function_id
+            assert statement["Condition"] == {"StringEquals": {"ses:FromAddress": {"Ref": "NoticeSender"}}}
+            senders += 1
+    assert senders == 2  # the notice-event consumer and the print batch (held bills by email)
+
+
+def test_events_are_put_on_the_bus_only_with_the_publishers_own_source() -> None:
+    publishers = 0
+    for function_id in of_type("AWS::Lambda::Function"):
+        for statement in _statements(function_id):
+            if "events:PutEvents" not in _as_list(statement["Action"]):
+                continue
+            assert statement["Resource"] == {"Fn::GetAtt": ["EventBus", "Arn"]}, function_id
+            source = f"sewerbill.{functions_service(function_id)}"
+            assert statement["Condition"] == {"StringEquals": {"events:source": source}}, function_id
+            publishers += 1
+    assert publishers == 5
+
+
+def test_every_event_a_service_publishes_carries_its_own_source() -> None:
+    # With the condition above, an event of another source would be refused by IAM.
+    import importlib
+
+    from common.events import Event
+
+    for service in ("metering", "sampling", "stormwater", "billing", "notices"):
+        module = importlib.import_module(f"{service}.events")
+        events = [
+            v for v in vars(module).values() if isinstance(v, type) and issubclass(v, Event) and v.SOURCE
+        ]
+        own = [e for e in events if e.__module__ == module.__name__]
+        assert own, service
+        assert {e.SOURCE for e in own} == {f"sewerbill.{service}"}, service
