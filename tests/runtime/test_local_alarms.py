@@ -40,6 +40,9 @@ def test_every_alarm_of_the_template_is_evaluated_and_none_holds_on_a_fresh_stac
     assert shown["alarms_watched"] == len(alarms) > 0
     assert shown["alarms_not_evaluated"] == []
     assert shown["alarms"] == []
+    # The alarms' topic is on the stack (nothing subscribes without the AlarmEmail parameter).
+    topics = [t["TopicArn"] for t in rt.client("sns").list_topics()["Topics"]]
+    assert rt.resource("AlarmTopic") in topics
 
 
 def test_a_message_in_a_dlq_shows_its_alarm_in_the_status(rt: LocalRuntime) -> None:

@@ -36,12 +36,14 @@ EMULATED = {
     "AWS::Lambda::EventSourceMapping",
     "AWS::ApiGatewayV2::Api",
     "AWS::CloudWatch::Alarm",  # its condition evaluated on the local stack (sewerbill.local.alarms)
+    "AWS::SNS::Topic",
+    "AWS::SNS::Subscription",
 }
 
 # Types with nothing to run locally, by design: permissions (the runtime enforces no IAM),
 # log groups (logs go to the console), API stages and deployments (the gateway serves the
-# routes directly), the alarms' topic and its subscription (the alarms are listed by
-# `sewerbill local status` instead) and the dashboard. Any other type the runtime does not create stops start-up
+# routes directly) and dashboards (`sewerbill local status` lists the alarms that hold).
+# Any other type the runtime does not create stops start-up
 # (NotEmulated): a template must not run locally with a part silently missing.
 NO_OPS = {
     "AWS::IAM::Role",
@@ -53,8 +55,6 @@ NO_OPS = {
     "AWS::S3::BucketPolicy",
     "AWS::ApiGatewayV2::Stage",
     "AWS::ApiGatewayV2::Deployment",
-    "AWS::SNS::Topic",
-    "AWS::SNS::Subscription",
     "AWS::CloudWatch::Dashboard",
 }
 
@@ -279,6 +279,13 @@ class Provisioner:
             self._bucket(lid)
         for lid in self._of_type("AWS::SES::EmailIdentity"):
             self._email_identity(lid)
+        for lid in self._of_type("AWS::SNS::Topic"):
+            self.emulator.client("sns").create_topic(Name=self.r.attrs[lid]["TopicName"])
+        for lid in self._of_type("AWS::SNS::Subscription"):
+            p = self._props(lid)
+            self.emulator.client("sns").subscribe(
+                TopicArn=p["TopicArn"], Protocol=p["Protocol"], Endpoint=p.get("Endpoint", "")
+            )
         for lid in self._of_type("AWS::Lambda::Function"):
             self._function(lid)
         for lid in self._of_type("AWS::Events::Rule"):
@@ -333,6 +340,10 @@ class Provisioner:
                     "Ref": name,
                     "Arn": self._arn("scheduler", f"schedule/{self.r.resolve(group)}/{name}"),
                 }
+            elif rtype == "AWS::SNS::Topic":
+                name = self._name(lid, "TopicName", 256)
+                arn = self._arn("sns", name)
+                attrs = {"Ref": arn, "TopicArn": arn, "TopicName": name}
             elif rtype == "AWS::SES::EmailIdentity":
                 attrs = {"Ref": self._name(lid, "EmailIdentity")}
             elif rtype == "AWS::ApiGatewayV2::Api":
