@@ -25,6 +25,15 @@ $(SAM):
 	$(PYTHON) -m venv $(SAM_VENV)
 	$(SAM_VENV)/bin/pip install -q --disable-pip-version-check aws-sam-cli
 
+# checkov (IaC static analysis) pins its own boto3/pydantic, so it lives in .venv-checkov/,
+# pinned exactly; its configuration is .checkov.yaml (every suppression with its reason).
+CHECKOV_VERSION := 3.3.30
+CHECKOV_VENV := .venv-checkov
+CHECKOV := $(CHECKOV_VENV)/bin/checkov
+$(CHECKOV):
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install -q --disable-pip-version-check checkov==$(CHECKOV_VERSION)
+
 ## The main job on the embedded default (moto server in-process; no AWS account, no Docker).
 demo: $(STAMP)
 	$(BIN)/sewerbill local demo
@@ -86,9 +95,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy services infra
 
-validate: $(STAMP) $(SAM)
+validate: $(STAMP) $(SAM) $(CHECKOV)
 	$(BIN)/cfn-lint template.yaml
 	AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local SAM_CLI_TELEMETRY=0 $(SAM) validate --lint --template template.yaml
+	$(CHECKOV) --config-file .checkov.yaml --file template.yaml
 
 check: lint typecheck validate
 
@@ -112,4 +122,4 @@ build: $(SAM)
 	for fn in .aws-sam/build/*/; do rm -rf "$$fn/tariffs"; cp -r infra/tariffs "$$fn/tariffs"; done
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) .aws-sam .local .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .aws-sam .local .pytest_cache .mypy_cache .ruff_cache

@@ -20,13 +20,16 @@ from pydantic import ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from common.clock import RuntimeClock
-from common.errors import PermanentError
+from common.errors import Misconfigured
 
 __all__ = ["ConfigError", "FunctionConfig", "RuntimeClock", "cold_start", "load", "reset_cold_starts"]
 
 
-class ConfigError(PermanentError):
-    """The function's environment does not satisfy its config model."""
+class ConfigError(Misconfigured):
+    """The function's environment does not satisfy its config model.
+
+    A deploy's fault, not the message's: transient, so the message is retried and then
+    dead-lettered (kept for a redrive once the deploy is fixed), never rejected as bad data."""
 
 
 class FunctionConfig(BaseSettings):

@@ -8,7 +8,10 @@ processor and reports partial batch failures. It sorts failures in one place:
   and the message's id, recorded as a ``MessageRejected`` event in the service's outbox
   (its table's stream publishes it), and the message is acknowledged;
 - anything else is transient: the record is reported as failed, SQS redelivers it, and
-  after the queue's ``maxReceiveCount`` it reaches the DLQ. If publishing a rejection
+  after the queue's ``maxReceiveCount`` it reaches the DLQ. So is a fault of the deploy,
+  even wrapped in a permanent error: a ``ConfigError`` (a missing variable) or an AWS
+  permission refusal (``AccessDenied``; ``common.errors.misconfiguration``) is retried and
+  dead-lettered, never recorded as bad data, since the same message succeeds once fixed. If publishing a rejection
   fails, the record is failed too (retried), so no rejection is lost.
 
 A chunk message (billing's ``BillsIssued``) is handled member by member with
@@ -33,7 +36,12 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.batch import (
+    BatchProcessor,
+    EventType,
+    SqsFifoPartialProcessor,
+    process_partial_response,
+)
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from botocore.exceptions import BotoCoreError, ClientError
@@ -41,7 +49,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from common.clock import Clock, RuntimeClock
 from common.config import FunctionConfig, load
 from common.dynamo import put_if_absent
-from common.errors import PermanentError, TransientError
+from common.errors import PermanentError, TransientError, misconfiguration
 from common.events import Event
 from common.observability import Counts, correlate, correlation_id_of, count, current_correlation_id, logger
 
@@ -93,26 +101,10 @@ def consume_sqs(
         with correlate(correlation_id_of(record.body, record.message_id)):
             try:
                 return record_handler(record)
-            except PermanentError as exc:
-                logger.error(
-                    "message rejected",
-                    extra={"message_id": record.message_id, "error": type(exc).__name__, "reason": str(exc)},
-                )
-                rejections.reject(
-                    MessageRejected(
-                        occurred_at=rejections.clock.now(),
-                        correlation_id=current_correlation_id(),
-                        service=rejections.service,
-                        function=function,
-                        message_id=record.message_id,
-                        error=type(exc).__name__,
-                        reason=str(exc)[:BODY_EXCERPT_CHARS],
-                        body_excerpt=(record.body or "")[:BODY_EXCERPT_CHARS],
-                    )
-                )
-                count(Counts.MESSAGES_REJECTED)
-                return None
             except Exception as exc:
+                if isinstance(exc, PermanentError) and misconfiguration(exc) is None:
+                    _reject(record, exc)
+                    return None
                 receives = int(record.attributes.approximate_receive_count or 0)
                 dead = last_receive is not None and receives >= last_receive
                 logger.exception(
@@ -128,11 +120,38 @@ def consume_sqs(
                 count(Counts.DEAD_LETTERS if dead else Counts.MESSAGES_RETRIED)
                 raise
 
+    def _reject(record: SQSRecord, exc: Exception) -> None:
+        logger.error(
+            "message rejected",
+            extra={"message_id": record.message_id, "error": type(exc).__name__, "reason": str(exc)},
+        )
+        rejections.reject(
+            MessageRejected(
+                occurred_at=rejections.clock.now(),
+                correlation_id=current_correlation_id(),
+                service=rejections.service,
+                function=function,
+                message_id=record.message_id,
+                error=type(exc).__name__,
+                reason=str(exc)[:BODY_EXCERPT_CHARS],
+                body_excerpt=(record.body or "")[:BODY_EXCERPT_CHARS],
+            )
+        )
+        count(Counts.MESSAGES_REJECTED)
+
     # A fresh processor per batch; always answer with batchItemFailures, even when all failed.
     # No context for it: Powertools passes one only to a record handler that takes a
     # `lambda_context` parameter (`guarded` does not), and finding that out costs an
     # `inspect.signature` of the handler on every batch.
-    processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
+    # A FIFO queue's records carry their message group: after a failure the rest of that
+    # group's records are failed unprocessed, so none runs ahead of one that must be retried.
+    records = event.get("Records") or []
+    processor: BatchProcessor
+    if records and (records[0].get("attributes") or {}).get("MessageGroupId"):
+        processor = SqsFifoPartialProcessor(skip_group_on_error=True)
+        processor.raise_on_entire_batch_failure = False
+    else:
+        processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
     return process_partial_response(
         event=dict(event), record_handler=guarded, processor=processor, context=None
     )

@@ -58,6 +58,7 @@ class Counts(StrEnum):
     READS_REJECTED = "ReadsRejected"
     BILLS_ISSUED = "BillsIssued"
     NOTICES_SENT = "NoticesSent"
+    NOTICES_FAILED = "NoticesFailed"  # a send that failed (retried; the notice log keeps it)
     MESSAGES_REJECTED = "MessagesRejected"  # permanent errors, acknowledged (common.handling)
     MESSAGES_RETRIED = "MessagesRetried"  # transient errors, returned to the queue
     DEAD_LETTERS = "DeadLetters"  # a failed record on its queue's last receive

@@ -263,3 +263,23 @@ def test_an_entry_point_is_traced_when_tracing_is_on_and_left_unwrapped_when_it_
     assert len(tracer.wrapped) == (0 if disabled else 1)
     assert entry({}, lambda_context()) == "answered"
     assert entry.__observed__  # type: ignore[attr-defined]
+
+
+def test_a_failed_send_counts_as_a_notice_failed_and_the_later_send_as_a_notice_sent(
+    notices: Stack, out: pytest.CaptureFixture[str]
+) -> None:
+    import boto3
+    from test_notices_handlers import issued
+
+    from notices.handlers import on_notice_event
+
+    body = eventbridge_body(issued())
+    # The sender is not a verified SES identity yet: SES refuses, the message is retried.
+    assert on_notice_event.lambda_handler(sqs_event(body), lambda_context())["batchItemFailures"]
+    failed = metric_values(out.readouterr().out)
+    assert (failed.get(Counts.NOTICES_FAILED), failed.get(Counts.NOTICES_SENT)) == (1, None)
+
+    boto3.client("ses", region_name="us-east-1").verify_email_identity(EmailAddress="billing@sewerbill.local")
+    assert not on_notice_event.lambda_handler(sqs_event(body), lambda_context())["batchItemFailures"]
+    sent = metric_values(out.readouterr().out)
+    assert (sent.get(Counts.NOTICES_FAILED), sent.get(Counts.NOTICES_SENT)) == (None, 1)

@@ -19,7 +19,7 @@ QUEUE = "  Work:\n    Type: AWS::SQS::Queue\n"
 @pytest.mark.parametrize(
     ("resources", "error", "named"),
     [
-        ("  Alerts:\n    Type: AWS::SNS::Topic\n", NotEmulated, "Alerts (AWS::SNS::Topic)"),
+        ("  Clicks:\n    Type: AWS::Kinesis::Stream\n", NotEmulated, "Clicks (AWS::Kinesis::Stream)"),
         (
             QUEUE + "  Nightly:\n    Type: AWS::Events::Rule\n    Properties:\n"
             "      ScheduleExpression: rate(1 day)\n      Targets: [{Id: q, Arn: !GetAtt Work.Arn}]\n",

@@ -321,6 +321,7 @@ def test_the_portal_in_aws_is_a_private_bucket_behind_cloudfront_with_cognito_si
     assert kinds == [
         "AWS::CloudFront::Distribution",
         "AWS::CloudFront::OriginAccessControl",
+        "AWS::CloudWatch::Alarm",  # the portal functions' errors and throttles (issue 30)
         "AWS::Cognito::UserPool",
         "AWS::Cognito::UserPoolClient",
         "AWS::Cognito::UserPoolDomain",
@@ -367,8 +368,12 @@ def test_the_portal_config_is_written_to_its_bucket_at_deploy_from_the_stacks_va
     config = resources["PortalSiteConfig"]["Properties"]
     assert config["ServiceToken"] == {"Fn::GetAtt": ["PortalSiteConfigFunction", "Arn"]}
     assert refs(config) >= {"PortalSiteBucket", "PortalApi", "PortalUserPoolDomain", "PortalUserPoolClient"}
-    policies = resources["PortalSiteConfigFunction"]["Properties"]["Policies"]
-    assert policies == [{"S3WritePolicy": {"BucketName": {"Ref": "PortalSiteBucket"}}}]
+    [policy] = resources["PortalSiteConfigFunction"]["Properties"]["Policies"]
+    [statement] = policy["Statement"]  # config.json only (issue 30: least privilege)
+    assert (statement["Action"], statement["Resource"]) == (
+        "s3:PutObject",
+        {"Fn::Sub": "${PortalSiteBucket.Arn}/config.json"},
+    )
 
 
 def test_http_routes_in_the_template_are_the_routes_in_the_openapi_document() -> None:

@@ -358,5 +358,7 @@ def dlq(gateway: GatewayOpt = None) -> None:
 
 @local_app.command("status")
 def status(gateway: GatewayOpt = None) -> None:
-    """Show the running stack: endpoints, clock, functions, routes, schedules."""
+    """Show the running stack: endpoints, clock, functions, routes, schedules, and each of
+    the template's alarms whose condition holds now (a DLQ with messages, a function that
+    raised since start, the API's 5xx)."""
     typer.echo(json.dumps(_call(_gateway(gateway), "GET", "/_local/status"), indent=2))

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from sewerbill import samtemplate
+from sewerbill.local import alarms as local_alarms
 from sewerbill.local import heap
 from sewerbill.local import template as templates
 from sewerbill.local.auth import LocalIssuer
@@ -262,7 +263,11 @@ class LocalRuntime:
     def send(self, queue: str, body: str | dict[str, Any], drain: bool = False) -> str:
         url = self.stack.physical(queue) if queue in self.stack.resources else queue
         text = body if isinstance(body, str) else json.dumps(body)
-        message_id = self._sqs.send_message(QueueUrl=url, MessageBody=text)["MessageId"]
+        args: dict[str, Any] = {"QueueUrl": url, "MessageBody": text}
+        if url.endswith(".fifo"):  # a FIFO queue (and its DLQ): one group, as its feeders send
+            args["MessageGroupId"] = "local"
+            args["MessageDeduplicationId"] = uuid.uuid4().hex
+        message_id = self._sqs.send_message(**args)["MessageId"]
         if drain:
             self.drain()
         return str(message_id)
@@ -490,7 +495,36 @@ class LocalRuntime:
             "resources": {lid: a.get("Ref") for lid, a in self.stack.resources.items() if a.get("Ref")},
             "invocations": len(self.invocations),
             "dead_letters": len(self.dead_letters),
+            **self.alarms(),
         }
+
+    def alarms(self) -> dict[str, Any]:
+        """The template's alarms whose condition holds now (``alarms``), how many there are,
+        and any whose metric the local stack cannot read (``alarms_not_evaluated``)."""
+        by_name = {url.rsplit("/", 1)[-1]: url for url in self.stack.queue_urls_by_arn.values()}
+
+        def visible(queue_name: str) -> int | None:
+            url = by_name.get(queue_name)
+            if url is None:
+                return None
+            attrs = self._sqs.get_queue_attributes(
+                QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"]
+            )
+            return int(attrs["Attributes"]["ApproximateNumberOfMessages"])
+
+        def function_of(name: str) -> str | None:
+            fn = self.stack.function_by_arn(name)
+            return fn.logical_id if fn else None
+
+        api_ids = {
+            str(a["ApiId"])
+            for lid, a in self.stack.resources.items()
+            if self.stack.types.get(lid) == "AWS::ApiGatewayV2::Api" and "ApiId" in a
+        }
+        metrics = local_alarms.Metrics(visible, lambda: list(self.invocations), function_of, api_ids)
+        with self._poll_lock:
+            firing, unknown = local_alarms.evaluate(self.stack.alarms, metrics)
+        return {"alarms": firing, "alarms_watched": len(self.stack.alarms), "alarms_not_evaluated": unknown}
 
     def control(self, method: str, path: str, query: dict[str, str], body: bytes) -> tuple[int, Any]:
         data = json.loads(body or b"{}") if path != "/_local/upload" else {}

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from sewerbill.local.alarms import Alarm
 from sewerbill.local.emulator import Emulator
 from sewerbill.local.filters import parse_filters
 from sewerbill.local.intrinsics import Resolver
@@ -34,11 +35,15 @@ EMULATED = {
     "AWS::Scheduler::Schedule",
     "AWS::Lambda::EventSourceMapping",
     "AWS::ApiGatewayV2::Api",
+    "AWS::CloudWatch::Alarm",  # its condition evaluated on the local stack (sewerbill.local.alarms)
+    "AWS::SNS::Topic",
+    "AWS::SNS::Subscription",
 }
 
 # Types with nothing to run locally, by design: permissions (the runtime enforces no IAM),
 # log groups (logs go to the console), API stages and deployments (the gateway serves the
-# routes directly) and alarms. Any other type the runtime does not create stops start-up
+# routes directly) and dashboards (`sewerbill local status` lists the alarms that hold).
+# Any other type the runtime does not create stops start-up
 # (NotEmulated): a template must not run locally with a part silently missing.
 NO_OPS = {
     "AWS::IAM::Role",
@@ -50,7 +55,7 @@ NO_OPS = {
     "AWS::S3::BucketPolicy",
     "AWS::ApiGatewayV2::Stage",
     "AWS::ApiGatewayV2::Deployment",
-    "AWS::CloudWatch::Alarm",
+    "AWS::CloudWatch::Dashboard",
 }
 
 
@@ -162,6 +167,7 @@ class Stack:
     schedules: list[ScheduledTarget] = field(default_factory=list)
     dead_letter_queues: dict[str, str] = field(default_factory=dict)  # dlq url -> logical id
     queue_urls_by_arn: dict[str, str] = field(default_factory=dict)
+    alarms: list[Alarm] = field(default_factory=list)
 
     def physical(self, logical_id: str) -> Any:
         return self.resources[logical_id]["Ref"]
@@ -273,6 +279,13 @@ class Provisioner:
             self._bucket(lid)
         for lid in self._of_type("AWS::SES::EmailIdentity"):
             self._email_identity(lid)
+        for lid in self._of_type("AWS::SNS::Topic"):
+            self.emulator.client("sns").create_topic(Name=self.r.attrs[lid]["TopicName"])
+        for lid in self._of_type("AWS::SNS::Subscription"):
+            p = self._props(lid)
+            self.emulator.client("sns").subscribe(
+                TopicArn=p["TopicArn"], Protocol=p["Protocol"], Endpoint=p.get("Endpoint", "")
+            )
         for lid in self._of_type("AWS::Lambda::Function"):
             self._function(lid)
         for lid in self._of_type("AWS::Events::Rule"):
@@ -283,6 +296,8 @@ class Provisioner:
             self._event_source(lid)
         for lid in self._of_type("AWS::ApiGatewayV2::Api"):
             self._http_api(lid)
+        for lid in self._of_type("AWS::CloudWatch::Alarm"):
+            self.stack.alarms.append(Alarm.of(lid, self._default_name(lid, 255), self._props(lid)))
         self.stack.resources = self.r.attrs
         return self.stack
 
@@ -325,6 +340,10 @@ class Provisioner:
                     "Ref": name,
                     "Arn": self._arn("scheduler", f"schedule/{self.r.resolve(group)}/{name}"),
                 }
+            elif rtype == "AWS::SNS::Topic":
+                name = self._name(lid, "TopicName", 256)
+                arn = self._arn("sns", name)
+                attrs = {"Ref": arn, "TopicArn": arn, "TopicName": name}
             elif rtype == "AWS::SES::EmailIdentity":
                 attrs = {"Ref": self._name(lid, "EmailIdentity")}
             elif rtype == "AWS::ApiGatewayV2::Api":

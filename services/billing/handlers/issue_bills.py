@@ -18,7 +18,7 @@ from billing import composition
 from billing.app.cycles import ChunkRequest
 from common.handling import consume_sqs
 from common.messages import MalformedMessage
-from common.observability import observed
+from common.observability import Counts, count, observed
 
 logger = Logger()
 
@@ -29,6 +29,7 @@ def record_handler(record: SQSRecord) -> None:
     except (ValueError, KeyError, TypeError) as exc:
         raise MalformedMessage(f"issue-bills chunk: {exc}") from None
     result = composition.issue_chunk_use_case()(request)
+    count(Counts.BILLS_ISSUED, len(result.bills))
     logger.info(
         "chunk issued",
         extra={

@@ -15,8 +15,8 @@ retry after a crash rewrites identical items: the stream sees a MODIFY, not an I
 publishes nothing twice. A file is recorded last, with its ``ReadsRejected`` summary; a
 file already recorded (same content digest: S3's ETag of the same bytes) changes nothing.
 
-Files of one function are taken in one at a time (the template gives the function a
-reserved concurrency of 1), so account states are written without version conditions.
+Files of one function are taken in one at a time (the template feeds the function from a
+FIFO queue with one message group), so account states are written without version conditions.
 """
 
 from __future__ import annotations

@@ -17,12 +17,14 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from billing.events import BillIssued, BillsIssued, chunk_bills
+from common.errors import TransientError
 from common.events import Event
 from common.handling import consume_sqs, each_member
 from common.messages import MalformedMessage, parse_envelope
 from common.observability import Counts, count, logger, observed
 from notices import composition
 from notices.app.delivery import CONSUMED, handle_event
+from notices.domain.delivery import SendFailed
 
 E = TypeVar("E", bound=Event)
 
@@ -57,15 +59,20 @@ def _handle_bill(key: str, detail: Any, attempt: int) -> None:
 
 
 def _handle(event: Event, attempt: int) -> None:
-    outcome = handle_event(
-        event,
-        contacts=composition.contacts(),
-        ports=composition.ports(),
-        clock=composition.clock(),
-        book=composition.tariff_book(),
-        attempt=attempt,
-        holds=composition.bill_holds(),
-    )
+    try:
+        outcome = handle_event(
+            event,
+            contacts=composition.contacts(),
+            ports=composition.ports(),
+            clock=composition.clock(),
+            book=composition.tariff_book(),
+            attempt=attempt,
+            holds=composition.bill_holds(),
+        )
+    except TransientError as exc:
+        if isinstance(exc.__cause__, SendFailed):  # the send failed: retried by the queue
+            count(Counts.NOTICES_FAILED)
+        raise
     count(Counts.NOTICES_SENT, outcome.sent)
     logger.info("notices handled", extra=outcome.__dict__)
 

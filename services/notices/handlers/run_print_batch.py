@@ -22,7 +22,7 @@ from common.due import next_due
 from common.errors import TransientError
 from common.handling import consume_sqs
 from common.messages import MalformedMessage, first_error
-from common.observability import logger, observed
+from common.observability import Counts, count, logger, observed
 from notices import composition
 from notices.app.delivery import release_held_bills
 
@@ -66,6 +66,8 @@ def record_handler(record: SQSRecord) -> None:
                 "letters": batch.letters if batch else 0,
             },
         )
+    count(Counts.NOTICES_SENT, released.sent)
+    count(Counts.NOTICES_FAILED, released.failed)
     if released.failed:
         raise TransientError(f"{released.failed} held bill(s) could not be sent yet; the run is retried")
     later = {d for d in (mark.pending if mark else ()) if d > morning}

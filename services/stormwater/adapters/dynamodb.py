@@ -270,7 +270,7 @@ class DynamoParcelRepository:
         New parcels (none kept when read) go in bulk: their fees and one ``ERUsDetermined``
         per 50 determinations first (chunk ``chunk`` x 100 + n of the file), then their
         determinations and states, 25 per BatchWriteItem. Only extracts create parcels, and they run one
-        at a time (reserved concurrency 1), so nobody else can have written them meanwhile.
+        at a time (a FIFO queue, one message group), so nobody else can have written them meanwhile.
         A parcel already kept is written as one transaction (its determination and fee if
         absent, the GIS history, the state only if its ``version`` is still the one read), so
         an Engineer's override or a reconsideration committed while the extract was being
