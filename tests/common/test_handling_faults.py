@@ -23,7 +23,7 @@ from common.config import ConfigError, FunctionConfig, load
 from common.errors import PermanentError
 from common.handling import MessageRejected, consume_sqs
 from metering.adapters.s3 import S3ObjectStore
-from metering.domain.ingest import ObjectMissing
+from metering.app.ingest import ObjectMissing
 
 
 class Sink:
