@@ -14,9 +14,10 @@ export AWS_DEFAULT_REGION ?= us-east-1
 
 DEV_LOCK := requirements/dev.txt
 SAM_LOCK := requirements/sam.txt
-PIP_LOCKED = pip install -q --disable-pip-version-check --require-hashes -r
+PIP_LOCKED = pip install -q --disable-pip-version-check --require-hashes --no-deps -r
 
-# The project itself goes in without its dependencies (the lock has them) and without build
+# A lock names every package (--no-deps: nothing is resolved again at install). The project
+# itself goes in without its dependencies (the lock has them) and without build
 # isolation (setuptools is in the lock too).
 $(STAMP): pyproject.toml $(DEV_LOCK)
 	$(PYTHON) -m venv $(VENV)
