@@ -121,11 +121,7 @@ class _PlainWireParsers(ResponseParserFactory):
 
 
 def plain_wire(client: Any) -> Any:
-    """``client`` (a DynamoDB client) serializing plain items and parsing plain answers
-    without botocore's walk of the model (:class:`_PlainWireSerializer`,
-    :class:`_PlainWireParser`); a client whose serializer or parser factory is not botocore's
-    plain one keeps it (so a client with client-side validation, whose serializer is wrapped
-    in it, keeps its serializer: :func:`plain_answers_client`)."""
+    """The old way: ``client`` with the plain-wire serializer and parser swapped in."""
     serializer = getattr(client, "_serializer", None)
     if type(serializer) is JSONSerializer:
         fast = _PlainWireSerializer()
@@ -137,17 +133,6 @@ def plain_wire(client: Any) -> Any:
         parsers = _PlainWireParsers()
         parsers.__dict__.update(factory.__dict__)
         endpoint._response_parser_factory = parsers
-    return client
-
-
-def plain_wire(client: Any) -> Any:
-    """The old way: ``client`` with the plain-wire serializer and parser swapped in."""
-    fast = _PlainWireSerializer()
-    fast.__dict__.update(client._serializer.__dict__)
-    client._serializer = fast
-    parsers = _PlainWireParsers()
-    parsers.__dict__.update(client._endpoint._response_parser_factory.__dict__)
-    client._endpoint._response_parser_factory = parsers
     return client
 
 
