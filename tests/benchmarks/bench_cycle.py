@@ -197,25 +197,22 @@ def accounts_items(n: int) -> list[dict[str, Any]]:
 
 def bulk_client(rt: Any) -> Any:
     """A DynamoDB client on the emulator made as billing's and metering's adapters make theirs
-    (``common.dynamo.bulk_client``: ``BULK_CLIENT``, no client-side parameter validation, and
-    ``plain_wire``, plain items serialized and parsed without botocore's walk). The raw-write
+    (``common.dynamo.bulk_client``: ``BULK_CLIENT``, no client-side parameter validation). The raw-write
     bound is measured with it, so that the bound and the pipeline differ only in the
     pipeline's work (a slower client would flatter the ratio)."""
     import boto3
 
-    from common.dynamo import BULK_CLIENT, plain_wire
+    from common.dynamo import BULK_CLIENT
 
     emulator = rt.emulator
-    return plain_wire(
-        boto3.client(
-            "dynamodb",
-            endpoint_url=emulator.endpoint_for("dynamodb"),
-            region_name=emulator.region,
-            aws_access_key_id=emulator.credentials["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=emulator.credentials["AWS_SECRET_ACCESS_KEY"],
-            aws_session_token=emulator.credentials.get("AWS_SESSION_TOKEN"),
-            config=BULK_CLIENT,
-        )
+    return boto3.client(
+        "dynamodb",
+        endpoint_url=emulator.endpoint_for("dynamodb"),
+        region_name=emulator.region,
+        aws_access_key_id=emulator.credentials["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=emulator.credentials["AWS_SECRET_ACCESS_KEY"],
+        aws_session_token=emulator.credentials.get("AWS_SESSION_TOKEN"),
+        config=BULK_CLIENT,
     )
 
 

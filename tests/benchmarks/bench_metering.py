@@ -297,7 +297,7 @@ class RawBounds:
 
     The bound's client is made as metering's and billing's adapters make theirs
     (``bench_cycle.bulk_client``: ``common.dynamo.bulk_client``'s configuration, without
-    client-side validation and with plain items serialized directly), so that the bound and
+    client-side validation), so that the bound and
     the pipeline differ only in the pipeline's work. Beside it, without a stream, the same
     writes with a default client (``legacy``): the yardstick of the figures earlier stops
     reported, which writes about a quarter slower (botocore's validation and walk of every

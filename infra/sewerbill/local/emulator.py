@@ -82,6 +82,10 @@ class Emulator:
 
     @classmethod
     def _start_process(cls, region: str) -> Emulator:
+        from sewerbill.local import motoshim
+
+        # Here too, so the refusal is read in this process rather than lost with the child's stderr.
+        motoshim.require_moto_version()
         port = free_port()
         # moto_server with the runtime's shim (motoshim) installed in that process too.
         boot = "import sys; from sewerbill.local import motoshim; motoshim.install(); from moto.server import main; main(sys.argv[1:])"

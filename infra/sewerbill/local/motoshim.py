@@ -1,5 +1,9 @@
 """What the local runtime changes in moto, in its own process only (never in deployed code).
 
+The changes reproduce and replace moto internals of one release, `MOTO_VERSION` (pinned
+exactly in pyproject.toml and the lock files); `install()` refuses any other release, since on
+another the replaced functions may no longer be moto's own with one change.
+
 Twenty-one changes, installed by `install()` when the runtime starts moto itself:
 
 1. **A transaction backs up only the items it touches.** moto 5.2.5's
@@ -244,6 +248,7 @@ import calendar
 import contextvars
 import copy
 import functools
+import importlib.metadata
 import json
 import sys
 import threading
@@ -265,6 +270,25 @@ from moto.dynamodb.models.utilities import bytesize
 from moto.sqs.models import Queue
 
 from sewerbill.local.worker import answered_by
+
+MOTO_VERSION = "5.2.5"
+"""The moto release the changes were written against (pyproject.toml pins the same)."""
+
+
+class MotoVersionError(RuntimeError):
+    """The installed moto is not the release the shim was written for."""
+
+
+def require_moto_version() -> None:
+    """Refuse to patch a moto other than `MOTO_VERSION`, naming both releases."""
+    found = importlib.metadata.version("moto")
+    if found != MOTO_VERSION:
+        raise MotoVersionError(
+            f"the local runtime was built for moto {MOTO_VERSION} and found moto {found}: "
+            f"its changes to moto replace that release's internals. Install from the lock "
+            f"file (make install, requirements/dev.txt) or update the shim to moto {found}."
+        )
+
 
 _in_transaction: contextvars.ContextVar[bool] = contextvars.ContextVar("in_transaction", default=False)
 _listeners: list[Callable[[str, str], None]] = []
@@ -2558,6 +2582,7 @@ def _install_enrich_response(install: bool) -> None:
 # --- install -----------------------------------------------------------------------------------
 def install() -> None:
     """Apply the changes (idempotent); moto must run in this process to see them."""
+    require_moto_version()
     with _lock:
         for model in (Item, StreamRecord):
             if not isinstance(getattr(model, "instances_tracked", None), Created):
