@@ -52,18 +52,20 @@ COMPILE = $(UV) pip compile -q --python-version 3.11 --custom-compile-command 'm
 lock: $(UV)
 	$(COMPILE) --generate-hashes pyproject.toml requirements/build.in --extra dev -o $(DEV_LOCK)
 	$(COMPILE) --generate-hashes requirements/sam.in -o $(SAM_LOCK)
+	$(COMPILE) --generate-hashes requirements/checkov.in -o $(CHECKOV_LOCK)
 	$(COMPILE) --generate-hashes requirements/uv.in -o requirements/uv.txt
 	$(COMPILE) --python-platform aarch64-manylinux2014 services/requirements.in -c $(DEV_LOCK) -o services/requirements.txt
 	cd requirements/dynamodb-local && npm $(if $(UPGRADE),update,install) --package-lock-only --no-audit --no-fund
 
 # checkov (IaC static analysis) pins its own boto3/pydantic, so it lives in .venv-checkov/,
 # pinned exactly; its configuration is .checkov.yaml (every suppression with its reason).
-CHECKOV_VERSION := 3.3.30
+CHECKOV_LOCK := requirements/checkov.txt
 CHECKOV_VENV := .venv-checkov
 CHECKOV := $(CHECKOV_VENV)/bin/checkov
-$(CHECKOV):
+$(CHECKOV): $(CHECKOV_LOCK)
 	$(PYTHON) -m venv $(CHECKOV_VENV)
-	$(CHECKOV_VENV)/bin/pip install -q --disable-pip-version-check checkov==$(CHECKOV_VERSION)
+	$(CHECKOV_VENV)/bin/$(PIP_LOCKED) $(CHECKOV_LOCK)
+	touch $(CHECKOV)
 
 ## The main job on the embedded default (moto server in-process; no AWS account, no Docker).
 demo: $(STAMP)
