@@ -13,6 +13,12 @@ redrive`, and finds it processed and the dead-letter queue empty.
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
@@ -101,7 +107,7 @@ def everything(rt: LocalRuntime) -> dict[str, Any]:
 
 
 def test_a_clean_restart_with_state_keeps_everything_and_bills_on_without_doubling(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     state = tmp_path / "state"
     rt = start("local-state", state)
@@ -162,17 +168,13 @@ def test_a_clean_restart_with_state_keeps_everything_and_bills_on_without_doubli
         assert [e["amount"] for e in ledger if e["kind"] == "payment"] == ["-94.50"]
 
         # A save that fails half-way leaves the last saved state in use.
-        real = local_state._save_queue
-
         def crash(*args: Any) -> int:
             raise OSError("disk full")
 
-        local_state._save_queue = crash  # type: ignore[assignment]
-        try:
+        with monkeypatch.context() as patched:
+            patched.setattr(local_state, "_save_queue", crash)
             with pytest.raises(OSError, match="disk full"):
                 again.save_state()
-        finally:
-            local_state._save_queue = real  # type: ignore[assignment]
         kept = local_state.saved(state)
         assert kept is not None and kept["clock"]["now"] == clock.isoformat()
         assert not [p for p in state.iterdir() if p.name.startswith(".saving-")]
@@ -267,3 +269,87 @@ def test_a_redrive_names_what_it_cannot_move(faulty: LocalRuntime) -> None:
     ):
         done = cli.invoke(local_cli.local_app, ["dlq", "redrive", queue, "--gateway", faulty.gateway_url])
         assert done.exit_code == 1 and reason in done.output, done.output
+
+
+def up(state: Path, locator: Path) -> tuple[subprocess.Popen[str], str]:
+    """`sewerbill local up --state DIR` in a child process, as a user starts it; its process
+    and the lines it printed until it polls."""
+    env = {**os.environ, "SEWERBILL_LOCAL_STATE": str(locator), "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and package
+        [
+            sys.executable,
+            "-m",
+            "sewerbill",
+            "local",
+            "up",
+            "--start",
+            "2027-12-31T12:00:00Z",
+            "--state",
+            str(state),
+        ],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdout is not None
+    lines: list[str] = []
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not (lines and "polling queues and streams" in lines[-1]):
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+    return proc, "".join(lines)
+
+
+def stop(proc: subprocess.Popen[str]) -> str:
+    proc.send_signal(signal.SIGINT)
+    try:
+        rest, _ = proc.communicate(timeout=240)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    assert proc.returncode == 0, rest
+    return rest
+
+
+def test_up_with_state_saves_at_ctrl_c_and_restores_at_the_next_up(tmp_path: Path) -> None:
+    state, locator = tmp_path / "state", tmp_path / "local.json"
+    proc, started = up(state, locator)
+    try:
+        assert f"state     none yet in {state}; saved there at a clean stop" in started, started
+        gateway = json.loads(locator.read_text())["gateway_url"]
+        accounts = tmp_path / "accounts.csv"
+        accounts.write_text(ACCOUNTS)
+        done = CliRunner().invoke(
+            local_cli.local_app,
+            ["upload", "UploadsBucket", str(accounts), "--key", "accounts/2027.csv", "--gateway", gateway],
+        )
+        assert done.exit_code == 0, done.output
+    finally:
+        rest = stop(proc)
+    assert f"stopping: saving the state to {state}" in rest
+    assert re.search(r"saved \d+ item\(s\), 1 object\(s\), 0 message\(s\), 0 dead letter\(s\)", rest), rest
+
+    proc, started = up(state, locator)
+    try:
+        assert re.search(
+            rf"state     restored from {re.escape(str(state))}: \d+ item\(s\), 1 object\(s\)", started
+        )
+        assert "--start ignored: the clock continues from the saved 2027-12-31T12:00:00+00:00" in started
+        gateway = json.loads(locator.read_text())["gateway_url"]
+        req = urllib.request.Request(
+            gateway + "/_local/token",
+            data=json.dumps({"claims": {"role": "staff", "tenants": [TENANT]}}).encode(),
+        )
+        with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - the local gateway
+            token = json.loads(resp.read())["token"]
+        req = urllib.request.Request(
+            gateway + f"/staff/{TENANT}/accounts/GR-1", headers={"authorization": f"Bearer {token}"}
+        )
+        with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - the local gateway
+            assert '"Ann"' in resp.read().decode()  # the account loaded before the restart
+    finally:
+        stop(proc)

@@ -175,7 +175,7 @@ def _save_bucket(rt: LocalRuntime, lid: str, work: Path) -> int:
     bucket = rt.resource(lid)
     folder = work / "objects" / lid
     folder.mkdir(parents=True)
-    index = []
+    index: list[str] = []
     for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
         for listed in page.get("Contents", []):
             got = s3.get_object(Bucket=bucket, Key=listed["Key"])
