@@ -289,6 +289,17 @@ def restore(rt: LocalRuntime, directory: str | Path) -> dict[str, Any] | None:
             f"{directory} holds the state of {', '.join(missing)}, which {rt.template_path.name} no "
             "longer has: start with another --state directory (or none)"
         )
+    try:
+        _put_back(rt, manifest, snapshot)
+    except (OSError, ValueError, KeyError, TypeError) as exc:  # a file missing or cut short
+        raise StateError(f"{snapshot}: a damaged state ({type(exc).__name__}: {exc})") from exc
+    report = _totals(manifest)
+    report.update(seconds=round(time.perf_counter() - began, 3), clock=rt.clock.now.isoformat())
+    log.info("local state restored from %s: %s", directory, report)
+    return report
+
+
+def _put_back(rt: LocalRuntime, manifest: dict[str, Any], snapshot: Path) -> None:
     _empty(rt)  # a stack that holds something already (an endpoint that keeps data) is replaced
     for lid in manifest["tables"]:
         _restore_table(rt, lid, snapshot)
@@ -313,10 +324,6 @@ def restore(rt: LocalRuntime, directory: str | Path) -> dict[str, Any] | None:
         if letter.queue in urls:
             rt._dlq_watch.seen[urls[letter.queue]].add(letter.message_id)
         rt.dead_letters.append(letter)
-    report = _totals(manifest)
-    report.update(seconds=round(time.perf_counter() - began, 3), clock=rt.clock.now.isoformat())
-    log.info("local state restored from %s: %s", directory, report)
-    return report
 
 
 def _empty(rt: LocalRuntime) -> None:
@@ -382,28 +389,19 @@ def _restore_bucket(rt: LocalRuntime, lid: str, snapshot: Path) -> None:
 
 @contextmanager
 def _notifications_off(rt: LocalRuntime, bucket: str) -> Iterator[None]:
-    """The bucket's notifications off, then back as they were. moto's answer to
-    GetBucketNotificationConfiguration leaves out the EventBridge setting, so with moto in
-    this process its bucket's configuration is set aside and put back as it is; on another
-    endpoint through the API."""
-    if _moto_here(rt, "s3"):
-        from moto.s3.models import s3_backends
-
-        held = s3_backends[rt.stack.account]["aws"].get_bucket(bucket)
-        config, held.notification_configuration = held.notification_configuration, None
-        try:
-            yield
-        finally:
-            held.notification_configuration = config
+    """The bucket's notifications off, then back as the provisioner set them (from the
+    template: moto's GetBucketNotificationConfiguration leaves the EventBridge setting out,
+    so what an endpoint answers cannot be put back)."""
+    config = rt.stack.bucket_notifications.get(bucket)
+    if not config:
+        yield
         return
     s3 = rt.client("s3")
-    answer = s3.get_bucket_notification_configuration(Bucket=bucket)
-    answer.pop("ResponseMetadata", None)
     s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={})
     try:
         yield
     finally:
-        s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration=answer)
+        s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration=config)
 
 
 def _moto_here(rt: LocalRuntime, service: str) -> bool:
