@@ -114,7 +114,9 @@ def _call(gateway: str, method: str, path: str, body: bytes | None = None, timeo
         raise typer.Exit(1) from exc
 
 
-def _start(template: Path, start: str | None, params: list[str] | None, port: int = 0):  # noqa: ANN202
+def _start(  # noqa: ANN202
+    template: Path, start: str | None, params: list[str] | None, port: int = 0, state: Path | None = None
+):
     from sewerbill.local import LocalRuntime
 
     _say(f"starting the local stack from {template} ...")
@@ -123,12 +125,15 @@ def _start(template: Path, start: str | None, params: list[str] | None, port: in
         start_time=_parse_time(start) if start else None,
         parameters=_parameters(template, params),
         gateway_port=port,
+        state_dir=state,
     )
     _say(f"local stack {rt.stack.name} up in {rt.startup_seconds:.2f} s")
     _say(f"  emulator  {rt.endpoint_url}   (AWS_ENDPOINT_URL for boto3 / aws --endpoint-url)")
     _say(f"  gateway   {rt.gateway_url}   (OpenAPI: {rt.gateway_url}/openapi.json)")
     _say(f"  portal    {rt.gateway_url}/portal/   (demo sign-in: choose an identity)")
     _say(f"  clock     {rt.clock.now.isoformat()}")
+    if state is not None:
+        _say_restored(rt, state, start)
     _say(
         f"  functions {len(rt.stack.functions)}, queues/streams polled {len(rt.stack.queue_sources) + len(rt.stack.stream_sources)}, "
         f"routes {len(rt.stack.routes)}, schedules {len(rt.stack.schedules)}"
@@ -146,9 +151,25 @@ def up(
     demo: Annotated[
         bool, typer.Option("--demo", help="Run the demo once the stack is up, then keep running.")
     ] = False,
+    state: Annotated[
+        Path | None,
+        typer.Option(
+            "--state",
+            file_okay=False,
+            help="Keep the stack's state in this directory: restored at start, saved at a clean "
+            "stop (Ctrl-C or SIGTERM). Without it nothing is kept.",
+        ),
+    ] = None,
 ) -> None:
     """Start the emulator and the runtime, print the endpoints and a dev token, poll until Ctrl-C."""
-    rt = _start(template, start, param, port)
+    from sewerbill.local.state import StateError
+
+    try:
+        rt = _start(template, start, param, port, state)
+    except StateError as exc:
+        _say(f"cannot use --state {state}: {exc}")
+        raise typer.Exit(1) from None
+    clean = False
     try:
         token = rt.mint_token(sub="dev", ttl=12 * 3600)
         _say(f"  dev token (12 h): {token}")
@@ -157,16 +178,57 @@ def up(
         )
         if demo:
             _run_demo(rt)
+        if state is not None:
+            _stop_cleanly_on_signals(rt)
         _say("polling queues and streams; Ctrl-C to stop")
         rt.run_forever(
             on_pass=lambda n: _say(f"  handled {n} message(s); {len(rt.invocations)} invocations so far")
         )
+        clean = True
     except KeyboardInterrupt:
         _say("stopping")
+        clean = state is None
     finally:
         if STATE_FILE.exists() and json.loads(STATE_FILE.read_text()).get("pid") == os.getpid():
             STATE_FILE.unlink()
-        rt.stop()
+        if state is not None and clean:
+            _say(f"stopping: saving the state to {state} ...")
+        elif state is not None:
+            _say(f"interrupted: state not saved ({state} keeps the state it had)")
+        rt.stop(save=clean)
+        if rt.saved is not None:
+            saved = rt.saved
+            _say(
+                f"saved {saved['items']} item(s), {saved['objects']} object(s), {saved['messages']} "
+                f"message(s), {saved['dead_letters']} dead letter(s), clock {saved['clock']} "
+                f"in {saved['seconds']:.2f} s"
+            )
+
+
+def _stop_cleanly_on_signals(rt: Any) -> None:
+    """With --state: Ctrl-C or SIGTERM lets the pass in progress finish, then `up` saves and
+    stops; a second Ctrl-C interrupts at once (and nothing is saved)."""
+    import signal
+
+    def clean_stop(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        rt.request_stop()
+
+    signal.signal(signal.SIGINT, clean_stop)
+    signal.signal(signal.SIGTERM, clean_stop)
+
+
+def _say_restored(rt: Any, state: Path, start: str | None) -> None:
+    got = rt.restored
+    if got is None:
+        _say(f"  state     none yet in {state}; saved there at a clean stop")
+        return
+    _say(
+        f"  state     restored from {state}: {got['items']} item(s), {got['objects']} object(s), "
+        f"{got['messages']} message(s), {got['dead_letters']} dead letter(s) in {got['seconds']:.2f} s"
+    )
+    if start:
+        _say(f"            --start ignored: the clock continues from the saved {got['clock']}")
 
 
 @local_app.command("demo")
@@ -346,9 +408,18 @@ def token(
     typer.echo(_call(_gateway(gateway), "POST", "/_local/token", json.dumps(body).encode())["token"])
 
 
-@local_app.command("dlq")
-def dlq(gateway: GatewayOpt = None) -> None:
+dlq_app = typer.Typer(
+    invoke_without_command=True,
+    help="The dead letters of the running stack: listed (no command), or redriven.",
+)
+local_app.add_typer(dlq_app, name="dlq")
+
+
+@dlq_app.callback()
+def dlq(ctx: typer.Context, gateway: GatewayOpt = None) -> None:
     """List the dead letters of the running stack (messages that exhausted their retries)."""
+    if ctx.invoked_subcommand is not None:
+        return
     letters = _call(_gateway(gateway), "GET", "/_local/dlq")
     if not letters:
         _say("no dead letters")
@@ -362,3 +433,39 @@ def status(gateway: GatewayOpt = None) -> None:
     the template's alarms whose condition holds now (a DLQ with messages, a function that
     raised since start, the API's 5xx)."""
     typer.echo(json.dumps(_call(_gateway(gateway), "GET", "/_local/status"), indent=2))
+
+
+@dlq_app.command("redrive")
+def dlq_redrive(
+    queue: Annotated[
+        str, typer.Argument(help="The dead-letter queue (logical id or name), or its source queue.")
+    ],
+    gateway: GatewayOpt = None,
+) -> None:
+    """Move a dead-letter queue's messages back to their source queue and handle them
+    (StartMessageMoveTask on AWS). Use it once the cause of the failures is fixed."""
+    url = _gateway(gateway)
+    req = urllib.request.Request(
+        url + "/_local/dlq/redrive", data=json.dumps({"queue": queue}).encode(), method="POST"
+    )
+    try:
+        with urllib.request.urlopen(req, timeout=600) as resp:  # noqa: S310 - loopback gateway
+            result = json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        _say(f"cannot redrive {queue}: {json.loads(exc.read() or b'{}').get('message', exc.reason)}")
+        raise typer.Exit(1) from None
+    except urllib.error.URLError as exc:
+        _say(f"cannot reach the local stack at {url}: {exc}")
+        raise typer.Exit(1) from exc
+    _say(f"moved {result['moved']} message(s) from {result['dead_letter_queue']} to {result['source_queue']}")
+    for inv in result["invocations"]:
+        _say(
+            f"  {inv['function']:<45} {inv['trigger']:<9} {inv['records']} record(s), {inv['failures']} failed"
+            + (f" ERROR {inv['error']}" if inv["error"] else "")
+        )
+    left = result["dead_letters"]
+    _say(
+        "no dead letters left there"
+        if not left
+        else f"{left} dead letter(s) in {result['dead_letter_queue']} again"
+    )

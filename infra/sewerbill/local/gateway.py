@@ -97,9 +97,15 @@ class _TokenRequest(BaseModel):
     claims: dict[str, Any] | None = None
 
 
+class _RedriveRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    queue: str = Field(min_length=1, max_length=1024)  # a DLQ (or its source): logical id, name, URL
+
+
 _CONTROL_BODIES: dict[tuple[str, str], type[BaseModel]] = {
     ("POST", "/_local/clock"): _ClockRequest,
     ("POST", "/_local/token"): _TokenRequest,
+    ("POST", "/_local/dlq/redrive"): _RedriveRequest,
 }
 _CONTROL_ROUTES = {("GET", "/_local/status"), ("GET", "/_local/dlq"), ("POST", "/_local/drain")}
 

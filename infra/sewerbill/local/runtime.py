@@ -24,6 +24,7 @@ from typing import Any
 from sewerbill import samtemplate
 from sewerbill.local import alarms as local_alarms
 from sewerbill.local import heap
+from sewerbill.local import state as local_state
 from sewerbill.local import template as templates
 from sewerbill.local.auth import LocalIssuer
 from sewerbill.local.clock import Firing, SimulatedClock
@@ -119,6 +120,11 @@ class LocalRuntime:
         self._stop = threading.Event()
         self._background: threading.Thread | None = None
         self._listening: contextlib.ExitStack = contextlib.ExitStack()
+        # `--state DIR` (sewerbill.local.state): restored at start, saved at a clean stop
+        self.state_dir: Path | None = None
+        self.restored: dict[str, Any] | None = None  # what the start restored, if anything
+        self.saved: dict[str, Any] | None = None  # what the last save wrote
+        self._stopped = False
 
     # --- start / stop -------------------------------------------------------------------
     @classmethod
@@ -132,6 +138,7 @@ class LocalRuntime:
         isolate: str | None = None,
         gateway: bool = True,
         gateway_port: int = 0,
+        state_dir: str | Path | None = None,
     ) -> LocalRuntime:
         """Start (or reach) the emulator, create the template's resources, start the gateway.
 
@@ -139,8 +146,12 @@ class LocalRuntime:
         "thread" (moto in this process, the default) or "process" (a moto_server child).
         `stack_name` defaults to `sewerbill-<Stage>` (as `sewerbill.samtemplate` names it).
         `isolate`: "process" (a process per function, the default) or "modules" (see invoker).
+        `state_dir`: restore the state saved there (if any) before the first invocation, and
+        save there at a clean stop (`sewerbill.local.state`); None: nothing is kept.
         """
         began = time.perf_counter()
+        if state_dir is not None:
+            local_state.saved(state_dir)  # another version or a damaged state: refused now
         path = Path(template).resolve()
         sam = samtemplate.load_template(path)
         params = samtemplate.parameter_defaults(sam)
@@ -184,6 +195,14 @@ class LocalRuntime:
                 poller.start()
             runtime._listening = emulator.listen(runtime._on_activity)
             runtime._listening.callback(stamp_logs_with(lambda: runtime.clock.now))
+            if state_dir is not None:
+                try:
+                    runtime.restored = local_state.restore(runtime, state_dir)
+                except BaseException:
+                    runtime._stopped = True  # never saved over: the directory keeps its state
+                    runtime._shut_down()
+                    raise
+                runtime.state_dir = Path(state_dir)
             if gateway:
                 runtime.gateway = Gateway(runtime, gw_port)
                 runtime.gateway.start()
@@ -197,12 +216,28 @@ class LocalRuntime:
         )
         return runtime
 
-    def stop(self) -> None:
+    def request_stop(self) -> None:
+        """Ask `run_forever` to return after the pass in progress (a signal handler's call)."""
         self._stop.set()
         self._activity.set()
-        self._listening.close()
+
+    def stop(self, save: bool | None = None) -> None:
+        """Stop everything; first save the state when started with `state_dir` (`save`
+        None or True; False: a stop that is not clean, the directory keeps its last state)."""
+        if self._stopped:
+            return
+        self._stopped = True
+        self.request_stop()
         if self._background is not None:
             self._background.join(timeout=10)
+        try:
+            if self.state_dir is not None and save is not False:
+                self.save_state()
+        finally:
+            self._shut_down()
+
+    def _shut_down(self) -> None:
+        self._listening.close()
         if self.gateway is not None:
             self.gateway.stop()
             self.gateway = None
@@ -213,8 +248,8 @@ class LocalRuntime:
     def __enter__(self) -> LocalRuntime:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.stop(save=exc_type is None)
 
     # --- what tests look at -----------------------------------------------------------------
     @property
@@ -467,6 +502,41 @@ class LocalRuntime:
             ),
         )
 
+    # --- state and redrive (sewerbill.local.state) -----------------------------------------
+    def save_state(self, directory: str | Path | None = None) -> dict[str, Any]:
+        """Save the stack's state to `directory` (default: the `state_dir` it started with).
+        The streams are handed out first, so every outbox item written so far is published
+        (a restore skips the records its own writes leave in the streams)."""
+        target = directory if directory is not None else self.state_dir
+        if target is None:
+            raise RuntimeError("no state directory: started without state_dir")
+        with self._poll_lock:
+            self._catch_up_streams()
+            self._dlq_watch.check()
+            self.saved = local_state.save(self, target)
+        return self.saved
+
+    def _catch_up_streams(self, max_passes: int = 10_000) -> int:
+        handled = 0
+        for _ in range(max_passes):
+            count = sum(p.poll_once() for p in self._stream_pollers)
+            handled += count
+            if not count and not any(p.more for p in self._stream_pollers):
+                break
+        return handled
+
+    def redrive(self, queue: str, drain: bool = True) -> dict[str, Any]:
+        """Move a dead-letter queue's messages back to their source queue (StartMessageMoveTask
+        on AWS) and, with `drain`, handle them; `queue` names the DLQ or its source queue."""
+        before = len(self.invocations)
+        with self._poll_lock:
+            result = local_state.redrive(self, queue)
+        if drain:
+            self.drain()
+        result["invocations"] = [_invocation(i) for i in self.invocations[before:]]
+        result["dead_letters"] = sum(1 for d in self.dead_letters if d.queue == result["dead_letter_queue"])
+        return result
+
     # --- schedules ---------------------------------------------------------------------------
     def _fire(self, sched: ScheduledTarget, payload: str, at: datetime) -> None:
         """EventBridge Scheduler delivers the input to the target queue (the only target
@@ -534,6 +604,11 @@ class LocalRuntime:
             with self._poll_lock:
                 self._dlq_watch.check()
             return 200, [asdict(d) for d in self.dead_letters]
+        if path == "/_local/dlq/redrive" and method == "POST":
+            try:
+                return 200, self.redrive(data["queue"])
+            except local_state.RedriveError as exc:
+                return 404, {"message": str(exc)}
         if path == "/_local/drain" and method == "POST":
             return 200, {"handled": self.drain()}
         if path == "/_local/clock" and method == "POST":

@@ -168,6 +168,8 @@ class Stack:
     dead_letter_queues: dict[str, str] = field(default_factory=dict)  # dlq url -> logical id
     queue_urls_by_arn: dict[str, str] = field(default_factory=dict)
     alarms: list[Alarm] = field(default_factory=list)
+    # bucket name -> the NotificationConfiguration it was given (a restore turns it off and on)
+    bucket_notifications: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def physical(self, logical_id: str) -> Any:
         return self.resources[logical_id]["Ref"]
@@ -474,6 +476,7 @@ class Provisioner:
             config.setdefault("QueueConfigurations", []).append(entry)
         if config:
             s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration=config)
+            self.stack.bucket_notifications[name] = config
 
     def _email_identity(self, lid: str) -> None:
         identity = self.r.attrs[lid]["Ref"]
