@@ -20,6 +20,7 @@ from notices.adapters.aws import (
     DynamoNoticeLog,
     S3BillArchive,
     S3MailRoom,
+    S3NoticeCopies,
     SesEmailSender,
     manifest_csv,
 )
@@ -82,6 +83,7 @@ def ports() -> dict[str, Any]:
         "mail": mail_room(),
         "renderer": Renderer(),
         "archive": S3BillArchive(boto3.client("s3"), config().mail_bucket),
+        "copies": S3NoticeCopies(boto3.client("s3"), config().mail_bucket),
     }
 
 
@@ -115,3 +117,8 @@ def api_log() -> DynamoNoticeLog:
 @cold_start
 def api_archive() -> S3BillArchive:
     return S3BillArchive(boto3.client("s3"), load(ApiConfig).mail_bucket)
+
+
+@cold_start
+def api_copies() -> S3NoticeCopies:
+    return S3NoticeCopies(boto3.client("s3"), load(ApiConfig).mail_bucket)

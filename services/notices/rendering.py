@@ -94,6 +94,7 @@ def render(request: NoticeRequest) -> Rendered:
         "all": utilities(),
         "c": request.content,
         "deadline": request.deadline.isoformat() if request.deadline else None,
+        "dated": request.dated.isoformat() if request.dated else None,
     }
     env = _environment()
     text = env.get_template(f"{name}.txt.j2").render(context)

@@ -47,7 +47,7 @@ def test_a_rerating_credit_is_mailed_once_to_the_bill_recipient_with_its_funds_a
         "fund replacement: -$2.34",
         "23000 gal re-determined as 20000 gal",
         "X-IMMUTABLE re-rating (credit memo)",
-        "RERATE-GR-1-2026-10-01-001",
+        "RERATE-GR-2027-000001-001",  # the printed number, never the internal bill id
     ):
         assert phrase in text, phrase
 
@@ -107,7 +107,8 @@ def test_a_late_charge_reversed_by_a_backdated_payment_is_a_credit_memo_naming_t
     text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages).replace("\n", " ")
     for phrase in (
         "Credit memo on your bill GR-2027-000001: -$5.84",
-        "late charge reduced: GR-1-2026-07-01-LATE_CHARGE-000",
+        "late charge reduced: the late charge on bill GR-2027-000001",
+        "GR-LATE the late charge on bill GR-2027-000001 of 5.84 reduced to 0.00",
         "payment LB-77 dated 2026-10-20",
         "rules: GR-LATE, X-DUE, X-IMMUTABLE",
     ):

@@ -98,7 +98,7 @@ def test_a_withdrawal_after_the_disconnection_notice_went_out_sends_one_letter_w
     notice, letter = sorted(letters(notices), key=lambda i: i["at"] + i["subject"])
     assert notice["subject"].startswith("Disconnection notice:")
     assert (letter["subject"], letter["channel"], letter["status"]) == (
-        "Disconnection notice withdrawn: bill B-GR-1 on account GR-1",
+        "Disconnection notice withdrawn: bill GR-2026Q3-GR-1 on account GR-1",
         "mail",
         "sent",
     )
@@ -143,7 +143,7 @@ def test_the_overdue_notice_that_announced_the_eligibility_is_withdrawn_by_lette
     )
     assert delivered(eventbridge_body(late)) == {"batchItemFailures": []}
     assert sorted(i["subject"] for i in letters(notices)) == [
-        "Disconnection notice withdrawn: bill B-GR-1 on account GR-1",
+        "Disconnection notice withdrawn: bill GR-2026Q3-GR-1 on account GR-1",
         "Disconnection notice: $25.00 overdue on account GR-1",
     ]
     [letter] = [i for i in letters(notices) if "withdrawn" in i["subject"]]
@@ -174,7 +174,7 @@ def test_withdrawn_while_its_notice_was_going_out_the_letter_follows_it(
         "batchItemFailures": []
     }
     assert sorted(i["subject"] for i in letters(notices)) == [
-        "Disconnection notice withdrawn: bill B-GR-1 on account GR-1",
+        "Disconnection notice withdrawn: bill GR-2026Q3-GR-1 on account GR-1",
         "Disconnection notice: $25.00 overdue on account GR-1",
     ]
     # The withdrawal's own delivery (late) sends nothing more.

@@ -131,7 +131,7 @@ def test_the_disconnection_notice_is_mailed_with_every_required_item(notices: St
         "Ada Lovelace",
         "12 Oak St",
         "Amount due: $45.00",
-        "may be disconnected after 2026-10-31",
+        "may be disconnected after 2026-11-01",  # the due date (notice + 10 days is 10-31)
         "deferred payment agreement",
         "up to 21 days",
         "Public Service Commission of Wisconsin",

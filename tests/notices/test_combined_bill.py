@@ -35,6 +35,8 @@ class NoHistory:
 
     def remember_owner(self, *args: Any) -> None: ...
 
+    def remember_bill_number(self, *args: Any) -> None: ...
+
 
 def held(event: BillIssued) -> HeldBill:
     planned = plan_bill(event, NoHistory(), None)  # type: ignore[arg-type]

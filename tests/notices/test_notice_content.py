@@ -36,8 +36,9 @@ def test_the_disconnection_notice_carries_every_item_psc_185_37_requires(paper: 
         "service address": "Service address: 1200 Wisconsin Ave, Grafton WI",
         "amount due": "Amount due: $194.50",
         "the reason": "Reason: your sewer bill GR-2026Q3-000001",
-        # notice 2026-10-21 + 10 days (GR-OVERDUE) = 2026-10-31
-        "date after which service may be disconnected": "may be disconnected after 2026-10-31",
+        # notice 2026-10-21 + 10 days (GR-OVERDUE) = 2026-10-31, before the due date
+        # 2026-11-01: never before the due date (GR-OVERDUE), so 2026-11-01
+        "date after which service may be disconnected": "may be disconnected after 2026-11-01",
         "how to pay": "How to pay:",
         "how to dispute": "To dispute this bill",
         "deferred payment agreement": "deferred payment agreement",

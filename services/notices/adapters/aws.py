@@ -9,7 +9,15 @@ Keys of the notices table:
 - ``PPBILL#<group>`` and ``PPHOLD``: Pleasant Prairie bills held for their combined
   document (see :class:`DynamoBillHolds`);
 - ``WITHDRAWN#<tenant>#<account_id>`` / ``<bill_id>#<eligible_on>``: a disconnection
-  eligibility billing withdrew (no disconnection notice goes for it).
+  eligibility billing withdrew (no disconnection notice goes for it);
+- ``NOTICEID#<tenant>`` / ``<notice_id>``: the account a notice id is logged under, so a
+  clerk can open a notice by its id alone (written with the log line, never changed);
+- ``BILLNO#<tenant>#<account_id>`` / ``<bill_id>``: the number printed on a bill, kept from
+  its ``BillIssued``, so later letters quote the printed number, never the internal id.
+
+The content of each sent notice is kept in the mail bucket under
+``notices/<tenant>/<account_id>/<notice_id>.txt`` (and ``.pdf``; a bill's PDF is the one in
+``bills/``), see :class:`S3NoticeCopies`.
 """
 
 from __future__ import annotations
@@ -61,6 +69,8 @@ def _record_item(record: NoticeRecord) -> dict[str, Any]:
         "reference": record.reference,
         "attempts": record.attempts,
         "error": record.error,
+        "text_key": record.text_key,
+        "pdf_key": record.pdf_key,
     }
 
 
@@ -81,6 +91,8 @@ def _record_of(item: dict[str, Any]) -> NoticeRecord:
         reference=item.get("reference", ""),
         attempts=int(item.get("attempts", 1)),
         error=item.get("error", ""),
+        text_key=item.get("text_key", ""),
+        pdf_key=item.get("pdf_key", ""),
     )
 
 
@@ -111,7 +123,23 @@ class DynamoNoticeLog:
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
+        # Where the id is logged (the same every time: an idempotent put).
+        self._client.put_item(
+            TableName=self._table,
+            Item=to_item(
+                {
+                    "pk": key("NOTICEID", record.tenant),
+                    "sk": record.notice_id,
+                    "account_id": record.account_id,
+                }
+            ),
+        )
         self._publish(self._event_of(record))
+
+    def find(self, tenant: str, notice_id: str) -> NoticeRecord | None:
+        """A notice of ``tenant`` by its id alone (None for an unknown id or another tenant's)."""
+        where = get(self._client, self._table, key("NOTICEID", tenant), notice_id)
+        return self.get(tenant, where["account_id"], notice_id) if where else None
 
     def _event_of(self, record: NoticeRecord) -> Event:
         now = self._clock.now()
@@ -388,6 +416,13 @@ class DynamoContacts:
     def annual_notice_sent(self, tenant: str, account_id: str, year: int) -> None:
         self._put({"pk": key("ANNUAL", tenant, account_id), "sk": str(year)})
 
+    def remember_bill_number(self, tenant: str, account_id: str, bill_id: str, number: str) -> None:
+        self._put({"pk": key("BILLNO", tenant, account_id), "sk": bill_id, "number": number})
+
+    def bill_number(self, tenant: str, account_id: str, bill_id: str) -> str | None:
+        item = get(self._client, self._table, key("BILLNO", tenant, account_id), bill_id)
+        return str(item["number"]) if item else None
+
     def keep_withdrawal(self, event: DisconnectionEligibilityWithdrawn) -> None:
         """``WITHDRAWN#<tenant>#<account_id>`` / ``<bill_id>#<eligible_on>``: the withdrawal's
         event (the same event again rewrites the same item)."""
@@ -409,6 +444,40 @@ class DynamoContacts:
             f"{bill_id}#{eligible_on.isoformat()}",
         )
         return DisconnectionEligibilityWithdrawn.model_validate_json(item["event"]) if item else None
+
+
+class S3NoticeCopies:
+    """The content of each sent notice as sent: its text, and its PDF (a letter's; a bill's
+    is kept by :class:`S3BillArchive`), in the mail bucket under ``notices/``. Objects are
+    written before the log line that points to them and are never rewritten with other
+    content (a notice id is sent once)."""
+
+    def __init__(self, s3: Any, bucket: str) -> None:
+        self._s3 = s3
+        self._bucket = bucket
+
+    def keep(self, record: NoticeRecord, text: str, pdf: bytes | None) -> tuple[str, str]:
+        stem = f"notices/{record.tenant}/{record.account_id}/{record.notice_id}"
+        self._s3.put_object(
+            Bucket=self._bucket,
+            Key=f"{stem}.txt",
+            Body=text.encode(),
+            ContentType="text/plain; charset=utf-8",
+        )
+        if pdf is None:
+            return f"{stem}.txt", ""
+        self._s3.put_object(Bucket=self._bucket, Key=f"{stem}.pdf", Body=pdf, ContentType="application/pdf")
+        return f"{stem}.txt", f"{stem}.pdf"
+
+    def read(self, object_key: str) -> bytes | None:
+        """An object kept here or by the bill archive (None when missing)."""
+        try:
+            body: bytes = self._s3.get_object(Bucket=self._bucket, Key=object_key)["Body"].read()
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] in ("NoSuchKey", "404"):
+                return None
+            raise
+        return body
 
 
 class S3BillArchive:

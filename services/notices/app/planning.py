@@ -42,6 +42,8 @@ from sampling.events import AnnualReportReminderDue, SatelliteResultsDelivered
 from stormwater.events import AppealDecided, CreditRevocationProposed, ReconsiderationDecided
 
 ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\b")
+# "(event 9b7c6d5e-...)" in billing's reasons: an event id, for staff, not for a letter.
+EVENT_REF = re.compile(r"\s*\(event [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\)")
 
 
 class Contacts(Protocol):
@@ -66,6 +68,12 @@ class Contacts(Protocol):
     def annual_notice_due(self, tenant: str, account_id: str, year: int) -> bool: ...
 
     def annual_notice_sent(self, tenant: str, account_id: str, year: int) -> None: ...
+
+    def remember_bill_number(self, tenant: str, account_id: str, bill_id: str, number: str) -> None:
+        """Keep the number printed on a bill, for the letters that later name it."""
+        ...
+
+    def bill_number(self, tenant: str, account_id: str, bill_id: str) -> str | None: ...
 
     def keep_withdrawal(self, event: DisconnectionEligibilityWithdrawn) -> None:
         """Keep that an eligibility was withdrawn (its event), by the eligibility's key."""
@@ -115,6 +123,7 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
     usage = contacts.remember_bill(
         event.tenant, event.account_id, recipient, event.parcel_id, event.period_start, volume
     )
+    contacts.remember_bill_number(event.tenant, event.account_id, event.bill_id, event.bill_number)
     if event.owner is not None and event.parcel_id:
         contacts.remember_owner(
             event.tenant, event.parcel_id, recipient_of(event.owner, "owner"), event.account_id
@@ -184,7 +193,7 @@ def plan_overdue(event: BillOverdue, contacts: Contacts) -> Planned:
                 recipient=recipient,
                 trigger=trigger(event),
                 service_address=_service_address(recipient),
-                bill_id=event.bill_id,
+                bill_id=printed_number(contacts, event),
                 bill_date=event.bill_date,
                 due_date=event.due_date,
                 amount_due=event.amount_unpaid,
@@ -210,7 +219,7 @@ def plan_disconnection_eligible(event: DisconnectionEligible, contacts: Contacts
                 recipient=recipient,
                 trigger=trigger(event),
                 service_address=_service_address(recipient),
-                bill_id=event.bill_id,
+                bill_id=printed_number(contacts, event),
                 bill_date=event.bill_date,
                 due_date=event.due_date,
                 amount_due=event.amount_unpaid,
@@ -246,13 +255,14 @@ def plan_eligibility_withdrawn(
                 recipient=recipient,
                 trigger=trigger(event),
                 service_address=_service_address(recipient),
-                bill_id=event.bill_id,
+                bill_id=printed_number(contacts, event),
                 bill_date=event.bill_date,
                 eligible_on=event.eligible_on,
                 ended_on=event.ended_on,
                 never_held=event.never_held,
                 reason=event.reason,
                 arrangement_id=event.arrangement_id,
+                dated=event.withdrawn_on,
             )
         ]
     )
@@ -267,7 +277,7 @@ def plan_delinquent(event: BillDelinquent, contacts: Contacts) -> Planned:
                 account_id=event.account_id,
                 recipient=recipient,
                 trigger=trigger(event),
-                bill_id=event.bill_id,
+                bill_id=printed_number(contacts, event),
                 bill_date=event.bill_date,
                 delinquent_on=event.delinquent_on,
                 principal=event.amount_delinquent,
@@ -282,21 +292,30 @@ def plan_adjustment_memo(event: BillAdjusted, contacts: Contacts) -> Planned:
     bill goes: email where opted in, else mail), naming the bill, the amount by fund and why."""
     recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
     what = "Credit memo" if event.memo == "credit" else "Debit memo"
+
+    def public(text: str) -> str:
+        """Billing's words for the customer: the printed bill number for the internal id, and
+        no event ids (they name nothing the customer has)."""
+        text = EVENT_REF.sub("", text)
+        if event.reverses_entry_id:  # a ledger entry's id: the charge it names, in words
+            text = text.replace(event.reverses_entry_id, f"the late charge on bill {event.bill_number}")
+        return text.replace(event.bill_id, event.bill_number)
+
     content = {
-        "bill": f"{event.bill_number} ({event.bill_id})",
+        "bill": event.bill_number,
         "period": f"{event.period_start.isoformat()} to {event.period_end.isoformat()}",
         "memo": f"{event.memo} of {money(abs(event.amount))}",
         "posted on": event.posted_on.isoformat(),
         **{f"fund {line.fund}": money(line.amount) for line in event.lines},
-        "reason": event.reason,
-        "reference": event.reference,
+        "reason": public(event.reason),
+        "reference": event.reference.replace(event.bill_id, event.bill_number),
     }
     if event.kind == "rerating" and event.from_volume_gal is not None and event.to_volume_gal is not None:
         content["consumption"] = f"{event.from_volume_gal} gal re-determined as {event.to_volume_gal} gal"
     if event.kind == "reversal" and event.reverses_entry_id:
-        content["late charge reduced"] = event.reverses_entry_id
+        content["late charge reduced"] = f"the late charge on bill {event.bill_number}"
     if event.derivation and event.derivation != event.reason:
-        content["derivation"] = event.derivation
+        content["derivation"] = public(event.derivation)
     if event.rule_ids:
         content["rules"] = ", ".join(event.rule_ids)
     return Planned(
@@ -309,6 +328,7 @@ def plan_adjustment_memo(event: BillAdjusted, contacts: Contacts) -> Planned:
                 trigger=trigger(event),
                 subject=f"{what} on your bill {event.bill_number}: {money(event.amount)}",
                 content=content,
+                dated=event.posted_on,
             )
         ]
     )
@@ -374,7 +394,7 @@ def plan_reconsideration_letter(event: ReconsiderationDecided, contacts: Contact
                 subject=f"Decision on your reconsideration request {event.reconsideration_id}",
                 content={
                     "parcel": event.parcel_id,
-                    "bill": event.bill_id,
+                    "bill": printed_number(contacts, event) or "the bill you asked to reconsider",
                     "decided on": event.decided_on.isoformat(),
                     "decision": outcome[event.outcome],
                     "reason": event.reason,
@@ -383,6 +403,7 @@ def plan_reconsideration_letter(event: ReconsiderationDecided, contacts: Contact
                     "credit to your account": f"${event.refund_amount:.2f}",
                     "appeal": f"You may appeal to the Village Board until {event.appeal_by.isoformat()} (PP-CWU-APPEAL).",
                 },
+                dated=event.decided_on,
             )
         ]
     )
@@ -417,6 +438,7 @@ def plan_appeal_letter(event: AppealDecided, contacts: Contacts) -> Planned:
                     "votes": votes,
                     "decision": f"{event.outcome}: {outcome[event.outcome]}",
                 },
+                dated=event.hearing_date,
             )
         ]
     )
@@ -448,6 +470,7 @@ def plan_satellite_results(event: SatelliteResultsDelivered, contacts: Contacts)
                 subject=f"Certified lab results for sample {event.sample_id} of {event.sampled_on.isoformat()}",
                 content=content,
                 deadline=event.due_on,
+                dated=event.delivered_on,
             )
         ]
     )
@@ -497,9 +520,17 @@ def plan_report_reminder(event: AnnualReportReminderDue, contacts: Contacts) -> 
                     "due on": event.due_on.isoformat(),
                 },
                 deadline=event.due_on,
+                dated=event.reminder_on,
             )
         ]
     )
+
+
+def printed_number(contacts: Contacts, event: Any) -> str:
+    """The number printed on the event's bill (kept from its ``BillIssued``); "" when that
+    bill was never seen here: a letter then names the bill by its date, never by billing's
+    internal ``bill_id``."""
+    return contacts.bill_number(event.tenant, event.account_id, event.bill_id) or ""
 
 
 def _known(recipient: Recipient | None, event: Any) -> Recipient:

@@ -53,6 +53,10 @@ class NoticeRecord:
     reference: str = ""  # SES message id or the print-batch object key
     attempts: int = 1
     error: str = ""
+    # The content as sent, kept for the clerk's copy (GET /staff/{tenant}/notices/{id}):
+    # object keys of the text and of the PDF that ``content_sha256`` covers (text, then PDF).
+    text_key: str = ""
+    pdf_key: str = ""
 
 
 class NoticeLog(Protocol):
@@ -83,6 +87,15 @@ class BillArchive(Protocol):
     def fetch(self, tenant: str, account_id: str, bill_id: str) -> bytes | None: ...
 
 
+class NoticeCopies(Protocol):
+    """Where the content of each sent notice is kept, so a clerk can read what it said."""
+
+    def keep(self, record: NoticeRecord, text: str, pdf: bytes | None) -> tuple[str, str]:
+        """Store the text (and the PDF, unless None: a bill's is in the archive already);
+        return the object keys of the text and of the PDF stored ("" for none)."""
+        ...
+
+
 class SendFailed(Exception):
     """Raised by an EmailSender for a failed send; retried (the log keeps the attempts)."""
 
@@ -105,12 +118,19 @@ def deliver(
     bill: BillDocument | CombinedBillDocument | None = None,
     attempt: int = 1,
     archive: BillArchive | None = None,
+    copies: NoticeCopies | None = None,
 ) -> Delivery:
-    """Send ``request`` on each of its channels not already sent; return what was sent."""
+    """Send ``request`` on each of its channels not already sent; return what was sent.
+
+    A request not dated by its event is dated ``today`` (the day it goes out). With
+    ``copies``, the text and PDF of each notice are kept, and the log line points to them."""
+    if request.dated is None:
+        request = request.model_copy(update={"dated": today})
     sent: list[NoticeRecord] = []
     skipped: list[str] = []
     rendered: Rendered | None = None
     pdf: bytes | None = None
+    archived = ""
     for channel in channels(request.rule, request.recipient):
         nid = notice_id(request, channel)
         existing = log.get(request.tenant, request.account_id, nid)
@@ -121,7 +141,7 @@ def deliver(
         if pdf is None:
             pdf = renderer.bill(bill) if bill is not None else renderer.letter(request, rendered.text)
             if bill is not None and archive is not None:
-                archive.store(bill, pdf)  # the customer's copy, for the portal (X-RETENTION)
+                archived = archive.store(bill, pdf)  # the customer's copy, for the portal (X-RETENTION)
         record = NoticeRecord(
             notice_id=nid,
             tenant=request.tenant,
@@ -137,6 +157,9 @@ def deliver(
             content_sha256=hashlib.sha256(rendered.text.encode() + pdf).hexdigest(),
             attempts=attempt,
         )
+        if copies is not None:
+            text_key, pdf_key = copies.keep(record, rendered.text, None if archived else pdf)
+            record = _replace(record, text_key=text_key, pdf_key=pdf_key or archived)
         if channel is Channel.EMAIL:
             assert request.recipient.email  # channels() only chooses email with an address
             attachments = [Attachment(f"{_filename(request, bill)}.pdf", pdf)] if bill is not None else []

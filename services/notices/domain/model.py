@@ -85,6 +85,9 @@ class NoticeRequest(BaseModel):
     # What the templates show; values are already display strings or Decimals.
     content: dict[str, Any] = Field(default_factory=dict)
     deadline: date | None = None  # satellite deliveries (PP-SEW-SAT-*): when it is due
+    # The letter's date: the day its event gives (the bill date, the notice date), else the
+    # day it is delivered (``deliver`` fills it in); never read from a clock here.
+    dated: date | None = None
     attach_bill_pdf: bool = False
 
 

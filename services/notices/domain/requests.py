@@ -43,6 +43,7 @@ def bill_notice(doc: BillDocument, recipient: Recipient, trigger: str) -> Notice
             "annual_notice": doc.annual_notice or "",
         },
         attach_bill_pdf=True,
+        dated=doc.bill_date,
     )
 
 
@@ -120,6 +121,7 @@ def combined_bill_notice(doc: CombinedBillDocument, recipient: Recipient, trigge
             "sections": sections,
         },
         attach_bill_pdf=True,
+        dated=max(s.bill_date for s in doc.sections),
     )
 
 
@@ -141,15 +143,25 @@ def disconnection_notice(
     due_date: date,
     amount_due: Decimal,
     notice_date: date,
+    late_charge: Decimal | None = None,
 ) -> NoticeRequest:
     """GR-OVERDUE with what Wis. Admin. Code PSC 185.37 requires of a disconnection notice.
 
-    Service may be disconnected unless paid or arranged within 10 days of the notice
-    (GR-OVERDUE), so the date after which it may be disconnected is notice date + 10 days.
+    ``bill_id`` is the bill number as printed on the bill. Service may be disconnected
+    unless paid or arranged within 10 days of the notice (GR-OVERDUE), and never before the
+    bill's due date (GR-OVERDUE, RULES.md): the date after which it may be disconnected is
+    the later of the notice date + 10 days and the due date. The letter is dated the
+    notice date. The amount due says whether it includes the late charge: ``late_charge``
+    is the GR-LATE charge included in ``amount_due``, None when it includes none (billing's
+    unpaid amount is the bill's charges only).
     """
     from datetime import timedelta
 
-    disconnect_after = notice_date + timedelta(days=10)
+    disconnect_after = max(notice_date + timedelta(days=10), due_date)
+    if late_charge:
+        amount_note = f"includes the late charge of {money(late_charge)}"
+    else:
+        amount_note = "does not include late charges"
     return NoticeRequest(
         rule=Rule.GR_OVERDUE,
         tenant=tenant,
@@ -163,8 +175,10 @@ def disconnection_notice(
             "bill_date": bill_date.isoformat(),
             "due_date": due_date.isoformat(),
             "amount_due": money(amount_due),
+            "amount_note": amount_note,
             "disconnect_after": disconnect_after.isoformat(),
         },
+        dated=notice_date,
     )
 
 
@@ -182,6 +196,7 @@ def disconnection_withdrawn_notice(
     never_held: bool,
     reason: str,
     arrangement_id: str | None,
+    dated: date | None = None,
 ) -> NoticeRequest:
     """GR-OVERDUE: the disconnection notice sent for a bill is withdrawn, because the bill
     was paid (a payment dated before the disconnection date counts, however late it was
@@ -200,7 +215,11 @@ def disconnection_withdrawn_notice(
         account_id=account_id,
         recipient=recipient,
         trigger=trigger,
-        subject=f"Disconnection notice withdrawn: bill {bill_id} on account {account_id}",
+        subject=(
+            f"Disconnection notice withdrawn: bill {bill_id} on account {account_id}"
+            if bill_id
+            else f"Disconnection notice withdrawn: your bill of {bill_date.isoformat()} on account {account_id}"
+        ),
         content={
             "withdrawn": True,
             "service_address": service_address,
@@ -209,6 +228,7 @@ def disconnection_withdrawn_notice(
             "eligible_on": eligible_on.isoformat(),
             "why": since,
         },
+        dated=dated,
     )
 
 
@@ -226,7 +246,8 @@ def delinquency_notice(
 ) -> NoticeRequest:
     """PP-CWU-DELINQUENT with the penalty so far and how it grows (PP-CWU-PENALTY: 1% of
     the delinquent principal on the day it became delinquent and on each monthly
-    anniversary of that day while unpaid)."""
+    anniversary of that day while unpaid). Dated the day it became delinquent; the amount
+    now due says that it includes the penalty (the late charge) so far, or none."""
     monthly = (principal * Decimal("0.01")).quantize(CENT, ROUND_HALF_UP)
     months_charged = (penalty_so_far / monthly).to_integral_value() if monthly else Decimal(0)
     next_on = add_months(delinquent_on, int(months_charged) if months_charged > 0 else 1)
@@ -236,7 +257,7 @@ def delinquency_notice(
         account_id=account_id,
         recipient=recipient,
         trigger=trigger,
-        subject=f"Delinquency notice: bill {bill_id} is past due",
+        subject=f"Delinquency notice: bill {bill_id or 'of ' + bill_date.isoformat()} is past due",
         content={
             "bill_id": bill_id,
             "bill_date": bill_date.isoformat(),
@@ -246,7 +267,13 @@ def delinquency_notice(
             "amount_due": money(principal + penalty_so_far),
             "monthly_penalty": money(monthly),
             "next_penalty_on": next_on.isoformat(),
+            "amount_note": (
+                f"includes the late charge (PP-CWU-PENALTY) of {money(penalty_so_far)}"
+                if penalty_so_far > 0
+                else "does not include late charges"
+            ),
         },
+        dated=delinquent_on,
     )
 
 
@@ -285,6 +312,7 @@ def tax_roll_notices(
             trigger=trigger,
             subject=f"Unpaid charges on parcel {parcel_id} will go on the {year} tax roll",
             content=content,
+            dated=noticed_on,
         )
         for recipient in recipients
     ]
@@ -319,6 +347,7 @@ def credit_revocation_notice(
             "effective_on": effective_on.isoformat(),
             "reason": reason,
         },
+        dated=noticed_on,
     )
 
 
@@ -332,6 +361,7 @@ def delivery_notice(
     subject: str,
     content: dict[str, str],
     deadline: date | None = None,
+    dated: date | None = None,
 ) -> NoticeRequest:
     """Satellite deliveries (PP-SEW-SAT-SAMPLE, PP-SEW-SAT-FLOW), report reminders
     (PP-SEW-REPORT) and decision letters (PP-CWU-RECONSIDER, PP-CWU-APPEAL)."""
@@ -344,4 +374,5 @@ def delivery_notice(
         subject=subject,
         content=content,
         deadline=deadline,
+        dated=dated,
     )

@@ -1,5 +1,6 @@
 """Notices' portal routes: an account's notice log (staff, and the customer for its own
-account) and the failed-notices report (staff). HTTP API with the PortalJwt authorizer."""
+account), the failed-notices report and a notice as sent, by its id (staff). HTTP API with
+the PortalJwt authorizer."""
 
 from __future__ import annotations
 
@@ -39,6 +40,26 @@ class NoticeEntry(BaseModel):
 class NoticeLogPage(BaseModel):
     notices: list[NoticeEntry]
     next_cursor: str | None
+
+
+class NoticePdf(BaseModel):
+    route: str
+    enclosed: bool
+
+
+class NoticeCopy(BaseModel):
+    notice_id: str
+    account_id: str
+    rule_id: str
+    trigger: str
+    channel: str
+    status: str
+    sent_at: str
+    recipient_role: str
+    subject: str
+    text: str
+    content_sha256: str
+    pdf: NoticePdf | None
 
 
 class FailedNotice(NoticeEntry):
@@ -103,6 +124,83 @@ def get_failed_notices(tenant: Annotated[str, Path(description="Tenant id")]) ->
     require(app.current_event.raw_event, tenant)
     failed = [r for r in composition.api_log().failed() if r.tenant == tenant]
     return FailedNotices(failed=[FailedNotice(account_id=r.account_id, **_entry(r)) for r in failed])
+
+
+def _found(tenant: str, notice_id: str) -> NoticeRecord:
+    record = composition.api_log().find(tenant, notice_id)
+    if record is None or not record.text_key:
+        raise ApiError(
+            404, "not_found", f"notice_id: no notice {notice_id} of {tenant} with its content kept"
+        )
+    return record
+
+
+def _object(key: str, notice_id: str) -> bytes:
+    body = composition.api_copies().read(key)
+    if body is None:
+        raise ApiError(404, "not_found", f"notice_id: the content of notice {notice_id} is not kept")
+    return body
+
+
+@app.get(
+    "/staff/<tenant>/notices/<notice_id>",
+    summary="A notice as sent: its text, and the route of its PDF; content_sha256 is the "
+    "SHA-256 of the text (UTF-8) followed by the PDF's bytes",
+    tags=["notices"],
+    responses={**error_responses(401, 403, 404), 200: {"description": "The notice"}},
+)
+def get_notice(
+    tenant: Annotated[str, Path(description="Tenant id")],
+    notice_id: Annotated[str, Path(description="Notice id, as the notice log gives it")],
+) -> NoticeCopy:
+    require(app.current_event.raw_event, tenant)
+    record = _found(tenant, notice_id)
+    text = _object(record.text_key, notice_id).decode()
+    pdf = None
+    if record.pdf_key:
+        # Mailed letters and bills (mailed or attached) enclose it; an email letter is the
+        # text alone, its PDF the printable copy the content hash also covers.
+        enclosed = record.channel == "mail" or record.pdf_key.startswith("bills/")
+        pdf = NoticePdf(route=f"/staff/{tenant}/notices/{notice_id}/pdf", enclosed=enclosed)
+    return NoticeCopy(
+        notice_id=record.notice_id,
+        account_id=record.account_id,
+        rule_id=record.rule,
+        trigger=record.trigger,
+        channel=record.channel,
+        status=record.status,
+        sent_at=record.at.isoformat(),
+        recipient_role=record.recipient_role,
+        subject=record.subject,
+        text=text,
+        content_sha256=record.content_sha256,
+        pdf=pdf,
+    )
+
+
+@app.get(
+    "/staff/<tenant>/notices/<notice_id>/pdf",
+    summary="A notice's PDF as sent (the letter, or the bill it carried)",
+    tags=["notices"],
+    responses={
+        **error_responses(401, 403, 404),
+        200: {"description": "The notice's PDF", "content": {"application/pdf": {}}},
+    },
+)
+def get_notice_pdf(
+    tenant: Annotated[str, Path(description="Tenant id")],
+    notice_id: Annotated[str, Path(description="Notice id, as the notice log gives it")],
+):  # no return annotation: a binary body is not validated as JSON
+    require(app.current_event.raw_event, tenant)
+    record = _found(tenant, notice_id)
+    if not record.pdf_key:
+        raise ApiError(404, "not_found", f"notice_id: notice {notice_id} has no PDF")
+    return Response(
+        status_code=200,
+        content_type="application/pdf",
+        body=_object(record.pdf_key, notice_id),
+        headers={"Content-Disposition": f'attachment; filename="notice-{notice_id}.pdf"'},
+    )
 
 
 @app.get(

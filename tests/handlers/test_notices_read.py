@@ -1,0 +1,132 @@
+"""Issue 28 item 4: a notice as sent, readable by a clerk by its id (staff only)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+from datetime import UTC, date, datetime
+from decimal import Decimal
+from typing import Any
+
+from handler_support import Stack, eventbridge_body, http_event, lambda_context, sqs_event
+from pypdf import PdfReader
+
+from billing.events import BillIssued, BillOverdue, IssuedLine, Party
+from notices.handlers import api, on_notice_event
+
+STAFF = {"sub": "clerk", "role": "staff", "tenants": "[grafton-sewer]"}
+
+
+def issued() -> BillIssued:
+    return BillIssued(
+        occurred_at=datetime(2026, 10, 1, 12, tzinfo=UTC),
+        tenant="grafton-sewer",
+        account_id="GR-1",
+        bill_id="GR-1-2026-07-01",
+        bill_number="GR-202607-GR-1",
+        period_start=date(2026, 7, 1),
+        period_end=date(2026, 10, 1),
+        bill_date=date(2026, 10, 1),
+        due_date=date(2026, 11, 1),
+        lines=(
+            IssuedLine(
+                rule_id="GR-SVC",
+                description="Quarterly service charge",
+                quantity="1",
+                unit="quarter",
+                rate="45.00",
+                amount=Decimal("45.00"),
+            ),
+        ),
+        total=Decimal("45.00"),
+        previous_balance=Decimal("0"),
+        payments_since=Decimal("0"),
+        amount_due=Decimal("45.00"),
+        recipient=Party(name="Ada Lovelace", address="12 Oak St; Grafton, WI 53024", email_opt_in=False),
+    )
+
+
+def overdue() -> BillOverdue:
+    return BillOverdue(
+        occurred_at=datetime(2026, 10, 21, 13, tzinfo=UTC),
+        tenant="grafton-sewer",
+        account_id="GR-1",
+        bill_id="GR-1-2026-07-01",
+        bill_date=date(2026, 10, 1),
+        due_date=date(2026, 11, 1),
+        overdue_on=date(2026, 10, 21),
+        amount_unpaid=Decimal("45.00"),
+        disconnection_eligible_on=date(2026, 10, 31),
+    )
+
+
+def delivered(event: Any) -> None:
+    on_notice_event.lambda_handler(sqs_event(eventbridge_body(event)), lambda_context())
+
+
+def get(path: str, claims: dict[str, Any]) -> dict[str, Any]:
+    event = http_event("GET", path)
+    event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
+    return api.lambda_handler(event, lambda_context())
+
+
+def notice_ids(rule: str) -> list[str]:
+    response = get("/staff/grafton-sewer/accounts/GR-1/notices", STAFF)
+    return [n["notice_id"] for n in json.loads(response["body"])["notices"] if n["rule_id"] == rule]
+
+
+def test_x_audit_a_clerk_reads_a_disconnection_notice_as_sent_and_its_hash_matches(notices: Stack) -> None:
+    delivered(issued())
+    delivered(overdue())
+    [notice_id] = notice_ids("GR-OVERDUE")
+    response = get(f"/staff/grafton-sewer/notices/{notice_id}", STAFF)
+    assert response["statusCode"] == 200
+    body = json.loads(response["body"])
+    assert (body["notice_id"], body["account_id"], body["rule_id"], body["channel"]) == (
+        notice_id,
+        "GR-1",
+        "GR-OVERDUE",
+        "mail",
+    )
+    assert body["trigger"] == "BillOverdue#grafton-sewer#GR-1#GR-1-2026-07-01"
+    assert body["subject"].startswith("Disconnection notice: $45.00")
+    assert "Amount due: $45.00" in body["text"] and "GR-202607-GR-1" in body["text"]
+    assert body["pdf"] == {"route": f"/staff/grafton-sewer/notices/{notice_id}/pdf", "enclosed": True}
+    pdf = get(body["pdf"]["route"], STAFF)
+    assert pdf["statusCode"] == 200 and pdf["headers"]["Content-Type"] == "application/pdf"
+    pdf_bytes = base64.b64decode(pdf["body"])
+    # The log's content hash is of exactly this text, then this PDF.
+    assert hashlib.sha256(body["text"].encode() + pdf_bytes).hexdigest() == body["content_sha256"]
+    printed = PdfReader(io.BytesIO(pdf_bytes)).pages[0].extract_text()
+    assert "DISCONNECTION NOTICE" in printed and "GR-202607-GR-1" in printed
+
+
+def test_x_audit_a_bills_notice_points_to_the_bill_pdf_it_carried(notices: Stack) -> None:
+    delivered(issued())
+    [notice_id] = notice_ids("N-BILL")
+    body = json.loads(get(f"/staff/grafton-sewer/notices/{notice_id}", STAFF)["body"])
+    pdf_bytes = base64.b64decode(get(body["pdf"]["route"], STAFF)["body"])
+    assert "Bill GR-202607-GR-1" in PdfReader(io.BytesIO(pdf_bytes)).pages[0].extract_text()
+    assert hashlib.sha256(body["text"].encode() + pdf_bytes).hexdigest() == body["content_sha256"]
+
+
+def test_x_audit_a_notice_is_staffs_of_its_tenant_only(notices: Stack) -> None:
+    delivered(issued())
+    [notice_id] = notice_ids("N-BILL")
+    customer = {"sub": "c1", "role": "customer", "tenants": "[grafton-sewer]", "accounts": "[GR-1]"}
+    response = get(f"/staff/grafton-sewer/notices/{notice_id}", customer)
+    assert (response["statusCode"], json.loads(response["body"])["error"]["code"]) == (403, "forbidden")
+    assert get(f"/staff/grafton-sewer/notices/{notice_id}/pdf", customer)["statusCode"] == 403
+    # Another tenant's staff, asking under its own tenant, finds nothing by this id.
+    sullivan = {**STAFF, "tenants": "[sullivan-sewer]"}
+    response = get(f"/staff/sullivan-sewer/notices/{notice_id}", sullivan)
+    assert (response["statusCode"], json.loads(response["body"])["error"]["code"]) == (404, "not_found")
+    assert get(f"/staff/grafton-sewer/notices/{notice_id}", sullivan)["statusCode"] == 403
+    unknown = get("/staff/grafton-sewer/notices/0123456789abcdef0123456789abcdef", STAFF)
+    assert unknown["statusCode"] == 404
+    assert json.loads(unknown["body"])["error"]["message"].startswith("notice_id:")
+    assert (
+        get("/staff/grafton-sewer/notices/0123456789abcdef0123456789abcdef/pdf", STAFF)["statusCode"] == 404
+    )
