@@ -60,6 +60,11 @@ class SamplingPoint(BaseModel):
     ) = Field(default=None, ge=0, le=Decimal("1000000000"))
     nongovernmental: bool = True
     discharges_toxic: bool = False
+    private: bool = Field(
+        default=False,
+        description="A private sewer (PP-SEW-PRIVATE, Pleasant Prairie sewer): sampled and classified "
+        "like any user, listed as Category B when it discharges above the thresholds",
+    )
 
 
 class ResultIn(BaseModel):
@@ -130,6 +135,7 @@ def put_sampling_point(
         "account_id": info.account_id,
         "sampling_point": info.sampling_point,
         "satellite": info.satellite,
+        "private": info.private,
     }
 
 
