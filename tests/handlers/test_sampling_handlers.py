@@ -425,3 +425,16 @@ def test_pp_sew_private_a_private_sewer_above_the_thresholds_is_listed_as_catego
     assert [e["private_sewer"] for e in ordinary] == [None]
     view = staff_call("GET", f"/staff/{PP}/accounts/PP-0002/samples")[1]
     assert (view["private"], view["private_sewer"], view["category"]) == (False, None, "B")
+
+    # The list of private sewers: PRV-3 only, listed as Category B.
+    status, listed = staff_call("GET", f"/staff/{PP}/private-sewers")
+    assert status == 200
+    assert listed["private_sewers"] == [
+        {
+            "account_id": "PRV-3",
+            "sampling_point": "MH-PRV",
+            "rule_id": "PP-SEW-PRIVATE",
+            "category": "B",
+            "listed_as_category_b": True,
+        }
+    ]

@@ -465,6 +465,27 @@ class SamplingService:
             ],
         }
 
+    def private_sewers(self, tenant: str) -> list[dict[str, Any]]:
+        """PP-SEW-PRIVATE: the tenant's private sewers with their category, Category B for one
+        that discharged above the thresholds (classified like any user). The registered
+        accounts in one query and a batch read; a classification read per private sewer."""
+        self.policies(tenant, local_today(self.clock.now()))  # unknown tenant -> error
+        known = self.repo.accounts({(tenant, a) for a in self.repo.tenant_accounts(tenant)})
+        listed = []
+        for (_, account_id), info in sorted(known.items()):
+            if not info.private:
+                continue
+            classification = self.repo.classification(tenant, account_id)
+            category = classification.get("category") if classification else None
+            listed.append(
+                {
+                    "account_id": account_id,
+                    "sampling_point": info.sampling_point,
+                    **(self._private_sewer(info, category) or {}),
+                }
+            )
+        return listed
+
     @staticmethod
     def _private_sewer(info: AccountInfo, category: str | None) -> dict[str, Any] | None:
         """PP-SEW-PRIVATE: a private sewer's listing (its category, as any user's), or None."""

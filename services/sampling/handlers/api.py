@@ -162,6 +162,17 @@ def get_samples(tenant: Tenant, account_id: Key) -> dict[str, Any]:
     return composition.service().account_view(tenant, account_id)
 
 
+@app.get(
+    "/staff/<tenant>/private-sewers",
+    summary="The private sewers and their categories, Category B above the thresholds (PP-SEW-PRIVATE)",
+    tags=["sampling"],
+    responses=_ERRORS,
+)
+def get_private_sewers(tenant: Tenant) -> dict[str, Any]:
+    staff(tenant)
+    return {"tenant": tenant, "private_sewers": composition.service().private_sewers(tenant)}
+
+
 @app.post(
     "/staff/<tenant>/samples/<sample_id>/decision",
     summary="Record a resample decision: the original, the resample, or their average (PP-SEW-RESAMPLE)",
