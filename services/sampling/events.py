@@ -104,6 +104,16 @@ class IndustrialUser(_Part):
     reasons: tuple[str, ...]
 
 
+class PrivateSewer(_Part):
+    """PP-SEW-PRIVATE: the account is a private sewer (registered so at its sampling point),
+    sampled and classified like any user; one that discharges above the thresholds is
+    listed as Category B. ``reason`` says which result put it there, or that none did."""
+
+    rule_id: Literal["PP-SEW-PRIVATE"] = "PP-SEW-PRIVATE"
+    category: str
+    reason: str
+
+
 class StrengthClassified(Event):
     """An account's strength category after a finalised result (PP-SEW-CAT-*, GR-*, SU-*).
 
@@ -129,6 +139,7 @@ class StrengthClassified(Event):
     reassignment: Reassignment | None = None
     violation_days: tuple[ViolationDays, ...] = ()
     industrial_user: IndustrialUser | None = None
+    private_sewer: PrivateSewer | None = None  # PP-SEW-PRIVATE, for a private sewer only
 
 
 class StrengthCategoryChanged(StrengthClassified):
@@ -262,7 +273,11 @@ class _SatelliteSampleDeadline(Event):
 
 
 class SatelliteResultsDueSoon(_SatelliteSampleDeadline):
-    """PP-SEW-SAT-SAMPLE: a satellite system's certified results are due soon (reminder)."""
+    """PP-SEW-SAT-SAMPLE: a satellite system's certified results are due soon (reminder);
+    notices emails the satellite system the due date. ``reminded_on`` is the day of the
+    daily run that found the reminder due (absent on events published before it was added)."""
+
+    reminded_on: date | None = None
 
 
 class SatelliteResultsOverdue(_SatelliteSampleDeadline):

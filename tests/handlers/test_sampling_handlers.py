@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from datetime import UTC, date, datetime
+from decimal import Decimal
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from handler_support import TABLES, Stack, dynamodb_calls, http_event, lambda_context, sqs_event
@@ -14,6 +16,7 @@ from common import clock
 from sampling.handlers import api, on_lab_file_uploaded, run_sampling_daily
 
 PP = "pleasant-prairie-sewer"
+CHICAGO = ZoneInfo("America/Chicago")
 SEVEN_YEARS_S = 7 * 365.25 * 24 * 3600
 
 
@@ -239,3 +242,199 @@ def test_a_run_that_raced_a_new_deadline_leaves_the_next_run_a_full_one(sampling
     assert repo.set_daily_due(date(2026, 3, 29), seen) is False  # the run's record is refused
     mark = repo.daily_due()
     assert mark is not None and mark.due(date(2026, 3, 20)) and not mark.due(date(2026, 3, 19))
+
+
+SATELLITE_LAB = (
+    "tenant,sample_id,account_id,collected_on,parameter,value,units,analysed_on,lab,kind,resample_of,method\n"
+    # Mon 2025-11-24: a satellite system's routine sample, and an ordinary user's.
+    f"{PP},SAT-1124,SAT-7,2025-11-24,bod,150,mg/l,2025-11-26,Acme Labs,routine,,\n"
+    f"{PP},S-1124,PP-0002,2025-11-24,bod,150,mg/l,2025-11-26,Acme Labs,routine,,\n"
+)
+
+
+def _take_in_satellite_sample(stack: Stack) -> None:
+    stack.clock.set(datetime(2025, 11, 26, 15, 0, tzinfo=UTC))  # type: ignore[attr-defined]
+    for account, satellite in (("SAT-7", True), ("PP-0002", False)):
+        point = {"sampling_point": "MH", "satellite": satellite}
+        assert staff_call("PUT", f"/staff/{PP}/sampling-points/{account}", point)[0] == 200
+    body = json.dumps(stack.put_upload("lab/2025-11-24.csv", SATELLITE_LAB.encode()))
+    assert on_lab_file_uploaded.lambda_handler(sqs_event(body), lambda_context()) == {"batchItemFailures": []}
+
+
+def test_pp_sew_sat_sample_the_samples_route_shows_the_results_due_date_and_the_resample_window(
+    sampling: Stack,
+) -> None:
+    _take_in_satellite_sample(sampling)
+    # PP-SEW-SAT-SAMPLE, by hand: sampled Mon 2025-11-24 (day 0). Tue 25 (1), Wed 26 (2),
+    # [Thu 27 Thanksgiving, Fri 28 the Village's closure day (tariff), Sat 29, Sun 30],
+    # Mon Dec 1 (3), 2 (4), 3 (5), 4 (6), 5 (7), [weekend], Mon 8 (8), 9 (9), 10 (10),
+    # 11 (11), 12 (12), [weekend], Mon 15 (13), 16 (14), 17 (15), 18 (16), 19 (17),
+    # [weekend], Mon 22 (18): due 2025-12-22.
+    status, view = staff_call("GET", f"/staff/{PP}/accounts/SAT-7/samples")
+    assert status == 200, view
+    [sample] = view["samples"]
+    assert (sample["results_due_on"], sample["results_due_rule_id"]) == ("2025-12-22", "PP-SEW-SAT-SAMPLE")
+    assert (sample["results_delivered_on"], sample["resample_window_ends_on"]) == (None, None)
+
+    # Delivered Fri 2025-12-19: PP-SEW-SAT-RESAMPLE, a resample may be requested within 3
+    # days of receipt, so until Mon 2025-12-22.
+    sampling.clock.set(datetime(2025, 12, 19, 16, 0, tzinfo=UTC))  # type: ignore[attr-defined]
+    status, _ = staff_call("POST", f"/staff/{PP}/samples/SAT-1124/delivery", {"delivered_on": "2025-12-19"})
+    assert status == 200
+    [sample] = staff_call("GET", f"/staff/{PP}/accounts/SAT-7/samples")[1]["samples"]
+    assert (
+        sample["results_due_on"],
+        sample["results_delivered_on"],
+        sample["resample_window_ends_on"],
+        sample["resample_window_rule_id"],
+    ) == ("2025-12-22", "2025-12-19", "2025-12-22", "PP-SEW-SAT-RESAMPLE")
+
+    # Not a satellite system: neither rule applies, and the route says so (null).
+    [ordinary] = staff_call("GET", f"/staff/{PP}/accounts/PP-0002/samples")[1]["samples"]
+    assert {k: ordinary[k] for k in ordinary if k.startswith(("results_", "resample_window"))} == {
+        "results_due_on": None,
+        "results_due_rule_id": None,
+        "results_reminded_on": None,
+        "results_delivered_on": None,
+        "resample_window_ends_on": None,
+        "resample_window_rule_id": None,
+    }
+
+
+def test_pp_sew_sat_sample_the_reminder_is_in_the_satellites_notice_log_on_its_day(
+    sampling: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import boto3
+    from handler_support import MAIL, REGION, authorized_http_event, eventbridge_body
+
+    from billing.events import BillIssued, IssuedLine, Party
+    from common.config import reset_cold_starts
+    from notices.handlers import api as notices_api
+    from notices.handlers import on_notice_event
+    from sampling.events import SatelliteResultsDueSoon
+
+    _take_in_satellite_sample(sampling)
+    # Due Mon 2025-12-22; the reminder 3 working days before it: Wed 2025-12-17.
+    sampling.clock.set(datetime(2025, 12, 16, 12, 30, tzinfo=UTC))  # type: ignore[attr-defined]
+    run_day(sampling, "2025-12-16")
+    assert outbox_events(sampling, "SatelliteResultsDueSoon") == []
+    sampling.clock.set(datetime(2025, 12, 17, 12, 30, tzinfo=UTC))  # type: ignore[attr-defined]
+    run_day(sampling, "2025-12-17")
+    [reminder] = outbox_events(sampling, "SatelliteResultsDueSoon")
+    assert (reminder["account_id"], reminder["due_on"], reminder["reminded_on"]) == (
+        "SAT-7",
+        "2025-12-22",
+        "2025-12-17",
+    )
+
+    # Notices, as template.yaml runs it, on the same day: the satellite system's address is
+    # known from its bill; the reminder is emailed once and logged under its account.
+    monkeypatch.setenv("TABLE_NAME", TABLES["notices"])
+    monkeypatch.setenv("MAIL_BUCKET", MAIL)
+    monkeypatch.setenv("SENDER_EMAIL", "billing@sewerbill.local")
+    sampling.s3.create_bucket(Bucket=MAIL)
+    boto3.client("ses", region_name=REGION).verify_email_identity(EmailAddress="billing@sewerbill.local")
+    reset_cold_starts()
+    bill = BillIssued(
+        occurred_at=datetime(2025, 12, 1, 12, tzinfo=UTC),
+        tenant=PP,
+        account_id="SAT-7",
+        bill_id="B-SAT-7",
+        bill_number="PPS-2025-11-SAT-7",
+        period_start=date(2025, 11, 1),
+        period_end=date(2025, 12, 1),
+        bill_date=date(2025, 12, 1),
+        due_date=date(2025, 12, 31),
+        lines=(
+            IssuedLine(
+                rule_id="PP-SEW-SVC",
+                description="Monthly service charge",
+                quantity="1",
+                unit="month",
+                rate="30.00",
+                amount=Decimal("30.00"),
+            ),
+        ),
+        total=Decimal("30.00"),
+        previous_balance=Decimal(0),
+        payments_since=Decimal(0),
+        amount_due=Decimal("30.00"),
+        recipient=Party(
+            name="Village of Bristol Sewer District",
+            address="19801 83rd St; Bristol, WI 53104",
+            email="sewer@bristol.example.org",
+            email_opt_in=True,
+        ),
+    )
+    for event in (bill, SatelliteResultsDueSoon.model_validate(reminder)):
+        for _ in range(2):  # a redelivery sends nothing more
+            handled = on_notice_event.lambda_handler(sqs_event(eventbridge_body(event)), lambda_context())
+            assert handled == {"batchItemFailures": []}
+
+    claims = {"sub": "clerk-bo", "role": "staff", "tenants": f"[{PP}]"}
+    request = authorized_http_event("GET", f"/staff/{PP}/accounts/SAT-7/notices", claims)
+    response = notices_api.lambda_handler(request, lambda_context())
+    assert response["statusCode"] == 200, response["body"]
+    notices = json.loads(response["body"])["notices"]
+    [logged] = [n for n in notices if n["trigger"].startswith("SatelliteResultsDueSoon#")]
+    assert (logged["rule_id"], logged["channel"], logged["status"]) == ("PP-SEW-SAT-SAMPLE", "email", "sent")
+    assert datetime.fromisoformat(logged["at"]).astimezone(CHICAGO).date() == date(2025, 12, 17)
+    assert "SAT-1124" in logged["subject"] and "2025-12-22" in logged["subject"]
+
+
+def test_pp_sew_private_a_private_sewer_above_the_thresholds_is_listed_as_category_b(sampling: Stack) -> None:
+    # PP-SEW-PRIVATE: a private sewer is sampled and classified like any user; BOD 300 is
+    # above Category A's 180 (PP-SEW-CAT-A), so it is listed as Category B.
+    status, point = staff_call(
+        "PUT", f"/staff/{PP}/sampling-points/PRV-3", {"sampling_point": "MH-PRV", "private": True}
+    )
+    assert status == 200 and point["private"] is True
+    result = {
+        "sample_id": "PRV-1215",
+        "account_id": "PRV-3",
+        "collected_on": "2025-12-15",
+        "parameter": "bod",
+        "value": "300",
+        "units": "mg/l",
+        "analysed_on": "2025-12-17",
+        "lab": "Acme Labs",
+    }
+    status, taken = staff_call("POST", f"/staff/{PP}/results", result)
+    assert status == 200 and taken["category"] == "B", taken
+
+    [changed] = outbox_events(sampling, "StrengthCategoryChanged")
+    assert changed["category"] == "B"
+    assert changed["basis"]["bod"] == "300"  # surcharged like any Category B user
+    listing = changed["private_sewer"]
+    assert (listing["rule_id"], listing["category"]) == ("PP-SEW-PRIVATE", "B")
+    assert "bod 300 mg/l > 180" in listing["reason"] and "PP-SEW-PRIVATE" in listing["reason"]
+
+    status, view = staff_call("GET", f"/staff/{PP}/accounts/PRV-3/samples")
+    assert status == 200
+    assert (view["private"], view["category"]) == (True, "B")
+    assert view["private_sewer"] == {
+        "rule_id": "PP-SEW-PRIVATE",
+        "category": "B",
+        "listed_as_category_b": True,
+    }
+
+    # An ordinary user is no private sewer, and its classification cites no such rule.
+    assert staff_call("PUT", f"/staff/{PP}/sampling-points/PP-0002", {"sampling_point": "MH"})[0] == 200
+    staff_call("POST", f"/staff/{PP}/results", {**result, "sample_id": "S-1215", "account_id": "PP-0002"})
+    ordinary = [e for e in outbox_events(sampling, "StrengthCategoryChanged") if e["account_id"] == "PP-0002"]
+    assert [e["private_sewer"] for e in ordinary] == [None]
+    view = staff_call("GET", f"/staff/{PP}/accounts/PP-0002/samples")[1]
+    assert (view["private"], view["private_sewer"], view["category"]) == (False, None, "B")
+
+    # The list of private sewers: PRV-3 only, listed as Category B.
+    status, listed = staff_call("GET", f"/staff/{PP}/private-sewers")
+    assert status == 200
+    assert listed["private_sewers"] == [
+        {
+            "account_id": "PRV-3",
+            "sampling_point": "MH-PRV",
+            "rule_id": "PP-SEW-PRIVATE",
+            "category": "B",
+            "listed_as_category_b": True,
+        }
+    ]

@@ -39,6 +39,7 @@ from notices.app.planning import (
     plan_reconsideration_letter,
     plan_report_reminder,
     plan_satellite_flow,
+    plan_satellite_reminder,
     plan_satellite_results,
     plan_tax_roll,
 )
@@ -48,7 +49,7 @@ from notices.domain.delivery import Delivery, NoticeRecord, SendFailed, deliver
 from notices.domain.documents import BillDocument, CombinedBillDocument
 from notices.domain.model import NoticeRequest, channels, notice_id
 from notices.domain.requests import bill_notice, combined_bill_notice
-from sampling.events import AnnualReportReminderDue, SatelliteResultsDelivered
+from sampling.events import AnnualReportReminderDue, SatelliteResultsDelivered, SatelliteResultsDueSoon
 from stormwater.events import AppealDecided, CreditRevocationProposed, ReconsiderationDecided
 
 # detail-type -> event class; the queue's rule lets only these through.
@@ -67,6 +68,7 @@ CONSUMED: dict[str, type[Event]] = {
         AppealDecided,
         SatelliteFlowReady,
         SatelliteResultsDelivered,
+        SatelliteResultsDueSoon,
         AnnualReportReminderDue,
     )
 }
@@ -347,6 +349,7 @@ def _plan(event: Event, contacts: Contacts, book: TariffBook) -> Planned:
         AppealDecided: lambda e: plan_appeal_letter(e, contacts),
         SatelliteFlowReady: lambda e: plan_satellite_flow(e, contacts),
         SatelliteResultsDelivered: lambda e: plan_satellite_results(e, contacts),
+        SatelliteResultsDueSoon: lambda e: plan_satellite_reminder(e, contacts),
         AnnualReportReminderDue: lambda e: plan_report_reminder(e, contacts),
     }
     return planners[type(event)](event)

@@ -38,7 +38,7 @@ from notices.domain.requests import (
     disconnection_withdrawn_notice,
     tax_roll_notices,
 )
-from sampling.events import AnnualReportReminderDue, SatelliteResultsDelivered
+from sampling.events import AnnualReportReminderDue, SatelliteResultsDelivered, SatelliteResultsDueSoon
 from stormwater.events import AppealDecided, CreditRevocationProposed, ReconsiderationDecided
 
 ZIP = re.compile(r"\b(\d{5})(?:-\d{4})?\b")
@@ -471,6 +471,35 @@ def plan_satellite_results(event: SatelliteResultsDelivered, contacts: Contacts)
                 content=content,
                 deadline=event.due_on,
                 dated=event.delivered_on,
+            )
+        ]
+    )
+
+
+def plan_satellite_reminder(event: SatelliteResultsDueSoon, contacts: Contacts) -> Planned:
+    """PP-SEW-SAT-SAMPLE: the daily run's reminder that a satellite sample's certified
+    results are due by ``due_on`` (18 working days after it was taken), emailed to the
+    satellite system and logged under its account, once per sample."""
+    recipient = _known(contacts.recipient(event.tenant, event.account_id), event)
+    content = {
+        "sample": event.sample_id,
+        "sampled on": event.sampled_on.isoformat(),
+        "certified results due by": f"{event.due_on.isoformat()} (18 working days after sampling)",
+    }
+    if event.reminded_on is not None:
+        content["reminder of"] = event.reminded_on.isoformat()
+    return Planned(
+        [
+            delivery_notice(
+                rule=Rule.SAT_SAMPLE,
+                tenant=event.tenant,
+                account_id=event.account_id,
+                recipient=recipient,
+                trigger=trigger(event),
+                subject=f"Reminder: certified lab results for sample {event.sample_id} of "
+                f"{event.sampled_on.isoformat()} are due by {event.due_on.isoformat()}",
+                content=content,
+                deadline=event.due_on,
             )
         ]
     )

@@ -186,6 +186,7 @@ class DynamoSamplingRepository:
                     "avg_daily_flow_gal": info.avg_daily_flow_gal,
                     "nongovernmental": info.nongovernmental,
                     "discharges_toxic": info.discharges_toxic,
+                    "private": info.private,
                     "registered_by": registered_by,
                     "registered_at": now,
                 }
@@ -434,6 +435,25 @@ class DynamoSamplingRepository:
     def deadlines(self, tenant: str) -> list[dict[str, Any]]:
         return self._query(f"DEADLINES#{tenant}")
 
+    def account_deadlines(self, tenant: str, account_id: str) -> list[dict[str, Any]]:
+        """One account's satellite deadlines (one query of its part of the tenant's list)."""
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :account)",
+            "ExpressionAttributeValues": {
+                ":pk": {"S": f"DEADLINES#{tenant}"},
+                ":account": {"S": f"{account_id}#"},
+            },
+            "ConsistentRead": True,
+        }
+        while True:
+            resp = self._client.query(**kwargs)
+            items.extend(from_item(i) for i in resp.get("Items", []))
+            if "LastEvaluatedKey" not in resp:
+                return [i for i in items if i.get("account_id") == account_id]
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
+
     def deadline(self, tenant: str, account_id: str, sample_id: str) -> dict[str, Any] | None:
         return get(self._client, self._table, f"DEADLINES#{tenant}", f"{account_id}#{sample_id}")
 
@@ -501,6 +521,7 @@ def _account(item: Mapping[str, Any]) -> AccountInfo:
         avg_daily_flow_gal=Decimal(str(item["avg_daily_flow_gal"])) if "avg_daily_flow_gal" in item else None,
         nongovernmental=bool(item.get("nongovernmental", True)),
         discharges_toxic=bool(item.get("discharges_toxic", False)),
+        private=bool(item.get("private", False)),
     )
 
 

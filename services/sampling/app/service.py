@@ -45,8 +45,13 @@ from sampling.domain.samples import (
     decide_split_resample,
     final_results,
 )
-from sampling.domain.satellite import ResultsDeadline, deadline_actions, decide_resample_request
-from sampling.domain.strength import CLASSIFIED_TENANTS
+from sampling.domain.satellite import (
+    ResultsDeadline,
+    deadline_actions,
+    decide_resample_request,
+    resample_window_ends_on,
+)
+from sampling.domain.strength import CLASSIFIED_TENANTS, PLEASANT_PRAIRIE_SEWER
 from sampling.events import (
     AnnualReportReceived,
     AnnualReportReminderDue,
@@ -96,6 +101,11 @@ class SamplingService:
         self, tenant: str, account_id: str, body: Mapping[str, Any], by: str
     ) -> AccountInfo:
         self.policies(tenant, local_today(self.clock.now()))  # unknown tenant -> error
+        private = bool(body.get("private", False))
+        if private and tenant != PLEASANT_PRAIRIE_SEWER:
+            raise InvalidInput(
+                "private", f"{tenant} lists no private sewers (PP-SEW-PRIVATE is Pleasant Prairie's)"
+            )
         info = AccountInfo(
             tenant=tenant,
             account_id=account_id,
@@ -106,6 +116,7 @@ class SamplingService:
             avg_daily_flow_gal=body.get("avg_daily_flow_gal"),
             nongovernmental=bool(body.get("nongovernmental", True)),
             discharges_toxic=bool(body.get("discharges_toxic", False)),
+            private=private,
         )
         self.repo.register_account(info, registered_by=by)
         return info
@@ -427,12 +438,15 @@ class SamplingService:
                     if p in target["results"]
                 }
                 target["splits"].append(sample)
+        self._satellite_dates(tenant, account_id, samples)
         classification = self.repo.classification(tenant, account_id)
         return {
             "tenant": tenant,
             "account_id": account_id,
             "sampling_point": record.info.sampling_point,
             "satellite": record.info.satellite,
+            "private": record.info.private,
+            "private_sewer": self._private_sewer(record.info, record.category),
             "category": record.category,
             "classification": classification.get("last_event") if classification else None,
             "samples": [
@@ -450,6 +464,64 @@ class SamplingService:
                 for d in record.decisions.values()
             ],
         }
+
+    def private_sewers(self, tenant: str) -> list[dict[str, Any]]:
+        """PP-SEW-PRIVATE: the tenant's private sewers with their category, Category B for one
+        that discharged above the thresholds (classified like any user). The registered
+        accounts in one query and a batch read; a classification read per private sewer."""
+        self.policies(tenant, local_today(self.clock.now()))  # unknown tenant -> error
+        known = self.repo.accounts({(tenant, a) for a in self.repo.tenant_accounts(tenant)})
+        listed = []
+        for (_, account_id), info in sorted(known.items()):
+            if not info.private:
+                continue
+            classification = self.repo.classification(tenant, account_id)
+            category = classification.get("category") if classification else None
+            listed.append(
+                {
+                    "account_id": account_id,
+                    "sampling_point": info.sampling_point,
+                    **(self._private_sewer(info, category) or {}),
+                }
+            )
+        return listed
+
+    @staticmethod
+    def _private_sewer(info: AccountInfo, category: str | None) -> dict[str, Any] | None:
+        """PP-SEW-PRIVATE: a private sewer's listing (its category, as any user's), or None."""
+        if not info.private:
+            return None
+        return {
+            "rule_id": "PP-SEW-PRIVATE",
+            "category": category,
+            "listed_as_category_b": category == "B",
+        }
+
+    def _satellite_dates(self, tenant: str, account_id: str, samples: dict[str, dict[str, Any]]) -> None:
+        """PP-SEW-SAT-SAMPLE and PP-SEW-SAT-RESAMPLE on each sample of the account: when its
+        certified results are due (as computed at intake, 18 working days after it was
+        taken), when they were delivered and reminded, and the last day a resample may be
+        requested once they were (3 days after receipt); null where the rule does not apply
+        (not a satellite system's routine sample, or not delivered yet)."""
+        deadlines = {d["sample_id"]: d for d in self.repo.account_deadlines(tenant, account_id)}
+        request_days = self.policies(tenant, local_today(self.clock.now())).satellite_request_days
+        for sample_id, sample in samples.items():
+            deadline = deadlines.get(sample_id)
+            delivered = deadline.get("delivered_on") if deadline else None
+            sample.update(
+                {
+                    "results_due_on": deadline["due_on"] if deadline else None,
+                    "results_due_rule_id": deadline.get("rule_id", "PP-SEW-SAT-SAMPLE") if deadline else None,
+                    "results_reminded_on": deadline.get("reminded_on") if deadline else None,
+                    "results_delivered_on": delivered,
+                    "resample_window_ends_on": (
+                        resample_window_ends_on(date.fromisoformat(delivered), request_days).isoformat()
+                        if delivered
+                        else None
+                    ),
+                    "resample_window_rule_id": "PP-SEW-SAT-RESAMPLE" if delivered else None,
+                }
+            )
 
     # --- the daily run --------------------------------------------------------------------
     def run_daily(self, today: date) -> DailyRun:
@@ -506,7 +578,7 @@ class SamplingService:
                         deadline.sample_id,
                         "reminded_on",
                         today.isoformat(),
-                        SatelliteResultsDueSoon(**common),
+                        SatelliteResultsDueSoon(reminded_on=today, **common),
                     )
                     reminders += 1
                 if actions.breach:

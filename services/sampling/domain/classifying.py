@@ -35,6 +35,7 @@ from sampling.events import (
     CategoryPeriod,
     ExitClock,
     IndustrialUser,
+    PrivateSewer,
     Reassignment,
     StrengthBasis,
     StrengthCategoryChanged,
@@ -91,6 +92,18 @@ def _reason(result: LabResult | None, limits: StrengthLimits) -> str:
     )
 
 
+def _private_sewer(category: str, basis: LabResult | None, limits: StrengthLimits) -> PrivateSewer:
+    """PP-SEW-PRIVATE: why a private sewer is in its category (the same rules as any user)."""
+    if category in NORMAL_CATEGORIES:
+        reason = f"private sewer discharging normal domestic-strength wastewater: Category {category}"
+    else:
+        reason = (
+            f"private sewer discharging above the thresholds ({_reason(basis, limits)}): "
+            f"listed as Category {category}"
+        )
+    return PrivateSewer(category=category, reason=f"{reason} (PP-SEW-PRIVATE)")
+
+
 def classify_account(
     *,
     tenant: str,
@@ -106,13 +119,15 @@ def classify_account(
     exit_months: int = PP_EXIT_MONTHS,
     industrial_user: IndustrialUser | None = None,
     touched: Sequence[date] = (),
+    private: bool = False,
 ) -> StrengthClassified:
     """The event for an account's classification as of ``as_of`` after ``trigger``.
 
     ``effective_from`` is the date the outcome applies from (the finalised result's sample
     date, or the anniversary of a PP-SEW-CAT-B-EXIT return). Sullivan events carry the
     SU-BOD900 violation days of each billing period holding ``effective_from`` or one of the
-    ``touched`` dates (the new results' sample dates).
+    ``touched`` dates (the new results' sample dates). A Pleasant Prairie ``private`` sewer
+    is classified like any user and the event says so, citing PP-SEW-PRIVATE.
     """
     results = sorted(final, key=lambda f: f.result.sampled_on)
     lab_results = [f.result for f in results]
@@ -185,6 +200,9 @@ def classify_account(
         "reassignment": reassignment,
         "violation_days": violation_days,
         "industrial_user": industrial_user,
+        "private_sewer": _private_sewer(outcome.category, basis, limits)
+        if private and tenant == PLEASANT_PRAIRIE_SEWER
+        else None,
     }
     if outcome.category != previous_category:
         return StrengthCategoryChanged(previous_category=previous_category, **fields)

@@ -466,6 +466,7 @@ def classification_of(
         exit_months=policy.exit_months,
         touched=touched,
         industrial_user=industrial_user_of(record.info, final_results(record)),
+        private=record.info.private,
     )
 
 

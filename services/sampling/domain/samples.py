@@ -77,6 +77,8 @@ class AccountInfo:
     avg_daily_flow_gal: Decimal | None = None
     nongovernmental: bool = True
     discharges_toxic: bool = False
+    # PP-SEW-PRIVATE: a privately owned sewer discharging into the public sewer.
+    private: bool = False
 
 
 @dataclass

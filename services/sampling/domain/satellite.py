@@ -109,10 +109,16 @@ class ResampleRequestDecision:
     rule_id: str = "PP-SEW-SAT-RESAMPLE"
 
 
+def resample_window_ends_on(delivered_on: date, request_days: int = RESAMPLE_REQUEST_DAYS) -> date:
+    """PP-SEW-SAT-RESAMPLE: the last day a satellite system may request a resample of a
+    result it received on ``delivered_on`` (calendar days)."""
+    return delivered_on + timedelta(days=request_days)
+
+
 def decide_resample_request(
     delivered_on: date, requested_on: date, request_days: int = RESAMPLE_REQUEST_DAYS
 ) -> ResampleRequestDecision:
-    last_day = delivered_on + timedelta(days=request_days)
+    last_day = resample_window_ends_on(delivered_on, request_days)
     after = (requested_on - delivered_on).days
     if requested_on < delivered_on:
         return ResampleRequestDecision(

@@ -60,6 +60,11 @@ class SamplingPoint(BaseModel):
     ) = Field(default=None, ge=0, le=Decimal("1000000000"))
     nongovernmental: bool = True
     discharges_toxic: bool = False
+    private: bool = Field(
+        default=False,
+        description="A private sewer (PP-SEW-PRIVATE, Pleasant Prairie sewer): sampled and classified "
+        "like any user, listed as Category B when it discharges above the thresholds",
+    )
 
 
 class ResultIn(BaseModel):
@@ -130,6 +135,7 @@ def put_sampling_point(
         "account_id": info.account_id,
         "sampling_point": info.sampling_point,
         "satellite": info.satellite,
+        "private": info.private,
     }
 
 
@@ -154,6 +160,17 @@ def post_result(tenant: Tenant, body: Annotated[ResultIn, Body()]) -> dict[str, 
 def get_samples(tenant: Tenant, account_id: Key) -> dict[str, Any]:
     staff(tenant)
     return composition.service().account_view(tenant, account_id)
+
+
+@app.get(
+    "/staff/<tenant>/private-sewers",
+    summary="The private sewers and their categories, Category B above the thresholds (PP-SEW-PRIVATE)",
+    tags=["sampling"],
+    responses=_ERRORS,
+)
+def get_private_sewers(tenant: Tenant) -> dict[str, Any]:
+    staff(tenant)
+    return {"tenant": tenant, "private_sewers": composition.service().private_sewers(tenant)}
 
 
 @app.post(
