@@ -3,6 +3,7 @@ PP-CWU-DELINQUENT, PP-CWU-PENALTY, X-TAXROLL), exact to the cent and the day (pu
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import date, timedelta
 from decimal import Decimal
 
@@ -273,3 +274,20 @@ def test_tax_roll_payments_before_the_notice_stay_with_the_bills_they_paid(graft
     roll = [(e.posted_on, e.amount) for e in ledger if e.kind == "tax_roll"]
     assert roll == [(date(2026, 11, 16), Decimal("-213.95"))]
     assert balance(ledger) == Decimal("5.84")
+
+
+def test_gr_overdue_disconnection_is_never_eligible_before_the_bills_due_date(grafton_bill, terms) -> None:
+    """GR-OVERDUE: the overdue notice goes on day 21 and names a disconnection date 10 days
+    later, but never one before the bill's due date. A bill dated 2026-07-01 whose due date is
+    2026-08-15 (set here by hand: a tenant whose due date falls later than the notice period)
+    is overdue on 07-22 and disconnectable only from 08-15, not from 08-01."""
+    bill = replace(grafton_bill(*Q2, bill_date=date(2026, 7, 1), gallons=0), due_date=date(2026, 8, 15))
+    gr = terms("grafton-sewer", date(2026, 7, 1))
+    out = run(bill, bill.entries(), gr, date(2026, 7, 25))
+    assert [(o.overdue_on, o.disconnection_eligible_on) for o in out.overdue] == [
+        (date(2026, 7, 22), date(2026, 8, 15))
+    ]
+    ledger = bill.entries() + out.entries
+    assert run(bill, ledger, gr, date(2026, 8, 14), out.marks).eligible == []
+    eligible = run(bill, ledger, gr, date(2026, 8, 15), out.marks).eligible
+    assert [e.eligible_on for e in eligible] == [date(2026, 8, 15)]

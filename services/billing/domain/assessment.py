@@ -40,11 +40,18 @@ OVERDUE_AFTER = timedelta(days=21)  # GR-OVERDUE: the overdue notice, 21 days af
 NOTICE_PERIOD = timedelta(days=10)  # GR-OVERDUE: eligible for disconnection 10 days after that notice
 
 
+def disconnectable_from(bill: Bill, overdue_on: date) -> date:
+    """GR-OVERDUE: the first day service may be disconnected for ``bill`` after its overdue
+    notice of ``overdue_on``: the notice's 10 days ran out, and never before the bill's due
+    date (RULES.md: the notice's disconnection date is never before the due date)."""
+    return max(overdue_on + NOTICE_PERIOD, bill.due_date)
+
+
 def announced_by_overdue_notice(bill: Bill, eligible_on: date) -> bool:
     """An eligibility that began the day the overdue notice's 10 days ran out was announced
     by that notice; one that began later (an arrangement broken, a payment reversed) had a
     disconnection notice of its own."""
-    return eligible_on == bill.bill_date + OVERDUE_AFTER + NOTICE_PERIOD
+    return eligible_on == disconnectable_from(bill, bill.bill_date + OVERDUE_AFTER)
 
 
 MAX_MONTHS = 600  # a bound on anniversaries (50 years)
@@ -202,7 +209,9 @@ def assess_account(
                 unpaid = unpaid_of_bill(bill, overdue_on - timedelta(days=1))
                 if unpaid > 0:
                     out.marks.append(mark)
-                    out.overdue.append(Overdue(bill, overdue_on, unpaid, overdue_on + NOTICE_PERIOD))
+                    out.overdue.append(
+                        Overdue(bill, overdue_on, unpaid, disconnectable_from(bill, overdue_on))
+                    )
             if mark in done or mark in out.marks:
                 eligible = _eligibility(
                     bill, overdue_on, ledger + out.entries, arrangements, today, unpaid_of_bill
@@ -356,7 +365,7 @@ def _eligibility(
     That can change only on the first day, the day after an entry's date, or a day an
     arrangement starts, breaks, is cancelled or ends; so those days are walked back from
     ``today`` to find where the current stretch began."""
-    first_day = overdue_on + NOTICE_PERIOD
+    first_day = disconnectable_from(bill, overdue_on)
     if first_day > today:
         return None
     covering = [a for a in arrangements if a.covers(bill.bill_date)]
@@ -620,7 +629,7 @@ def next_action_on(
                     break
         if terms.overdue:
             overdue_on = bill.bill_date + OVERDUE_AFTER
-            days |= {overdue_on, overdue_on + NOTICE_PERIOD}
+            days |= {overdue_on, disconnectable_from(bill, overdue_on)}
     tr = terms.tax_roll
     if tr is not None and bills:
         for year in (today.year, today.year + 1):
