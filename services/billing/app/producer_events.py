@@ -18,8 +18,9 @@ def fee_account(fee: Any, accounts: Iterable[AccountRecord]) -> str:
     ``parcel_id``; stormwater knows parcels, not accounts).
 
     No such account, or more than one, is refused (a ``MessageRejected`` with this reason,
-    logged and kept in the outbox for staff): a fee is never charged to a guessed account
-    nor dropped silently; once the accounts file is put right the fee is published again."""
+    logged and published for staff): a fee is never charged to a guessed account nor
+    dropped silently. Nothing sends it again by itself: once the accounts file is put right,
+    staff re-drive the event or post the fee as a debit memo."""
     if fee.account_id:
         return str(fee.account_id)
     day = fee.charged_on
