@@ -82,6 +82,7 @@ def keep_producer_event_use_case() -> Callable[[Any], None]:
         rerate=lambda changes, now: rerate_parcels(
             changes, repo=repo(), engine=engine(), book=book(), now=now
         ),
+        accounts=lambda tenant: repo().accounts(tenant),
     )
 
 

@@ -197,7 +197,9 @@ class BillAdjusted(Event):
     a ``rerating`` of a stormwater period whose ERU or credit changed after it was billed
     carries no volumes and names the ERU or credit event in ``source_event_id``;
     ``rule_ids`` (the rules the amount stands on) and ``derivation`` (how it was found)
-    on every kind."""
+    on every kind. Additive (issue 28): a staff debit memo charged under a rule of the
+    tenant's ordinance (GR-TOXIC) names it in ``rule_id`` and ``rule_ids`` and carries its
+    ``basis`` (for GR-TOXIC: the pollutant, the added cost and the document showing it)."""
 
     SOURCE = SOURCE
     BUSINESS_KEY = ("tenant", "reference")
@@ -225,6 +227,7 @@ class BillAdjusted(Event):
     rule_ids: tuple[str, ...] = Field(default=(), max_length=16)
     derivation: str | None = Field(default=None, max_length=2000)
     reverses_entry_id: str | None = Field(default=None, max_length=200)
+    basis: dict[str, str] | None = None
 
 
 class PaymentApplied(Event):

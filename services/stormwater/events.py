@@ -208,6 +208,10 @@ class FeeCharged(Event):
 class RefundGranted(Event):
     """An approved reconsideration's refund, for billing to post as a credit on the account
     (PP-CWU-RECONSIDER; ledger kind ``credit``). ``amount`` is positive: what is owed back.
+
+    No longer published (issue 28): a change corrects the value from the reconsidered
+    bill's period start and billing's re-rating of that bill is the correction. Billing
+    still keeps one (an event already on its way) by its business key.
     """
 
     SOURCE = SOURCE

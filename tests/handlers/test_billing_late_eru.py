@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -295,3 +296,116 @@ def test_a_billed_month_that_cannot_be_rated_again_is_listed_for_staff_and_nothi
     [refused] = body["refused"]
     assert (refused["bill_id"], refused["source_event_id"]) == ("PPS-1-2026-09-01", "ev-eru-2")
     assert f"rated on tariff {SW}@1999-01-01" in refused["reason"]
+
+
+def test_pp_cwu_reconsider_the_corrected_eru_holds_from_the_reconsidered_bills_period_start(
+    flow: Stack,  # noqa: F811
+    at: clock.FixedClock,
+) -> None:
+    """PP-CWU-RECONSIDER (interpretation): a parcel at 1.00 ERU, billed monthly; the March
+    bill is reconsidered and the decision on April 10 finds 2.00 ERU. The March bill is
+    re-rated (one adjustment for the difference) and April is billed wholly at 2.00: no
+    days at 1.00, no proration at the decision date. The determination billing receives is
+    the one stormwater's decision makes (its ``effective_from``)."""
+    from stormwater.domain import reconsiderations as rc
+    from stormwater.domain.determinations import ParcelData
+    from stormwater.domain.eru import PLEASANT_PRAIRIE_DEFAULTS
+    from stormwater.domain.parcels import ParcelState, TariffView, redetermine
+
+    at.set(datetime(2027, 3, 1, 17, tzinfo=UTC))
+    upload(
+        flow,
+        "accounts/sw.csv",
+        HEADER + f"\n{SW},PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2025-01-01,nonresidential,,P-1,Lakeview\n",
+    )
+    deliver(eru(1, date(2025, 1, 1), "1.00", use="nonresidential"))
+    at.set(datetime(2027, 4, 1, 17, tzinfo=UTC))
+    _run_stormwater_cycle(flow, "2027-04-01T11:00:00Z")
+    # March on 1.00 ERU: 2.00 base + 1.00 x 6.00 = 8.00.
+    [march] = [b for b in of(flow, f"BILLS#{SW}") if b["period_start"] == "2027-03-01"]
+    assert march["total"] == "8.00"
+
+    # Sat 2027-04-10: the Engineer decides the reconsideration of the March bill. The
+    # standard parcel (15,100 sq ft, 2,749.71 impervious) is 1.00 ERU; found twice the lot
+    # and twice the paving: the same runoff depth on twice the area, 2.00 ERU (100% up).
+    tariff = TariffView(
+        version_id=f"{SW}@2023-01-01",
+        effective_from=date(2023, 1, 1),
+        settings=PLEASANT_PRAIRIE_DEFAULTS,
+        eru_rate=Decimal("6.00"),
+        project_evaluation_fee=Decimal("150.00"),
+        credit_engineer_limit_percent=Decimal(80),
+        credit_cap_percent=Decimal(30),
+        credit_review_fee=Decimal("100.00"),
+        appeal_fee=Decimal("50.00"),
+    )
+    data = ParcelData(use="nonresidential", area_sqft=Decimal(15100), impervious_sqft=Decimal("2749.71"))
+    view = rc.BillView(
+        tenant=SW,
+        bill_id=march["bill_id"],
+        account_id="PPS-1",
+        parcel_id="P-1",
+        bill_date=date(2027, 4, 1),
+        due_date=date.fromisoformat(march["due_date"]),
+        total=Decimal("8.00"),
+        period_start=date(2027, 3, 1),
+        period_end=date(2027, 4, 1),
+    )
+    recon = rc.file_reconsideration(
+        view,
+        tenant=SW,
+        parcel_id="P-1",
+        bill_id=march["bill_id"],
+        owner_name="Lakeview",
+        billed_eru=Decimal("1.00"),
+        grounds="remeasured",
+        asserted_amount=Decimal("8.00"),
+        today=date(2027, 4, 5),
+    )
+    decided_at = datetime(2027, 4, 10, 15, tzinfo=UTC)
+    decision = rc.decide(
+        recon,
+        outcome="decide",
+        reason="survey",
+        found={"area_sqft": "30200", "impervious_sqft": "5499.42"},
+        current=data,
+        tariff=tariff,
+        bill=view,
+        credit_percent=Decimal(0),
+        now=decided_at,
+    )
+    assert decision.found_data is not None and decision.reconsideration.eru_found == Decimal("2.00")
+    state = ParcelState(tenant=SW, parcel_id="P-1", owner_name="Lakeview", gis=data, gis_digest="d")
+    first = redetermine(
+        state,
+        tariff=tariff,
+        effective_from=date(2025, 1, 1),
+        cause="gis_extract",
+        cause_ref="f",
+        now=decided_at,
+    ).state
+    assert first.current is not None and first.current.eru == Decimal("1.00")
+    found = redetermine(
+        replace(first, gis=decision.found_data),
+        tariff=tariff,
+        effective_from=decision.effective_from or decided_at.date(),
+        cause="reconsideration",
+        cause_ref=recon.reconsideration_id,
+        now=decided_at,
+    ).event
+    assert found is not None and found.eru == Decimal("2.00")
+    at.set(datetime(2027, 4, 10, 18, tzinfo=UTC))
+    deliver(found.model_copy(update={"sequence": 2}))
+    deliver(found.model_copy(update={"sequence": 2}))  # a redelivery books nothing more
+    # March re-rated: 2.00 + 2.00 x 6.00 = 14.00, billed 8.00: one debit memo of 6.00.
+    assert adjustments(flow) == [(march["bill_id"], "6.00")]
+
+    at.set(datetime(2027, 5, 1, 17, tzinfo=UTC))
+    _run_stormwater_cycle(flow, "2027-05-01T11:00:00Z")
+    [april] = [b for b in of(flow, f"BILLS#{SW}") if b["period_start"] == "2027-04-01"]
+    # April wholly at 2.00: 2.00 + 2.00 x 6.00 = 14.00 (not 1.00 x 9/30 x 6.00 = 1.80 and
+    # 2.00 x 21/30 x 6.00 = 8.40, + 2.00 = 12.20, as a change from the decision date gave).
+    assert april["total"] == "14.00"
+    eru_lines = [ln for ln in april["lines"] if ln["rule_id"] == "PP-CWU-ERU"]
+    assert [(ln["quantity"], ln["amount"]) for ln in eru_lines] == [("2", "12.00")]
+    assert adjustments(flow) == [(march["bill_id"], "6.00")]  # April's bill needs none

@@ -156,3 +156,54 @@ def test_a_correction_is_an_adjustment_referring_to_the_bill_never_an_edit(bille
     assert ledger["balance"] == "174.50"  # 194.50 - 20.00; the bill itself is unchanged
     _, bills = call("GET", "/staff/grafton-sewer/accounts/GR-1/bills")
     assert bills["bills"][0]["total"] == "194.50"
+
+
+def test_gr_toxic_a_debit_memo_charges_a_toxic_pollutants_added_costs_citing_the_rule(billed: Stack) -> None:
+    """GR-TOXIC: "added costs caused by toxic pollutants are charged to the discharger (an
+    approved adjustment line)". The plant's 1,840.00 of added treatment for a cadmium
+    slug is one approved debit memo on GR-1's bill citing GR-TOXIC with its basis."""
+    url = "/staff/grafton-sewer/accounts/GR-1/adjustments"
+    basis = {"pollutant": "cadmium", "added_cost": "1840.00", "document": "WWTP invoice 2026-114"}
+    memo = {
+        "bill_id": "GR-1-2026-07-01",
+        "amount": "1840.00",
+        "reason": "added treatment after a cadmium discharge on 2026-08-14",
+        "approver": "Utility Director",
+        "reference": "TOX-1",
+        "rule_id": "GR-TOXIC",
+        "basis": basis,
+    }
+    status, body = call("POST", url, body=memo)
+    assert status == 200 and body["replayed"] is False
+    assert call("POST", url, body=memo)[1]["replayed"] is True  # the same memo again: once
+    _, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
+    [adj] = [e for e in ledger["entries"] if e["kind"] == "adjustment"]
+    assert (adj["amount"], adj["rule_id"], adj["bill_id"]) == ("1840.00", "GR-TOXIC", "GR-1-2026-07-01")
+    assert "cadmium" in adj["description"] and "WWTP invoice 2026-114" in adj["description"]
+    assert ledger["balance"] == "2034.50"  # 194.50 billed + 1,840.00 charged
+    [event] = [
+        json.loads(o["detail"]) for o in billed.outbox("billing") if o["detail_type"] == "BillAdjusted"
+    ]
+    assert (event["memo"], event["amount"], event["rule_id"], event["rule_ids"]) == (
+        "debit",
+        "1840.00",
+        "GR-TOXIC",
+        ["GR-TOXIC"],
+    )
+    assert event["basis"] == basis
+
+    # Refused with 400 naming the field: a foreign or unknown rule, a credit memo under the
+    # rule, a basis that does not add up or is missing a part, a basis with no rule.
+    refused = [
+        ({"rule_id": "PP-CWU-PEF"}, "rule_id"),
+        ({"rule_id": "GR-NOPE"}, "rule_id"),
+        ({"amount": "-1840.00"}, "rule_id"),
+        ({"basis": {**basis, "added_cost": "1800.00"}}, "basis.added_cost"),
+        ({"basis": {k: v for k, v in basis.items() if k != "document"}}, "document"),
+        ({"rule_id": None}, "basis"),
+    ]
+    for i, (change, field) in enumerate(refused):
+        status, body = call("POST", url, body={**memo, **change, "reference": f"TOX-BAD-{i}"})
+        assert status == 400 and field in body["error"]["message"], (change, body)
+    _, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
+    assert len([e for e in ledger["entries"] if e["kind"] == "adjustment"]) == 1

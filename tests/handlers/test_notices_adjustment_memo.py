@@ -113,3 +113,33 @@ def test_a_late_charge_reversed_by_a_backdated_payment_is_a_credit_memo_naming_t
         "rules: GR-LATE, X-DUE, X-IMMUTABLE",
     ):
         assert phrase in text, phrase
+
+
+def test_gr_toxic_the_debit_memo_names_the_rule_and_its_basis(notices: Stack) -> None:
+    assert delivered(eventbridge_body(issued(opted_in=False))) == {"batchItemFailures": []}
+    charge = parse_event(fixture_text("BillAdjusted.json"), BillAdjusted).model_copy(
+        update={
+            "reference": "TOX-1",
+            "amount": Decimal("1840.00"),
+            "memo": "debit",
+            "lines": (AdjustedFund(fund="om", amount=Decimal("1840.00")),),
+            "kind": "correction",
+            "from_volume_gal": None,
+            "to_volume_gal": None,
+            "reason": "added treatment after a cadmium discharge",
+            "derivation": None,
+            "rule_id": "GR-TOXIC",
+            "rule_ids": ("GR-TOXIC",),
+            "basis": {"pollutant": "cadmium", "added_cost": "1840.00", "document": "WWTP invoice 2026-114"},
+        }
+    )
+    assert delivered(eventbridge_body(charge)) == {"batchItemFailures": []}
+    [letter] = memos(notices)
+    pdf = notices.s3.get_object(Bucket=MAIL, Key=letter["reference"])["Body"].read()
+    text = " ".join(page.extract_text() for page in PdfReader(io.BytesIO(pdf)).pages).replace("\n", " ")
+    for phrase in (
+        "Debit memo on your bill GR-2027-000001: $1,840.00",
+        "charged under: GR-TOXIC",
+        "basis: pollutant cadmium; added cost 1840.00; document WWTP invoice 2026-114",
+    ):
+        assert phrase in text, phrase

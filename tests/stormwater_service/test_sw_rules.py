@@ -179,19 +179,23 @@ def test_above_ten_percent_the_overbilled_months_are_refunded_less_the_credit() 
     # (6.54 - 3.83) x 6.00 x 1 month x (1 - 12%) = 16.26 x 0.88 = 14.3088 -> 14.31
     decision = _decide(_filed(), "15000", credit="12")
     assert decision.reconsideration.status == "changed" and decision.found_data is not None
-    assert decision.refund is not None and decision.refund.amount == Decimal("14.31")
+    assert decision.reconsideration.refund_amount == Decimal("14.31")
 
 
-def test_a_change_upward_applies_from_the_decision_date_and_is_not_charged_back() -> None:
-    # PP-CWU-RECONSIDER speaks only of refunds ("a refund is a credit on the account"); it
-    # gives no charge for an underbilling, and the change "recomputes the ERUs from the
-    # decision date" (issue 11). Billed 3.83, found 6.54 (30,000 sq ft): 71% up, changed.
+def test_pp_cwu_reconsider_a_change_holds_from_the_reconsidered_bills_period_start() -> None:
+    # PP-CWU-RECONSIDER (interpretation): the corrected value holds from the start of the
+    # reconsidered bill's period (2026-09-01), not from the decision (2026-10-01): billing
+    # re-rates that bill and every later one. Billed 3.83, found 6.54 (30,000 sq ft): 71% up,
+    # changed; an increase refunds nothing (the re-rating is a debit memo).
     decision = _decide(_filed("3.83"), "30000")
     assert decision.reconsideration.status == "changed"
     assert decision.reconsideration.eru_found == Decimal("6.54")
-    assert decision.refund is None and decision.reconsideration.refund_amount == 0
+    assert decision.reconsideration.refund_amount == 0
     assert decision.found_data is not None and decision.found_data.impervious_sqft == Decimal(30000)
-    assert decision.decided.decided_on == NOW.date()
+    assert decision.decided.decided_on == NOW.date() == date(2026, 10, 1)
+    assert decision.effective_from == BILL.period_start == date(2026, 9, 1)
+    no_change = _decide(_filed("7.00"), "28900")
+    assert no_change.found_data is None and no_change.effective_from is None
 
 
 def _hearing(

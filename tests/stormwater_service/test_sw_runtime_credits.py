@@ -132,3 +132,41 @@ def test_a_credit_from_application_to_revocation(rt: LocalRuntime, captured: Cap
     status, view = call(rt, "GET", f"{base}/eru", owner("CR-C1"))
     assert status == 200 and view["credits"][0]["status"] == "revoked"
     assert view["breakdown"]["use"] == "nonresidential" and view["eru"] == view["history"][-1]["eru"]
+
+
+def test_pp_cwu_credit_the_review_fee_reaches_the_parcels_account_once(
+    rt: LocalRuntime, captured: Captured
+) -> None:
+    """The application filed through the route charges the tariff's review fee (100.00) to
+    the billing account on the parcel (stormwater names only the parcel): a line of that
+    account's next bill citing PP-CWU-CREDIT, on its ledger once."""
+    from datetime import UTC, datetime
+
+    account = "PPS-CR2"
+    rt.upload(
+        "UploadsBucket",
+        "gis/credits-2.csv",
+        "tenant,parcel_id,owner_name,use,area_sqft,impervious_sqft\n"
+        f"{TENANT},CR-C2,Mill Pond LLC,nonresidential,87120,60000\n",
+    )
+    rt.upload(
+        "UploadsBucket",
+        "accounts/credits-2.csv",
+        "tenant,account_id,name,service_address,mailing_address,zip,opened_on,class,meter_size,parcel_id,owner_name\n"
+        f"{TENANT},{account},Mill Pond LLC,5 Mill Rd,5 Mill Rd,53158,2026-10-01,nonresidential,,CR-C2,Mill Pond LLC\n",
+    )
+    rt.drain()
+    captured.take()
+    status, credit = call(rt, "POST", f"/parcels/{TENANT}/CR-C2/credits", owner("CR-C2"), DOCS)
+    assert status == 200 and credit["status"] == "submitted"
+    (fee,) = [e["detail"] for e in captured.take() if e["detail-type"] == "FeeCharged"]
+    assert (fee["account_id"], fee["amount"], fee["rule_id"]) == (None, "100.00", "PP-CWU-CREDIT")
+
+    # The cycle of 2026-11-01 bills October with the fee on it.
+    rt.clock.advance(to=datetime(2026, 11, 1, 18, tzinfo=UTC))
+    rt.drain()
+    status, ledger = call(rt, "GET", f"/staff/{TENANT}/accounts/{account}/ledger", STAFF)
+    assert status == 200, ledger
+    fees = [e for e in ledger["entries"] if e["rule_id"] == "PP-CWU-CREDIT" and e["kind"] == "charge"]
+    assert [e["amount"] for e in fees] == ["100.00"]
+    assert rt.dead_letters == []

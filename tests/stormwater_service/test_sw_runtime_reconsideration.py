@@ -91,8 +91,9 @@ def test_reconsiderations_change_nothing_within_10_percent_and_refund_above(
     assert [e["detail-type"] for e in events] == ["ReconsiderationDecided"]
     assert events[0]["detail"]["outcome"] == "no_change"
 
-    # Found: 15,000 sq ft -> 3.83 ERU, 41% less: the ERU changes from today and the
-    # overbilled month is credited: (6.54 - 3.83) x 6.00 x 1 month = 16.26.
+    # Found: 15,000 sq ft -> 3.83 ERU, 41% less: the ERU is corrected from the start of the
+    # reconsidered bill's period (PP-CWU-RECONSIDER), so billing re-rates that month, which
+    # credits (6.54 - 3.83) x 6.00 x 1 month = 16.26; no separate refund is published.
     status, recon2 = call(rt, "POST", f"{BASE}/reconsiderations", owner(PARCEL), _request("B-2"))
     status, decided2 = call(
         rt,
@@ -103,8 +104,7 @@ def test_reconsiderations_change_nothing_within_10_percent_and_refund_above(
     )
     assert status == 200 and (decided2["status"], decided2["refund_amount"]) == ("changed", "16.26")
     events = {e["detail-type"]: e["detail"] for e in captured.take()}
-    refund = events["RefundGranted"]
-    assert (refund["account_id"], refund["bill_id"], refund["amount"]) == ("PPS-000412", "B-2", "16.26")
+    assert "RefundGranted" not in events
     determined = events["ERUDetermined"]
     assert (determined["eru"], determined["previous_eru"], determined["cause"]) == (
         "3.83",
@@ -112,7 +112,7 @@ def test_reconsiderations_change_nothing_within_10_percent_and_refund_above(
         "reconsideration",
     )
     assert (
-        determined["effective_from"] == "2026-10-01"
+        determined["effective_from"] == "2026-09-01"  # B-2's period start, not the decision day
         and determined["breakdown"]["data_source"] == "reconsideration"
     )
 

@@ -43,6 +43,13 @@ def _call(rt: Any, method: str, path: str, claims: dict[str, Any], body: Any = N
     return answer
 
 
+DEMO_ACCOUNTS = (
+    "tenant,account_id,name,service_address,mailing_address,zip,opened_on,class,meter_size,parcel_id,owner_name\n"
+    f"{TENANT},PPW-DEMO-C1,Demo Commerce LLC,2 Lake Rd,2 Lake Rd,53158,2025-01-01,nonresidential,,DEMO-C1,"
+    "Demo Commerce LLC\n"
+)
+
+
 def run(rt: Any, say: Callable[[str], None]) -> bool:
     if GIS_FUNCTION not in rt.stack.functions:
         return True
@@ -62,6 +69,9 @@ def run(rt: Any, say: Callable[[str], None]) -> bool:
     ok = GIS_FUNCTION in {i.function for i in new} and published >= 2
     staff = {"sub": "demo-engineer", "role": "staff", "tenants": [TENANT]}
     owner = {"sub": "demo-owner", "role": "owner", "tenants": [TENANT], "parcels": ["DEMO-C1"]}
+    # The commercial parcel's billing account: billing charges the credit's review fee to it.
+    rt.upload("UploadsBucket", "accounts/demo-stormwater.csv", DEMO_ACCOUNTS)
+    rt.drain()
     status, credit = _call(
         rt,
         "POST",
@@ -88,7 +98,7 @@ def run(rt: Any, say: Callable[[str], None]) -> bool:
         ok &= status == 200
         say(
             f"      credit {credit.get('credit_id')}: {credit.get('status')} at {credit.get('credit_percent')}% "
-            f"from {credit.get('effective_from')} (review fee charged)"
+            f"from {credit.get('effective_from')} (review fee for PPW-DEMO-C1's next bill)"
         )
     for parcel in ("DEMO-R1", "DEMO-C1", "DEMO-A1"):
         status, view = _call(rt, "GET", f"/parcels/{TENANT}/{parcel}/eru", staff)

@@ -258,11 +258,20 @@ class Projections(Store):
         self._put_in_map(f"STRENGTH#{e.tenant}", e.account_id, "classified", e.trigger, value, now)
 
     def keep_charge(self, e: SamplingCostCharged | FeeCharged, account_id: str, now: datetime) -> None:
+        """A one-time charge for the account's next bill, by its business key (a redelivery
+        rewrites the same item). A fee keeps its derivation (kind, tariff version and the
+        producer's details: the credit, appeal or extract it was charged for) for its line."""
         key = e.charge_id if isinstance(e, SamplingCostCharged) else e.fee_id
         charged_on = e.charged_on
+        derivation = (
+            {}
+            if isinstance(e, SamplingCostCharged)
+            else {**e.details, "fee_kind": e.kind, "tariff_version": e.tariff_version}
+        )
         self.write(
             [
                 {
+                    **({"derivation": json.dumps(derivation, sort_keys=True)} if derivation else {}),
                     "pk": f"CHARGES#{e.tenant}",
                     "sk": f"{account_id}#{key}",
                     "account_id": account_id,

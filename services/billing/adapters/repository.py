@@ -272,6 +272,7 @@ class BillingRepo(Store):
                     Decimal(i["amount"]),
                     date.fromisoformat(i["charged_on"]),
                     i.get("source_event_id", ""),
+                    json.loads(i["derivation"]) if i.get("derivation") else {},
                 )
             )
         return out

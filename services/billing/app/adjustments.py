@@ -20,6 +20,52 @@ from common.dynamo import to_item
 from common.errors import PermanentError
 from common.outbox import outbox_item
 
+STAFF_CHARGE_RULES: Mapping[str, Mapping[str, tuple[str, ...]]] = {
+    "grafton-sewer": {"GR-TOXIC": ("pollutant", "added_cost", "document")},
+}
+"""The rules of each tenant's ordinance a staff debit memo may charge under, with the
+fields of the basis each needs. GR-TOXIC: "added costs caused by toxic pollutants are
+charged to the discharger (an approved adjustment line)": the pollutant, the added cost
+(the memo's amount) and the document that shows it."""
+
+
+def charge_rule(
+    tenant: str, rule_id: str | None, amount: Decimal, basis: Mapping[str, str] | None
+) -> dict[str, str] | None:
+    """The basis of a staff debit memo charged under ``rule_id`` (checked), or None when
+    the memo names no rule (a plain X-IMMUTABLE correction). Refused (``AdjustmentInvalid``,
+    naming the field): a rule not in the tenant's ordinance or not one staff may charge
+    under, a rule on a credit memo, a basis missing a field or whose added cost is not the
+    amount charged, a basis without a rule."""
+    if rule_id is None:
+        if basis:
+            raise AdjustmentInvalid("basis: is given only with the rule_id it is the basis of")
+        return None
+    allowed = STAFF_CHARGE_RULES.get(tenant, {})
+    needs = allowed.get(rule_id)
+    if needs is None:
+        listed = ", ".join(sorted(allowed)) or "none"
+        raise AdjustmentInvalid(
+            f"rule_id: {rule_id!r} is not a rule of {tenant}'s ordinance that staff may charge under "
+            f"(allowed: {listed})"
+        )
+    if amount <= 0:
+        raise AdjustmentInvalid(f"rule_id: a charge under {rule_id} is a debit memo (a positive amount)")
+    given = {k: str(v).strip() for k, v in (basis or {}).items()}
+    for name in needs:
+        if not given.get(name):
+            raise AdjustmentInvalid(f"basis.{name}: is required for a charge under {rule_id}")
+    if "added_cost" in needs:
+        try:
+            cost = Decimal(given["added_cost"])
+        except ArithmeticError:
+            raise AdjustmentInvalid("basis.added_cost: must be a decimal amount") from None
+        if cost != amount:
+            raise AdjustmentInvalid(
+                f"basis.added_cost: {given['added_cost']} is not the amount charged ({amount})"
+            )
+    return given
+
 
 def post_adjustment(
     tenant: str,
@@ -35,6 +81,8 @@ def post_adjustment(
     now: datetime,
     funds: Mapping[str, Decimal] | None = None,
     extra: Mapping[str, Any] | None = None,
+    rule_id: str | None = None,
+    basis: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """X-IMMUTABLE: a correction is a credit (negative) or debit memo that refers to the
     bill, with its reason and approver; never an edit of the bill. Idempotent by the
@@ -43,11 +91,16 @@ def post_adjustment(
     ``funds`` splits the amount by fund (a re-rating, GR-FUNDS): one entry per fund, all
     under the one reference; without it the whole amount is operation and maintenance.
     ``extra`` is kept on the reference item (what the adjustment stands on). The same
-    transaction puts ``BillAdjusted`` in the outbox: the customer is sent the memo."""
+    transaction puts ``BillAdjusted`` in the outbox: the customer is sent the memo.
+
+    ``rule_id`` and ``basis``: a staff debit memo charged under a rule of the ordinance
+    (:func:`charge_rule`, GR-TOXIC); the entry cites that rule, the entry's description,
+    the reference item and ``BillAdjusted`` carry the basis, and the memo names both."""
     from billing.adapters.items import entry_item
     from common.dynamo import ConditionFailed, put_if_absent, transact
 
     extra = extra or {}
+    charged = charge_rule(tenant, rule_id, amount, basis)
     bills = {b.bill_id: b for b in repo.bills_of(tenant, account_id)}
     bill = bills.get(bill_id)
     if bill is None:
@@ -59,6 +112,9 @@ def post_adjustment(
         "reason": reason,
         "approver": approver,
     }
+    if charged is not None:
+        asked["rule_id"] = rule_id
+        asked["basis"] = charged
     if funds is not None:
         if sum(funds.values(), Decimal("0.00")) != amount:
             raise AdjustmentRefused(f"funds: {dict(funds)} do not add up to the amount {amount}")
@@ -74,10 +130,11 @@ def post_adjustment(
             kind="adjustment",
             amount=part,
             fund=fund,
-            rule_id="X-IMMUTABLE",
+            rule_id=rule_id if charged is not None and rule_id else "X-IMMUTABLE",
             bill_id=bill_id,
             reference=reference,
-            description=f"{reason} (approved by {approver})",
+            description=f"{reason} (approved by {approver})"
+            + ("" if charged is None else f"; {rule_id} basis: {basis_text(charged)}"),
         )
         for fund, part in split.items()
     ]
@@ -88,6 +145,7 @@ def post_adjustment(
         "request": request,
         "posted_on": posted_on.isoformat(),
         "recorded_at": now.isoformat(),
+        **({} if charged is None else {"rule_id": rule_id, "basis": json.dumps(charged, sort_keys=True)}),
     }
     rerating = extra.get("kind") == "rerating"
 
@@ -106,8 +164,11 @@ def post_adjustment(
         from_volume_gal=volume("from_volume_gal"),
         to_volume_gal=volume("to_volume_gal"),
         source_event_id=extra.get("source_event_id") if rerating else None,
-        rule_ids=tuple(extra.get("rule_ids") or ("X-IMMUTABLE",)),
+        rule_ids=tuple(
+            extra.get("rule_ids") or ((rule_id,) if charged is not None and rule_id else ("X-IMMUTABLE",))
+        ),
         derivation=extra.get("derivation"),
+        **({} if charged is None else {"rule_id": rule_id, "basis": charged}),
     )
     result = {
         "entry_id": entries[0].entry_id,
@@ -179,3 +240,12 @@ def adjustment_event(
 
 class AdjustmentRefused(PermanentError):
     """An adjustment that names no bill of the account, or reuses a reference."""
+
+
+class AdjustmentInvalid(AdjustmentRefused):
+    """An adjustment whose rule or basis is not one it may carry (the message names the field)."""
+
+
+def basis_text(basis: Mapping[str, str]) -> str:
+    """A basis as one line for the ledger and the memo: ``pollutant cadmium; added_cost ...``."""
+    return "; ".join(f"{k} {v}" for k, v in basis.items())

@@ -254,9 +254,11 @@ def rerate_parcels(
     this delivery retry from it (TransientError). A bill that cannot be rated again (its
     tariff version changed) is refused and listed for staff (``RERATE-REFUSED#<tenant>``).
 
-    Reconsideration (PP-CWU-RECONSIDER): its refund of the reconsidered bill comes as
-    ``RefundGranted``; its new ERU applies from the decision date, which is after that
-    bill's period (decided after it was issued), so no period is corrected twice."""
+    Reconsideration (PP-CWU-RECONSIDER): the corrected ERU comes as a determination
+    effective from the start of the reconsidered bill's period, so this re-rates that bill
+    and every later one billed on it, each wholly at the corrected value (no proration at
+    the decision date); that re-rating is the correction (stormwater publishes no
+    ``RefundGranted`` for it, so no period is corrected twice)."""
     from billing.domain.accounts import STORMWATER
     from billing.domain.rerating import CannotRerate, rerate_parcel, standing
 

@@ -263,6 +263,7 @@ def issue(
             rate=str(c.amount),
             amount=c.amount,
             details={
+                **dict(getattr(c, "derivation", None) or {}),
                 "charge_id": c.charge_id,
                 "charged_on": c.charged_on.isoformat(),
                 "source_event_id": c.source_event_id,

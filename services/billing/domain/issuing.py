@@ -71,6 +71,7 @@ class Charge:
     amount: Decimal
     charged_on: date
     source_event_id: str = ""
+    derivation: Mapping[str, str] = field(default_factory=dict)  # a fee's: tariff version, what for
 
 
 @dataclass(frozen=True, slots=True)

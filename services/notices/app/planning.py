@@ -318,6 +318,9 @@ def plan_adjustment_memo(event: BillAdjusted, contacts: Contacts) -> Planned:
         content["derivation"] = public(event.derivation)
     if event.rule_ids:
         content["rules"] = ", ".join(event.rule_ids)
+    if event.basis:  # a charge under a rule of the ordinance (GR-TOXIC): the rule and its basis
+        content["charged under"] = event.rule_id
+        content["basis"] = "; ".join(f"{k.replace('_', ' ')} {v}" for k, v in event.basis.items())
     return Planned(
         [
             delivery_notice(

@@ -537,7 +537,6 @@ class StormwaterService:
         pk = parcel_pk(tenant, parcel_id)
         base = f"RECON#{reconsideration_id}#V#{decided.version:04d}"
         facts = [fact_item(pk, base, "reconsideration", _dump(_RECON, decided), decision.decided)]
-        facts += _event_item(pk, base + "#REFUND", decision.refund)
         if decision.found_data is None:
             self._records.commit(facts, pending=[_pending(decided)])
             return decided
@@ -551,6 +550,7 @@ class StormwaterService:
             cause_ref=reconsideration_id,
             facts=facts,
             pending=[_pending(decided)],
+            effective_from=decision.effective_from,
         )
         return decided
 

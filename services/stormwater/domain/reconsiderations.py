@@ -42,7 +42,7 @@ from common.money import round_line
 from common.values import AREA_SQFT, NotADecimal, to_decimal
 from stormwater.domain.determinations import OVERRIDABLE, ParcelData, determine
 from stormwater.domain.parcels import TariffView
-from stormwater.events import AppealDecided, FeeCharged, ReconsiderationDecided, RefundGranted
+from stormwater.events import AppealDecided, FeeCharged, ReconsiderationDecided
 
 WINDOW_AFTER_PAYMENT_DAYS = 30
 APPEAL_DAYS = 30
@@ -178,10 +178,20 @@ def file_reconsideration(
 
 @dataclass(frozen=True)
 class Decision:
+    """The decision and, for a change, the data found and the day it holds from.
+
+    (interpretation, PP-CWU-RECONSIDER) A change corrects the parcel's value from the start
+    of the reconsidered bill's period (``effective_from``): the new determination carries
+    that date, so billing re-rates that bill and every later one on it (X-IMMUTABLE), and
+    no later period is prorated at the decision date. That re-rating is the correction on
+    the account (a credit memo when the value went down): no separate refund is published,
+    so the bill is never corrected twice; ``refund_amount`` is what the letter states.
+    """
+
     reconsideration: Reconsideration
     decided: ReconsiderationDecided
-    refund: RefundGranted | None
-    found_data: ParcelData | None  # the data to determine from the decision date on (a change)
+    found_data: ParcelData | None  # the data found (a change), to determine from effective_from
+    effective_from: date | None = None
 
 
 def _found_data(current: ParcelData, found: dict[str, str]) -> ParcelData:
@@ -224,7 +234,6 @@ def decide(
     today = now.date()
     appeal_by = today + timedelta(days=APPEAL_DAYS)
     found_data: ParcelData | None = None
-    refund: RefundGranted | None = None
     if outcome == "deny":
         status: ReconStatus = "denied"
         eru_found = recon.billed_eru
@@ -246,30 +255,8 @@ def decide(
             found_data = data
             over = billed - eru_found
             keep = 1 - credit_percent / 100
+            # the overbilled months less the credit: what billing's re-rating of the bill credits
             amount = round_line(over * tariff.eru_rate * bill.months * keep) if over > 0 else ZERO
-            if amount > 0:
-                refund = RefundGranted(
-                    occurred_at=now,
-                    tenant=recon.tenant,
-                    reconsideration_id=recon.reconsideration_id,
-                    account_id=recon.account_id,
-                    parcel_id=recon.parcel_id,
-                    bill_id=recon.bill_id,
-                    amount=amount,
-                    granted_on=today,
-                    details={
-                        "eru_billed": format(billed, "f"),
-                        "eru_found": format(eru_found, "f"),
-                        "eru_rate": format(tariff.eru_rate, "f"),
-                        "months": str(bill.months),
-                        "credit_percent": format(credit_percent, "f"),
-                        "tariff_version": tariff.version_id,
-                        "derivation": (
-                            f"({billed} - {eru_found}) x {tariff.eru_rate} x {bill.months} month(s) x "
-                            f"(1 - {credit_percent}%) = {amount}"
-                        ),
-                    },
-                )
     decided_recon = replace(
         recon,
         status=status,
@@ -298,7 +285,12 @@ def decide(
         refund_amount=amount,
         appeal_by=appeal_by,
     )
-    return Decision(reconsideration=decided_recon, decided=event, refund=refund, found_data=found_data)
+    return Decision(
+        reconsideration=decided_recon,
+        decided=event,
+        found_data=found_data,
+        effective_from=None if found_data is None else bill.period_start or bill.bill_date,
+    )
 
 
 AppealStatus = Literal["filed", "reversed", "upheld"]
