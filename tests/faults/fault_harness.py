@@ -16,12 +16,17 @@ and written to ``$SEWERBILL_FAULTS_TABLE`` when set (CI keeps it).
 
 from __future__ import annotations
 
+import copy
+import json
 import os
 import sys
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import pytest
 
@@ -29,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from fault_outcome import Difference, Outcome, capture_events, compare, outcome  # noqa: E402
 
+from sewerbill import samtemplate  # noqa: E402
 from sewerbill.local import LocalRuntime  # noqa: E402
 from sewerbill.local.faults import Fault, arm  # noqa: E402
 
@@ -44,6 +50,7 @@ class Flow:
     setup: Callable[[LocalRuntime], None]
     act: Callable[[LocalRuntime], None]
     invocation: int = 1  # which of the function's invocations in the act is killed
+    gateway: bool = False  # the set-up calls HTTP routes (`staff_call`)
 
 
 @dataclass
@@ -52,6 +59,24 @@ class Run:
     fault: Fault
     dead_letters: int
     failed_invocations: int
+
+
+def _kept(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` (a pure one of its arguments) answered once per arguments, a copy each time."""
+    kept: dict[str, Any] = {}
+
+    def again(*args: Any, **kwargs: Any) -> Any:
+        key = repr((args, sorted(kwargs.items())))
+        if key not in kept:
+            kept[key] = function(*args, **kwargs)
+        return copy.deepcopy(kept[key])
+
+    return again
+
+
+# Every run starts the same template: its YAML parse and SAM translation (6 of a start's 9 s
+# on a loaded machine) are made once per process.
+_TEMPLATE = {name: _kept(getattr(samtemplate, name)) for name in ("load_template", "translate_template")}
 
 
 def _reset_moto() -> None:
@@ -66,12 +91,17 @@ def run_flow(flow: Flow, after_aws_calls: int | None = COUNT_ONLY) -> Run:
         pytest.skip("the harness counts calls to moto in this process; DynamoDB is elsewhere")
     _reset_moto()
     fault = Fault(flow.function, after_aws_calls=after_aws_calls, invocation=flow.invocation)
-    with LocalRuntime.start(
-        REPO / "template.yaml",
-        start_time=flow.start,
-        parameters={"TariffsDir": str(REPO / "infra" / "tariffs")},
-        gateway=False,
-    ) as rt:
+    with (
+        mock.patch.object(samtemplate, "load_template", _TEMPLATE["load_template"]),
+        mock.patch.object(samtemplate, "translate_template", _TEMPLATE["translate_template"]),
+    ):
+        rt = LocalRuntime.start(
+            REPO / "template.yaml",
+            start_time=flow.start,
+            parameters={"TariffsDir": str(REPO / "infra" / "tariffs")},
+            gateway=flow.gateway,
+        )
+    with rt:
         capture = capture_events(rt)
         flow.setup(rt)
         rt.drain()
@@ -84,6 +114,19 @@ def run_flow(flow: Flow, after_aws_calls: int | None = COUNT_ONLY) -> Run:
         letters = len(rt.dead_letters)
     _reset_moto()
     return Run(found, fault, letters, failed)
+
+
+def staff_call(rt: LocalRuntime, method: str, path: str, body: Any, tenant: str) -> int:
+    """An HTTP route called as a clerk of ``tenant`` (a flow's set-up); its status."""
+    token = rt.mint_token(sub="clerk", claims={"role": "staff", "tenants": [tenant]})
+    request = urllib.request.Request(
+        rt.gateway_url + path,
+        data=json.dumps(body).encode(),
+        method=method,
+        headers={"authorization": f"Bearer {token}", "content-type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as answer:  # noqa: S310 - the local gateway
+        return int(answer.status)
 
 
 def kill_points(calls: int) -> list[int | None]:

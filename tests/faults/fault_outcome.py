@@ -8,14 +8,18 @@ run has and the faulty one lacks (or holds with other values) is *lost*; what th
 has more of is *doubled*.
 
 Volatile values are left out so that two runs of the same flow compare equal: the attributes
-named in ``VOLATILE`` (ids drawn at random per delivery, such as a correlation id) wherever
-they appear, including inside JSON strings. Both runs see the same simulated time (the clock
-moves only when a test moves it), so timestamps are kept.
+named in ``VOLATILE`` (ids drawn per delivery, such as a correlation id) wherever they
+appear, including inside JSON strings, and values drawn at random (``RANDOM``: a version-4
+UUID, such as an event id not derived from its business key, or an SES message id), which
+read ``<random>``. Items whose keys then coincide (outbox items keyed by a random event id)
+are told apart by their contents, so one published twice still counts twice. Both runs see
+the same simulated time (the clock moves only when a test moves it), so timestamps are kept.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +29,10 @@ from sewerbill.local import LocalRuntime
 # Attributes drawn per delivery or per process (uuid4, request ids), not by the flow's data.
 VOLATILE = frozenset({"correlation_id", "request_id", "aws_request_id", "message_id", "receipt_handle"})
 CAPTURE_QUEUE = "fault-harness-capture"
+RANDOM = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"  # uuid4
+    r"|[a-z]{16}-[a-z]{8}-[a-z]{4}-[a-z]{4}-[a-z]{4}-[a-z]{12}-[a-z]{6}"  # moto's SES message id
+)
 
 
 def capture_events(rt: LocalRuntime) -> str:
@@ -56,8 +64,10 @@ def _normal(value: Any) -> Any:
         try:
             parsed = json.loads(value)
         except ValueError:
-            return value
+            return RANDOM.sub("<random>", value)
         return _normal(parsed)
+    if isinstance(value, str):
+        return RANDOM.sub("<random>", value)
     if isinstance(value, bytes | bytearray):
         return value.hex()
     return str(value) if not isinstance(value, bool | int | str | type(None)) else value
@@ -108,6 +118,7 @@ def outcome(rt: LocalRuntime, capture_url: str) -> Outcome:
 
     found = Outcome()
     ddb = rt.client("dynamodb")
+    items: dict[tuple[str, str, str], list[Any]] = {}
     for lid, resource in rt.cfn["Resources"].items():
         kind = resource["Type"]
         if lid not in rt.stack.resources:  # a condition left it out
@@ -116,14 +127,19 @@ def outcome(rt: LocalRuntime, capture_url: str) -> Outcome:
             table = rt.resource(lid)
             for page in ddb.get_paginator("scan").paginate(TableName=table):
                 for raw in page["Items"]:
-                    item = from_item(raw)
-                    key = (lid, str(item.get("pk")), str(item.get("sk")))
-                    found.items[key] = _normal(item)
+                    item = _normal(from_item(raw))
+                    items.setdefault((lid, str(item.get("pk")), str(item.get("sk"))), []).append(item)
         elif kind == "AWS::S3::Bucket":
             s3 = rt.client("s3")
             for page in s3.get_paginator("list_objects_v2").paginate(Bucket=rt.resource(lid)):
                 for obj in page.get("Contents", []):
                     found.objects[f"{lid}/{obj['Key']}"] = obj["Size"]
+    for (lid, pk, sk), same in items.items():
+        if len(same) == 1:
+            found.items[(lid, pk, sk)] = same[0]
+            continue
+        for n, item in enumerate(sorted(same, key=lambda i: json.dumps(i, sort_keys=True, default=str))):
+            found.items[(lid, pk, f"{sk} #{n + 1}")] = item
     classes = _business_keys()
     sqs = rt.client("sqs")
     while got := sqs.receive_message(QueueUrl=capture_url, MaxNumberOfMessages=10).get("Messages", []):
