@@ -26,8 +26,21 @@ from typing import Any
 
 from sewerbill.local import LocalRuntime
 
-# Attributes drawn per delivery or per process (uuid4, request ids), not by the flow's data.
-VOLATILE = frozenset({"correlation_id", "request_id", "aws_request_id", "message_id", "receipt_handle"})
+# Attributes drawn per delivery or per process (uuid4, request ids), not by the flow's data,
+# and counters of deliveries and writes (a redelivery is one more attempt, one more write of
+# the same item: a notice's attempts, a mark's writes, an item's optimistic version).
+VOLATILE = frozenset(
+    {
+        "correlation_id",
+        "request_id",
+        "aws_request_id",
+        "message_id",
+        "receipt_handle",
+        "attempts",
+        "writes",
+        "version",
+    }
+)
 CAPTURE_QUEUE = "fault-harness-capture"
 RANDOM = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"  # uuid4

@@ -1,123 +1,30 @@
-"""Billing and notices under faults (issue 26): an accounts file, a lockbox file, the billing
-cycle (its run and its chunks of bills), the notices of the bills (emails and the print
-batch) and the daily assessment (late charges), each with its worker killed at several
-points and redelivered, end as the same stored outcome as a run without the kill: the same
-accounts, bills, ledger entries (so the same totals per account and fund), notices sent and
-events published."""
+"""Billing under faults (issue 26): an accounts file, a lockbox file and the billing cycle
+(its run and its chunks of bills), each with its worker killed at several points and
+redelivered, end as the same stored outcome as a run without the kill: the same accounts,
+bills, ledger entries (so the same totals per account and fund), cycle summaries and events
+published (`billing_flows`).
+
+Each run is the real template on a fresh local runtime (sewerbill.local), so this module
+runs in a process of its own, as the other runtime modules do (Makefile RUNTIME_TESTS)."""
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, date, datetime
-
 import pytest
-from fault_harness import Flow, Harness, assert_same
-
-from metering.events import ConsumptionDetermined, ConsumptionsDetermined
-from sewerbill.local import LocalRuntime
+from billing_flows import FLOWS
+from fault_harness import Harness, assert_same
 
 pytestmark = pytest.mark.integration
 
-GR = "grafton-sewer"
-ACCOUNTS = 30
-START = datetime(2027, 12, 31, 12, tzinfo=UTC)  # a Friday; Grafton's cycle fires 2028-01-01
-CYCLE = datetime(2028, 1, 1, 13, tzinfo=UTC)
-HEADER = "tenant,account_id,name,service_address,mailing_address,zip,opened_on,class,meter_size,email,email_opt_in\n"
-
-
-def accounts_file() -> str:
-    """Grafton accounts; every other one takes its bills by email, the rest by mail."""
-    return HEADER + "".join(
-        f"{GR},FG-{n:03d},Owner {n},{n} Main St,{n} Main St,53024,2027-07-01,residential,5/8,"
-        + (f"owner{n}@example.com,true\n" if n % 2 else ",\n")
-        for n in range(ACCOUNTS)
-    )
-
-
-def lockbox_file() -> str:
-    return "tenant,account_id,reference,paid_on,amount\n" + "".join(
-        f"{GR},FG-{n:03d},LBX-{n:03d},2028-01-20,{20 + n}.00\n" for n in range(0, ACCOUNTS, 2)
-    )
-
-
-def _accounts(rt: LocalRuntime) -> None:
-    rt.upload("UploadsBucket", "accounts/faults.csv", accounts_file(), drain=False)
-
-
-def _usage(rt: LocalRuntime) -> None:
-    """The quarter's consumptions, as metering's outbox publishes them (chunks of 50)."""
-    _accounts(rt)
-    rt.drain()
-    consumptions = [
-        ConsumptionDetermined(
-            event_id=f"00000000-0000-4000-8000-{n:012d}",
-            occurred_at=START,
-            tenant=GR,
-            account_id=f"FG-{n:03d}",
-            period_start=date(2027, 10, 1),
-            period_end=date(2028, 1, 1),
-            volume_gal=1000 * n + 500,
-            source_file="reads/faults-q4.csv",
-        )
-        for n in range(ACCOUNTS)
-    ]
-    chunk = ConsumptionsDetermined(
-        event_id="00000000-0000-4000-8000-100000000000",
-        occurred_at=START,
-        file_id="faults-q4",
-        chunk=0,
-        consumptions=tuple(consumptions),
-    )
-    rt.put_event(chunk.SOURCE, chunk.detail_type(), json.loads(chunk.detail_json()), bus="EventBus")
-
-
-def _cycle(rt: LocalRuntime) -> None:
-    rt.clock.advance(to=CYCLE)
-
-
-def _billed(rt: LocalRuntime) -> None:
-    _usage(rt)
-    rt.drain()
-    _cycle(rt)
-
-
-def _lockbox(rt: LocalRuntime) -> None:
-    rt.clock.advance(to=datetime(2028, 1, 20, 18, tzinfo=UTC))
-    rt.upload("UploadsBucket", "payments/faults.csv", lockbox_file(), drain=False)
-
-
-def _paid(rt: LocalRuntime) -> None:
-    _billed(rt)
-    rt.drain()
-    _lockbox(rt)
-    rt.drain()
-    rt.clock.advance(to=datetime(2028, 1, 21, 14, tzinfo=UTC))  # day 20: no late charge yet
-
-
-def _day_21(rt: LocalRuntime) -> None:
-    rt.clock.advance(to=datetime(2028, 1, 22, 14, tzinfo=UTC))  # day 21: GR-LATE
-
-
-def _print_day(rt: LocalRuntime) -> None:
-    rt.clock.advance(to=datetime(2028, 1, 2, 14, tzinfo=UTC))  # 05:00 Chicago: the print batch
-
-
-FLOWS = (
-    Flow("accounts file", "BillingOnFileUploadedFunction", START, lambda rt: None, _accounts),
-    Flow("billing cycle (run)", "BillingRunBillingCycleFunction", START, _usage, _cycle),
-    Flow("billing cycle (bills)", "BillingIssueBillsFunction", START, _usage, _cycle),
-    Flow("notice delivery", "NoticesOnNoticeEventFunction", START, _usage, _cycle),
-    Flow("print batch", "NoticesRunPrintBatchFunction", START, _billed, _print_day),
-    Flow("lockbox file", "BillingOnFileUploadedFunction", START, _billed, _lockbox),
-    Flow("daily assessment", "BillingRunDailyAssessmentFunction", START, _paid, _day_21),
-)
-HARNESS = {flow.name: Harness(flow) for flow in FLOWS}
-POINTS = ("after 1", "middle", "last call", "before ack")
+HARNESS = {
+    name: Harness(FLOWS[name])
+    for name in ("accounts file", "lockbox file", "billing cycle (run)", "billing cycle (bills)")
+}
+POINTS = ("middle", "last call", "before ack")
 
 
 def _point(harness: Harness, name: str) -> int | None:
     calls = len(harness.baseline.fault.calls)
-    chosen = {"after 1": 1, "middle": calls // 2, "last call": calls - 1, "before ack": None}[name]
+    chosen = {"middle": calls // 2, "last call": calls - 1, "before ack": None}[name]
     if chosen is not None and not 0 < chosen < calls:
         pytest.skip(f"{harness.flow.function} makes only {calls} calls")
     return chosen
