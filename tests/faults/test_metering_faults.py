@@ -10,7 +10,7 @@ billing, and the file's report counted the first batch's reads as repeated."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from fault_harness import Flow, Harness, assert_same
@@ -62,7 +62,40 @@ METERS_FILE = Flow(
     act=_meters,
 )
 
-HARNESS = {flow.name: Harness(flow) for flow in (READ_FILE, METERS_FILE)}
+MONITORS = 20
+
+
+def _monitors(rt: LocalRuntime) -> None:
+    header = "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading,size,removed_on,final_reading\n"
+    rows = "".join(
+        f"{PP},FF-{n:02d},FS-{n:02d},flow-monitor,gal,9,2026-01-01,0,,,\n" for n in range(MONITORS)
+    )
+    rt.upload("UploadsBucket", "meters/monitors.csv", header + rows, drain=False)
+
+
+def _intervals(rt: LocalRuntime) -> None:
+    """A day and a bit of 5-minute volumes for each monitor; one of them a slug (X-SLUG)."""
+    start = datetime(2026, 5, 1, 6, tzinfo=UTC)
+    rows = []
+    for n in range(MONITORS):
+        volumes = ["10"] * 288 + (["60"] * 5 if n == 0 else ["10"] * 5)
+        rows += [
+            f"{PP},FF-{n:02d},{(start + timedelta(minutes=5 * i)).isoformat()},{v}\n"
+            for i, v in enumerate(volumes)
+        ]
+    body = "tenant,meter_id,interval_start,volume\n" + "".join(rows)
+    rt.upload("UploadsBucket", "reads/interval/faults.csv", body, drain=False)
+
+
+INTERVAL_FILE = Flow(
+    name="interval file",
+    function="MeteringOnIntervalFileUploadedFunction",
+    start=datetime(2026, 5, 4, 15, tzinfo=UTC),
+    setup=_monitors,
+    act=_intervals,
+)
+
+HARNESS = {flow.name: Harness(flow) for flow in (READ_FILE, METERS_FILE, INTERVAL_FILE)}
 POINTS = ("after 1", "after 3", "after 5", "after 10", "middle", "last call", "before ack")
 
 
@@ -83,7 +116,13 @@ def _point(harness: Harness, name: str) -> int | None:
 
 
 @pytest.mark.parametrize("point", POINTS)
-@pytest.mark.parametrize("flow", list(HARNESS))
+@pytest.mark.parametrize("flow", ["read file", "meters file"])
 def test_a_killed_file_ends_as_a_file_never_killed(flow: str, point: str) -> None:
     harness = HARNESS[flow]
+    assert_same(harness, _point(harness, point))
+
+
+@pytest.mark.parametrize("point", ("middle", "last call", "before ack"))
+def test_a_killed_interval_file_ends_as_one_never_killed(point: str) -> None:
+    harness = HARNESS["interval file"]
     assert_same(harness, _point(harness, point))
