@@ -93,8 +93,26 @@ def _point(harness: Harness, name: str) -> int | None:
     return chosen
 
 
-@pytest.mark.parametrize("point", POINTS)
-@pytest.mark.parametrize("flow", list(HARNESS))
+# What the harness found and is not fixed yet (issue 26): each fails at its kill point on
+# every run (the harness is deterministic), so strict.
+KNOWN = {
+    ("lab file", "middle"): "a lab file redelivered after its results were stored counts them "
+    "repeated, not accepted (the file record and LabFileTakenIn: accepted 0, repeated 24)",
+    ("lab file", "last call"): "a lab file redelivered after its classifications were recorded "
+    "classifies its accounts again: a second StrengthClassified per account (another event id)",
+    ("GIS extract", "last call"): "a GIS extract redelivered after its parcels were stored counts "
+    "none changed (the file record and GisExtractTakenIn: changed 0 of 120)",
+}
+CASES = [
+    pytest.param(flow, point, marks=pytest.mark.xfail(strict=True, reason=KNOWN[(flow, point)]))
+    if (flow, point) in KNOWN
+    else pytest.param(flow, point)
+    for flow in HARNESS
+    for point in POINTS
+]
+
+
+@pytest.mark.parametrize(("flow", "point"), CASES)
 def test_a_killed_file_ends_as_a_file_never_killed(flow: str, point: str) -> None:
     harness = HARNESS[flow]
     assert_same(harness, _point(harness, point))
