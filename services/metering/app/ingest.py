@@ -86,8 +86,9 @@ SAT_FLOW_DAYS = 18  # PP-SEW-SAT-FLOW: provided to the satellite system within 1
 
 BATCH_ROWS = 1_000
 # Chunk numbers a batch may use: a batch's chunks are numbered from ``batch * CHUNKS_PER_BATCH``
-# (50 million consumptions a batch, far above what 1,000 rows determine).
-CHUNKS_PER_BATCH = 1_000_000
+# (5 million consumptions a batch, far above what 1,000 rows determine; a 200 MB file's last
+# chunk numbers stay under the 10**9 of metering's event-size bound).
+CHUNKS_PER_BATCH = 100_000
 MAX_FILE_BYTES = 200 * 1024 * 1024
 MAX_INTERVAL_FILE_BYTES = 2 * 1024 * 1024 * 1024
 MAX_DIGITS = 12
