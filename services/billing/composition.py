@@ -135,10 +135,14 @@ def daily_assessment_use_case() -> Callable[[AssessmentScheduled], dict[str, int
     recorder = _repository(load(TableConfig).table_name)
 
     def assess(request: AssessmentScheduled) -> dict[str, int]:
-        counts = run_assessment(local_date(request.scheduled_time), repo=repo(), book=book(), now=clock.now())
-        if counts["tenants"]:  # a day with nothing due reads one mark and writes nothing
-            run_daily_assessment(request, repo=recorder)  # the day it ran in full, for the record
-        return counts
+        # the day it ran in full, for the record (a day with nothing due writes nothing)
+        return run_assessment(
+            local_date(request.scheduled_time),
+            repo=repo(),
+            book=book(),
+            now=clock.now(),
+            record_day=lambda: run_daily_assessment(request, repo=recorder),
+        )
 
     return assess
 

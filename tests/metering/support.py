@@ -43,6 +43,8 @@ class MemoryRepo:
         self.saves = 0
         self.days: dict[tuple[str, str, date], DaySum] = {}
         self.events: list[Event] = []
+        self.meter_sources: dict[MeterKey, tuple[str, int]] = {}  # the file and line of each meter
+        self.read_lines: dict[str, set[int]] = {}  # the lines of each file's accepted reads
 
     def file_seen(self, file_id: str) -> bool:
         return file_id in self.files
@@ -52,6 +54,13 @@ class MemoryRepo:
 
     def meter_accounts(self, keys: Iterable[MeterKey]) -> dict[MeterKey, str]:
         return {k: m.account_id for k, m in self.meters(keys).items()}
+
+    def meters_taken_in(self, keys: Iterable[MeterKey], file_id: str) -> dict[MeterKey, int]:
+        found = {k: self.meter_sources.get(k) for k in keys}
+        return {k: source[1] for k, source in found.items() if source is not None and source[0] == file_id}
+
+    def reads_taken_in(self, file_id: str, first_line: int, last_line: int) -> set[int]:
+        return {n for n in self.read_lines.get(file_id, set()) if first_line <= n <= last_line}
 
     def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, AccountMetering]:
         return {
@@ -94,9 +103,11 @@ class MemoryRepo:
         for c in batch.consumptions:
             self.consumptions[(c.tenant, c.account_id, c.period_start, c.period_end)] = c
         self.reads.extend(batch.reads)
+        self.read_lines.setdefault(file_id, set()).update(r.line for r, _ in batch.reads)
         self.failed.extend(batch.failed_reads)
-        for meter, _ in batch.meters:
+        for meter, line in batch.meters:
             self.meters_[(meter.tenant, meter.meter_id)] = meter.as_json()
+            self.meter_sources[(meter.tenant, meter.meter_id)] = (file_id, line)
         for account in batch.accounts:
             self.accounts_[(account.tenant, account.account_id)] = account.as_json()
 

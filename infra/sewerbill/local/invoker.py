@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
-from typing import Any
+from typing import Any, Protocol
 
 from sewerbill.local import heap, worker
 from sewerbill.local.stack import Function
@@ -254,26 +254,39 @@ class _Worker:
     def pid(self) -> int | None:
         return self.process.pid
 
-    def ask(self, message: tuple[Any, ...]) -> Any:
+    def ask(self, message: tuple[Any, ...], watch: FaultWatch | None = None) -> Any:
         with self.lock:
             try:
                 worker.send(self.conn, message)
             except OSError:
                 self.exited = True
                 raise WorkerExited("its pipe is closed") from None
-            return self._receive()
+            return self._receive(watch)
 
-    def _receive(self) -> Any:
-        """The worker's answer; meanwhile, the AWS calls it makes (see worker)."""
+    def _receive(self, watch: FaultWatch | None = None) -> Any:
+        """The worker's answer; meanwhile, the AWS calls it makes (see worker). ``watch`` (a
+        fault plan's, `sewerbill.local.faults`) is asked before each call is answered and
+        before the answer is taken: when it says so, the worker is killed there (SIGKILL)."""
         try:
             while True:
                 message = self.conn.recv()
                 if message[0] == "done":
+                    if watch is not None and watch.kill_before_ack():
+                        self._kill(watch)
                     return message[1]
+                if watch is not None and watch.kill_before_call(_call_name(*message[1:4])):
+                    self._kill(watch)
                 worker.send(self.conn, _aws_call(*message[1:]))
         except (EOFError, OSError):
             self.exited = True
             raise WorkerExited(f"exit code {self.process.exitcode}") from None
+
+    def _kill(self, watch: FaultWatch) -> None:
+        """End the process as `kill -9` would, where the fault plan says (its call or its ack)."""
+        self.process.kill()
+        self.process.join(timeout=5)
+        self.exited = True
+        raise WorkerExited(f"killed by the fault plan {watch.describe()} (exit code {self.process.exitcode})")
 
     @property
     def usable(self) -> bool:
@@ -321,8 +334,36 @@ def _aws_call(method: str, url: str, headers: dict[str, str], body: bytes) -> An
     return motoshim._answer_in_process(method, url, headers, body)
 
 
+def _call_name(method: str, url: str, headers: dict[str, str]) -> str:
+    """A worker's AWS call as a fault plan's trace names it: JSON protocols' target, else S3's
+    method and path."""
+    target = headers.get("X-Amz-Target") or headers.get("x-amz-target")
+    if target:
+        return target.rpartition(".")[2] or target
+    return f"{method} {url.split('?', 1)[0].split('/', 3)[-1][:60]}"
+
+
 class WorkerExited(RuntimeError):
     """A function's process ended while the runtime was waiting on it."""
+
+
+class FaultWatch(Protocol):
+    """One invocation's fault plan (`sewerbill.local.faults`): asked by the runtime before it
+    answers each AWS call the worker makes, and before it takes the worker's answer."""
+
+    def kill_before_call(self, name: str) -> bool:
+        """``name``: the call about to be answered (its X-Amz-Target, or method and path)."""
+        ...
+
+    def kill_before_ack(self) -> bool: ...
+
+    def describe(self) -> str: ...
+
+
+class FaultPlans(Protocol):
+    def watch(self, function: str) -> FaultWatch | None:
+        """The watch of this invocation of ``function`` (None: it runs without faults)."""
+        ...
 
 
 class Invoker:
@@ -356,6 +397,8 @@ class Invoker:
         self._entry_modules: dict[str, ModuleType] = {}
         self._tops: dict[Path, frozenset[str]] = {}
         self._specs: dict[str, dict[str, Any]] = {}
+        # sewerbill.local.faults: where to kill a function's worker (tests only; None: never)
+        self.faults: FaultPlans | None = None
 
     # --- environment ------------------------------------------------------------------
     def environment(self, fn: Function) -> dict[str, str]:
@@ -575,10 +618,11 @@ class Invoker:
     def _invoke_in_worker(self, entry: Invocation, event: Any, extra_env: dict[str, str] | None) -> None:
         logical_id = entry.function
         proc = self._worker(logical_id)
+        watch = self.faults.watch(logical_id) if self.faults is not None else None
         started = time.perf_counter()
         try:
             entry.result, entry.error, trace, _ = proc.ask(
-                ("invoke", event, self._now(logical_id), extra_env)
+                ("invoke", event, self._now(logical_id), extra_env), watch
             )
         except WorkerExited as exc:  # the process died mid-invocation: the next one is a cold start
             entry.error, trace = f"Runtime.ExitError: {exc}", None
@@ -587,6 +631,10 @@ class Invoker:
             log.warning("%s failed: %s\n%s", logical_id, entry.error, trace or "")
 
     def _invoke_here(self, entry: Invocation, event: Any, extra_env: dict[str, str] | None) -> None:
+        if self.faults is not None:
+            raise RuntimeError(
+                "fault plans kill a function's process: start the runtime with isolate='process'"
+            )
         fn = self.functions[entry.function]
         handler = self.handler(entry.function)
         started = time.perf_counter()

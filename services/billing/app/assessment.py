@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
@@ -33,12 +34,21 @@ from billing.events import (
 from common.tariffs import TariffBook
 
 
-def run_assessment(today: date, *, repo: BillingRepo, book: TariffBook, now: datetime) -> dict[str, int]:
+def run_assessment(
+    today: date,
+    *,
+    repo: BillingRepo,
+    book: TariffBook,
+    now: datetime,
+    record_day: Callable[[], object] | None = None,
+) -> dict[str, int]:
     """Assess every account of every tenant due for ``today`` (idempotent; catches up).
 
     One read of the mark first (``billing.domain.assessment_due``): a tenant with nothing
     due is not read at all; a tenant due is assessed in full, exactly as every day before,
-    and its next day with work recorded, unless a write came in meanwhile."""
+    and its next day with work recorded, unless a write came in meanwhile. ``record_day``
+    (the record of a day assessed in full) is called before the mark moves past the day: a
+    crash between the two leaves the day due, so its redelivery records it (issue 26)."""
     counts = {"entries": 0, "events": 0, "tenants": 0}
     mark = repo.assessment_due()
     next_on = dict(mark.next_on) if mark is not None else {}
@@ -57,6 +67,8 @@ def run_assessment(today: date, *, repo: BillingRepo, book: TariffBook, now: dat
         counts["events"] += events
         next_on[tenant] = next_run_on(today, [*later, *candidates])
     if counts["tenants"]:
+        if record_day is not None:
+            record_day()
         repo.set_assessment_due(next_on, mark)
     return counts
 

@@ -130,6 +130,8 @@ def load_chunk(req: ChunkRequest, repo: BillingRepo) -> ChunkInputs:
         if b.period_start < req.period_start and b.bill_date > last_bill.get(b.account_id, date.min):
             last_bill[b.account_id] = b.bill_date
     parcels = [a.parcel_id for a in accounts if a.parcel_id]
+    ids = {a.account_id for a in accounts}
+    issued = [b for b in bills if b.period_start == req.period_start and b.account_id in ids]
     return ChunkInputs(
         tenant=req.tenant,
         period_start=req.period_start,
@@ -143,6 +145,7 @@ def load_chunk(req: ChunkRequest, repo: BillingRepo) -> ChunkInputs:
         else {},
         strength=repo.strength_between(req.tenant, req.first, req.last, req.period_start, req.period_end),
         charges=repo.charges_between(req.tenant, req.first, req.last),
+        billed_total=sum((b.total for b in issued), Decimal("0.00")),
         billed_charges=frozenset(
             str(ln.details.get("charge_id")) for b in bills for ln in b.lines if ln.details.get("charge_id")
         ),
@@ -210,8 +213,9 @@ def issue_chunk(
         "pk": f"CYCLE#{req.tenant}",
         "sk": f"PERIOD#{req.period_start.isoformat()}#{req.period_end.isoformat()}#CHUNK#{req.bill_date.isoformat()}#{req.first}",
         "bills": len(result.bills) + len(inputs.billed & {a.account_id for a in inputs.accounts}),
-        "issued_now": len(result.bills),
-        "total": str(sum((b.total for b in result.bills), Decimal("0.00"))),
+        # the chunk's bills, those a crashed delivery issued included: what is stored, not what
+        # this delivery happened to write (issue 26)
+        "total": str(sum((b.total for b in result.bills), inputs.billed_total)),
         "held": [{"account_id": h.account_id, "reason": h.reason} for h in result.held][:500],
         "recorded_at": now.isoformat(),
     }

@@ -1,6 +1,7 @@
 """Metering's table. Keys (``pk`` / ``sk``):
 
-- ``METER#<tenant>#<meter_id>`` / ``METER``: the meter as registered now;
+- ``METER#<tenant>#<meter_id>`` / ``METER``: the meter as registered now (and the file and
+  line that registered it: a redelivery of that file knows its own line, issue 26);
   ``METER#...`` / ``V#<recorded_at>#<file_id>#<line>``: each accepted version (history);
 - ``ACCOUNT#<tenant>#<account_id>`` / ``STATE``: the account's meters, register series and
   recent periods (``metering.domain.model.AccountMetering``, JSON);
@@ -30,7 +31,7 @@ from common.due_marks import DueMarks
 from common.dynamo import batch_get, batch_put, from_item, get
 from common.events import Event
 from common.ids import key
-from common.outbox import outbox_item
+from common.outbox import OUTBOX_PREFIX, OUTBOX_SK, outbox_item
 from metering.app.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
 from metering.domain.interval import UTILITY_TZ, DaySum, IntervalMeter
 from metering.domain.model import AccountMetering, Meter
@@ -139,6 +140,10 @@ def _meter_of(pk: str) -> MeterKey:
     return tenant, meter_id
 
 
+def outbox_key(event_id: str) -> tuple[str, str]:
+    return f"{OUTBOX_PREFIX}{event_id}", OUTBOX_SK
+
+
 def file_key(file_id: str) -> tuple[str, str]:
     return key("FILE", file_id), "FILE"
 
@@ -165,6 +170,35 @@ class DynamoMeteringRepository:
         found = batch_get(self._client, self._table, (meter_key(*k) for k in keys))
         meters = (Meter.from_json(json.loads(item["meter"])) for item in found.values())
         return {(m.tenant, m.meter_id): m for m in meters}
+
+    def meters_taken_in(self, keys: Iterable[MeterKey], file_id: str) -> dict[MeterKey, int]:
+        found = batch_get(self._client, self._table, (meter_key(*k) for k in keys))
+        return {
+            _meter_of(pk): int(item["line"])
+            for (pk, _), item in found.items()
+            if item.get("source") == file_id and item.get("line") is not None
+        }
+
+    def reads_taken_in(self, file_id: str, first_line: int, last_line: int) -> set[int]:
+        """From the file's record of its batches' lines (``reads_items``): a batch's parts are
+        keyed by their first line, so those of lines [first_line, last_line] are in that range."""
+        pages = self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            KeyConditionExpression="pk = :p AND sk BETWEEN :a AND :b",
+            ExpressionAttributeValues={
+                ":p": {"S": key("READS", file_id.replace("#", "-"))},
+                ":a": {"S": key("PART", f"{first_line:09d}")},
+                ":b": {"S": key("PART", f"{last_line:09d}")},
+            },
+            ConsistentRead=True,
+        )
+        lines: set[int] = set()
+        for page in pages:
+            for raw in page["Items"]:
+                item = from_item(raw)
+                status = item["columns"].split(",").index("status")
+                lines.update(int(row[0]) for row in json.loads(item["reads"]) if row[status] == "accepted")
+        return lines
 
     def meter_accounts(self, keys: Iterable[MeterKey]) -> dict[MeterKey, str]:
         # the whole item: a ProjectionExpression saves no read capacity on AWS, and moto
@@ -259,17 +293,33 @@ class DynamoMeteringRepository:
 
     def save(self, batch: BatchOutput, *, file_id: str, now: datetime) -> None:
         at = now.isoformat()
-        batch_put(self._client, self._table, (determinations_item(chunk, now) for chunk in batch.chunks))
+        chunks = batch.chunks
+        if batch.redelivered and chunks:  # the chunks an earlier delivery stored stay as they are
+            stored = batch_get(self._client, self._table, (outbox_key(c.event_id) for c in chunks))
+            chunks = [c for c in chunks if outbox_key(c.event_id) not in stored]
+        batch_put(self._client, self._table, (determinations_item(chunk, now) for chunk in chunks))
         batch_put(self._client, self._table, reads_items(batch, file_id, at))
         meters: list[dict[str, Any]] = []
+        versions: list[dict[str, Any]] = []
         for meter, line in batch.meters:
             pk, sk = meter_key(meter.tenant, meter.meter_id)
             body = json.dumps(meter.as_json())
             meters.append(
-                {"pk": pk, "sk": sk, "meter": body, "account_id": meter.account_id, "updated_at": at}
+                {
+                    "pk": pk,
+                    "sk": sk,
+                    "meter": body,
+                    "account_id": meter.account_id,
+                    "updated_at": at,
+                    "source": file_id,
+                    "line": line,
+                }
             )
             version = key("V", at, file_id.replace("#", "-"), line)
-            meters.append({"pk": pk, "sk": version, "meter": body, "source": file_id, "recorded_at": at})
+            versions.append({"pk": pk, "sk": version, "meter": body, "source": file_id, "recorded_at": at})
+        # the history first: a meter item naming this file's line has its version written (a
+        # redelivery that finds it writes neither again, ingest's module doc)
+        batch_put(self._client, self._table, versions)
         batch_put(self._client, self._table, meters)
         batch_put(
             self._client,

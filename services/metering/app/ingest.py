@@ -10,10 +10,28 @@ written is either a fact on its own or a projection of one, and the order makes 
 harmless. Per batch: (1) each chunk of at most ``CHUNK_MAX`` consumptions as ONE outbox item
 (``ConsumptionsDetermined``; the table's stream publishes it, and the item stays as the record
 of the determinations: no second item per period), (2) the reads (accepted ones and failed
-ones, flagged), (3) the meters and their history, (4) the account states. Event ids are derived from the file and the business key, so a
+ones, flagged), (3) the meters' history, then the meters, (4) the account states. Event ids are derived from the file and the business key, so a
 retry after a crash rewrites identical items: the stream sees a MODIFY, not an INSERT, and
 publishes nothing twice. A file is recorded last, with its ``ReadsRejected`` summary; a
 file already recorded (same content digest: S3's ETag of the same bytes) changes nothing.
+
+A redelivery after a crash (issue 26) ends as the run without the crash would have, because
+what it derives comes from what is stored, not from what the crashed delivery happened to
+write first:
+
+- a read that the account's state already holds, and that this file's own record of its
+  lines (``READS#<file_id>``, written before the states) shows accepted at that line, was
+  taken in by the crashed delivery: it is counted accepted again and recorded again, not
+  "repeated"; its consumptions are stored already (chunks are written first);
+- a meter whose item this file's same line wrote is counted accepted again, its history
+  not written twice, and registered on its account if the crashed delivery stopped before
+  the account's state;
+- a chunk's number is its batch's (``batch * CHUNKS_PER_BATCH`` plus its place in the
+  batch), not a count of what this delivery determined, so a batch that determines nothing
+  again (its states were written) does not shift the next batch's chunks onto the numbers
+  (and event ids) of chunks already published; and a batch that finds itself taken in
+  before keeps the chunks already stored (``BatchOutput.redelivered``), which hold all of
+  its consumptions, rather than rewrite them with the part it determines again.
 
 Files of one function are taken in one at a time (the template feeds the function from a
 FIFO queue with one message group), so account states are written without version conditions.
@@ -67,6 +85,10 @@ from metering.events import (
 SAT_FLOW_DAYS = 18  # PP-SEW-SAT-FLOW: provided to the satellite system within 18 days of download
 
 BATCH_ROWS = 1_000
+# Chunk numbers a batch may use: a batch's chunks are numbered from ``batch * CHUNKS_PER_BATCH``
+# (5 million consumptions a batch, far above what 1,000 rows determine; a 200 MB file's last
+# chunk numbers stay under the 10**9 of metering's event-size bound).
+CHUNKS_PER_BATCH = 100_000
 MAX_FILE_BYTES = 200 * 1024 * 1024
 MAX_INTERVAL_FILE_BYTES = 2 * 1024 * 1024 * 1024
 MAX_DIGITS = 12
@@ -133,12 +155,25 @@ class BatchOutput:
     failed_reads: list[FailedRead] = field(default_factory=list)
     meters: list[tuple[Meter, int]] = field(default_factory=list)  # (meter, line)
     accounts: list[AccountMetering] = field(default_factory=list)
+    # an earlier delivery took some of this batch in (and so stored all of its chunks first):
+    # chunks already stored are kept, not rewritten (module doc)
+    redelivered: bool = False
 
 
 class MeteringRepository(Protocol):
     def file_seen(self, file_id: str) -> bool: ...
 
     def meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, Meter]: ...
+
+    def meters_taken_in(self, keys: Iterable[MeterKey], file_id: str) -> dict[MeterKey, int]:
+        """The line of file ``file_id`` that wrote each of these meters as it is now, for the
+        meters an earlier delivery of that file registered (a redelivery after a crash)."""
+        ...
+
+    def reads_taken_in(self, file_id: str, first_line: int, last_line: int) -> set[int]:
+        """The lines in [first_line, last_line] of file ``file_id`` whose read an earlier
+        delivery of the file accepted (its record of its lines, ``READS#<file_id>``)."""
+        ...
 
     def meter_accounts(self, keys: Iterable[MeterKey]) -> dict[MeterKey, str]:
         """The account each registered meter is on (a read needs no more of the meter: the
@@ -250,7 +285,10 @@ def take_in_file(
     else:
         try:
             rows = cin.rows(chunks, header)
+            number = 0
             while batch := list(islice(rows, batch_rows)):
+                run.chunk_index = number * CHUNKS_PER_BATCH  # the batch's own numbers (module doc)
+                number += 1
                 parsed = [r for r in batch if isinstance(r, cin.Row)]
                 for r in batch:
                     if isinstance(r, LineRejection):
@@ -258,7 +296,9 @@ def take_in_file(
                 if kind == "meters":
                     out = _meters_batch(parsed, run, repo, settings, tenants, now, today)
                 else:
-                    out = _reads_batch(_parse_reads(parsed, run, tenants), run, repo, settings, now, today)
+                    out = _reads_batch(
+                        _parse_reads(parsed, run, tenants), run, repo, settings, now, today, file.file_id
+                    )
                 _publish(out, run, now)
                 repo.save(out, file_id=file.file_id, now=now)
                 run.flush()
@@ -336,7 +376,10 @@ def estimate_missing(
     run = _Run(UploadedFile(bucket="", key=f"schedule:estimate/{run_id}", etag=""), _NoReport())
     keys = repo.all_account_keys()
     total = 0
+    number = 0
     while batch := list(islice(keys, BATCH_ROWS)):
+        run.chunk_index = number * CHUNKS_PER_BATCH  # the batch's own numbers (module doc)
+        number += 1
         out = BatchOutput()
         for account in repo.accounts(batch).values():
             found = determine(account, settings(account.tenant), today=today, estimate=True)
@@ -493,11 +536,29 @@ def _meters_batch(
             run.reject(LineRejection(line=row.line, column=exc.column, reason=exc.reason[:300]))
     known = repo.meters({(m.tenant, m.meter_id) for _, m in parsed})
     accounts = repo.accounts({(m.tenant, m.account_id) for _, m in parsed})
+    same = {(m.tenant, m.meter_id) for _, m in parsed if known.get((m.tenant, m.meter_id)) == m}
+    taken = repo.meters_taken_in(same, run.file.file_id) if same else {}
     out = BatchOutput()
     touched: dict[AccountKey, AccountMetering] = {}
     replaced: dict[AccountKey, list[tuple[str, date, date]]] = {}
     for line, meter in parsed:
         before = known.get((meter.tenant, meter.meter_id))
+        if before == meter and taken.get((meter.tenant, meter.meter_id)) == line:
+            # taken in by an earlier delivery of this file (a redelivery after a crash): its
+            # items are stored; its account holds it unless the crash came before the states
+            run.accepted += 1
+            out.redelivered = True
+            account_key = (meter.tenant, meter.account_id)
+            account = accounts.get(account_key) or AccountMetering(meter.tenant, meter.account_id)
+            series = account.series.get(meter.meter_id)
+            if series is None or series.meter != meter:
+                accounts[account_key] = account
+                refused = _register(
+                    account, meter, today, settings(meter.tenant), replaced.setdefault(account_key, [])
+                )
+                if refused is None:
+                    touched[account_key] = account
+            continue
         if before == meter:
             run.repeated += 1
             continue
@@ -617,9 +678,18 @@ def _parse_reads(rows: list[cin.Row], run: _Run, tenants: Sequence[str]) -> list
 
 
 def _reads_batch(
-    reads: list[Reading], run: _Run, repo: MeteringRepository, settings: Settings, now: datetime, today: date
+    reads: list[Reading],
+    run: _Run,
+    repo: MeteringRepository,
+    settings: Settings,
+    now: datetime,
+    today: date,
+    file_id: str | None = None,
 ) -> BatchOutput:
+    """The batch's reads applied to their accounts' states. ``file_id``: the file they come
+    from, whose earlier delivery may have taken some of them in (module doc)."""
     out = BatchOutput()
+    repeats: list[tuple[Reading, str]] = []
     registered = repo.meter_accounts({(r.tenant, r.meter_id) for r in reads})
     accounts = repo.accounts({(tenant, account_id) for (tenant, _), account_id in registered.items()})
     touched: dict[AccountKey, AccountMetering] = {}
@@ -650,7 +720,7 @@ def _reads_batch(
             account, series, read, today=today, factor=settings(read.tenant).high_low_factor
         )
         if isinstance(outcome, Duplicate):
-            run.repeated += 1
+            repeats.append((read, account.account_id))
         elif isinstance(outcome, Refused):
             run.reject(LineRejection(line=read.line, column=outcome.column, reason=outcome.reason[:300]))
             out.failed_reads.append(
@@ -664,6 +734,15 @@ def _reads_batch(
                 replaced.setdefault((account.tenant, account.account_id), []).append(
                     (read.meter_id, outcome.replaced_after, read.read_on)
                 )
+    lines = [r.line for r in reads]
+    taken = repo.reads_taken_in(file_id, min(lines), max(lines)) if file_id and repeats else set()
+    for read, account_id in repeats:
+        if read.line in taken:  # this file's own, taken in by a delivery that crashed after
+            run.accepted += 1
+            out.reads.append((read, account_id))
+            out.redelivered = True
+        else:
+            run.repeated += 1
     _determine(touched, out, run, settings, now, today, replaced)
     return out
 
