@@ -107,7 +107,9 @@ def test_staff_can_change_an_account_and_read_its_history(billed: Stack) -> None
 def test_cycle_summary_dry_run_and_reports(billed: Stack) -> None:
     status, summary = call("GET", "/staff/grafton-sewer/cycles/2026-07-01")
     assert status == 200 and summary["bills"] == 1
-    waiting = "no consumption for 2026-07-01..2026-10-01 from metering: waiting for a read of the account's meter"
+    waiting = (
+        "no consumption for 2026-07-01..2026-10-01 from metering: waiting for a read of the account's meter"
+    )
     who = "metering: a read of the account's meter (reads/ file or estimate)"
     assert summary["held"] == [
         {"account_id": "GR-2", "reason": waiting, "who_can_supply": who},
