@@ -178,6 +178,8 @@ def accounts_items(n: int) -> list[dict[str, Any]]:
             mailing_address=f"{i} Main St",
             zip="53024",
             opened_on=date(2026, 1, 1),
+            # go-live with this quarter (X-PERIOD): no back periods, the common case timed
+            bills_from=date(2026, 7, 1),
             account_class="residential",
             meter_size="5/8",
             parcel_id=f"GP-{i:06d}",

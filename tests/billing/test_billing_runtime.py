@@ -86,7 +86,14 @@ def test_the_billing_year_on_the_local_runtime(rt: LocalRuntime) -> None:
     summary = staff_get(rt, "/staff/grafton-sewer/cycles/2027-10-01", "grafton-sewer")
     assert (summary["bills"], summary["held"]) == (
         2,
-        [{"account_id": "GR-3", "reason": "no consumption determined for the period"}],
+        [
+            {
+                "account_id": "GR-3",
+                "reason": "no consumption for 2027-10-01..2028-01-01 from metering: "
+                "waiting for a read of the account's meter",
+                "who_can_supply": "metering: a read of the account's meter (reads/ file or estimate)",
+            }
+        ],
     )
 
     # GR-2's 45.00 is part paid on day 19 (Thursday 2028-01-20): 5.00 left -> the 0.50 minimum.

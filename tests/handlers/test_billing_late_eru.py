@@ -90,7 +90,7 @@ def billed(stack: Stack, at: clock.FixedClock, account_class: str, first: ERUDet
         stack,
         "accounts/sw.csv",
         HEADER
-        + f"\n{SW},PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2025-01-01,{account_class},,P-1,Lakeview\n",
+        + f"\n{SW},PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2026-09-01,{account_class},,P-1,Lakeview\n",
     )
     deliver(first)
     assert len(of(stack, f"ACCOUNTS#{SW}")) == 1
@@ -162,7 +162,7 @@ def test_a_late_eru_rerates_the_bills_rated_on_its_parcel_after_the_account_move
     upload(
         flow,
         "accounts/sw-moved.csv",
-        HEADER + f"\n{SW},PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2025-01-01,residential,,P-2,Lakeview\n",
+        HEADER + f"\n{SW},PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2026-09-01,residential,,P-2,Lakeview\n",
     )
     # A change for P-2 back-dated into September is not a change of what the bills were
     # rated on (P-1): nothing is booked.

@@ -162,7 +162,7 @@ def test_staff_list_the_reratings_refused_with_the_reason_paged(flow: Stack) -> 
 SW = "pleasant-prairie-stormwater"
 SW_ACCOUNT = (
     HEADER
-    + f"\n{SW},PPS-1,Lakeview Commerce LLC,9 Lake Rd,9 Lake Rd,53158,2025-01-01,residential,,P-1,Lakeview\n"
+    + f"\n{SW},PPS-1,Lakeview Commerce LLC,9 Lake Rd,9 Lake Rd,53158,2026-09-01,residential,,P-1,Lakeview\n"
 )
 
 

@@ -107,9 +107,17 @@ def test_staff_can_change_an_account_and_read_its_history(billed: Stack) -> None
 def test_cycle_summary_dry_run_and_reports(billed: Stack) -> None:
     status, summary = call("GET", "/staff/grafton-sewer/cycles/2026-07-01")
     assert status == 200 and summary["bills"] == 1
+    waiting = (
+        "no consumption for 2026-07-01..2026-10-01 from metering: waiting for a read of the account's meter"
+    )
+    who = "metering: a read of the account's meter (reads/ file or estimate)"
     assert summary["held"] == [
-        {"account_id": "GR-2", "reason": "no consumption determined for the period"},
-        {"account_id": "GR-3", "reason": "no consumption determined for the period"},
+        {"account_id": "GR-2", "reason": waiting, "who_can_supply": who},
+        {"account_id": "GR-3", "reason": waiting, "who_can_supply": who},
+    ]
+    # the accounts opened in January: their earlier quarters are held too, each with its reason
+    assert [(h["account_id"], h["period"]["start"]) for h in summary["held_earlier"]] == [
+        (a, start) for start in ("2026-01-01", "2026-04-01") for a in ("GR-1", "GR-2", "GR-3")
     ]
     before = billed.items("billing")
     status, dry = call("POST", "/staff/grafton-sewer/cycles/2026-10-01/dry-run")

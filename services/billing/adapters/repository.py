@@ -287,6 +287,7 @@ class BillingRepo(Store):
                 date.fromisoformat(i["period_start"]),
                 date.fromisoformat(i["period_end"]),
                 i["reason"],
+                str(i.get("who") or ""),
             )
             for i in self.query(f"HELD#{tenant}", between=between)
         ]
@@ -299,6 +300,7 @@ class BillingRepo(Store):
             "period_start": h.period_start.isoformat(),
             "period_end": h.period_end.isoformat(),
             "reason": h.reason,
+            "who": h.who,
             "recorded_at": now.isoformat(),
         }
 

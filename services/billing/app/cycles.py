@@ -4,17 +4,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
 from billing.adapters.repository import BillingRepo
 from billing.domain.accounts import AccountRecord
-from billing.domain.issuing import ChunkInputs, ChunkResult, chunks, rate_chunk
+from billing.domain.bills import Bill
+from billing.domain.issuing import ChunkInputs, ChunkResult, Held, chunks, rate_chunk
 from billing.domain.ledger import Entry
+from billing.domain.periods import back_periods, first_period_start, months_of
 from billing.domain.rating import RatingEngine
 from billing.domain.terms import terms_of
+from common.dates import add_months
 from common.tariffs import TariffBook
 
 # Accounts per chunk message. Each chunk reads its accounts' partitions once (accounts,
@@ -42,7 +45,8 @@ class ChunkRequest:
     first: str
     last: str
     total_recs: str | None = None
-    only: tuple[str, ...] = ()  # re-billing held accounts: just these
+    only: tuple[str, ...] = ()  # just these accounts of the range
+    back_recs: dict[str, str] = field(default_factory=dict)  # SU-REC of earlier periods, by start
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -54,6 +58,7 @@ class ChunkRequest:
             "last": self.last,
             "total_recs": self.total_recs,
             "only": list(self.only),
+            "back_recs": self.back_recs,
         }
 
     @classmethod
@@ -67,6 +72,7 @@ class ChunkRequest:
             last=raw["last"],
             total_recs=raw.get("total_recs"),
             only=tuple(raw.get("only") or ()),
+            back_recs=dict(raw.get("back_recs") or {}),
         )
 
 
@@ -95,29 +101,31 @@ def plan_cycle(
     book: TariffBook,
     size: int = CHUNK_ACCOUNTS,
 ) -> list[ChunkRequest]:
-    """The chunk messages of a cycle: every account in account order, CHUNK_ACCOUNTS a
-    message, and one message per earlier period still held (billed once its data is there)."""
+    """The chunk messages of a cycle: every account with a period to bill (X-PERIOD: from
+    its first period up to this one) in account order, CHUNK_ACCOUNTS a message. Each chunk
+    bills its accounts' period ending at the run and every earlier one still unbilled (held
+    before, or loaded late: ``billing.domain.periods``), so no earlier period is lost."""
     accounts = sorted(repo.accounts(tenant), key=lambda a: a.account_id)
-    recs = (
-        str(total_recs_of(accounts, period_start, period_end, book)) if tenant == "sullivan-sewer" else None
-    )
-    ids = [a.account_id for a in accounts if a.active_in(period_start, period_end)]
-    requests = [
-        ChunkRequest(tenant, period_start, period_end, bill_date, c[0], c[-1], recs)
+    months = months_of(period_start, period_end)
+    first_tariff = book.first_effective(tenant)
+    starts = {a.account_id: first_period_start(a, months, first_tariff) for a in accounts}
+    sullivan = tenant == "sullivan-sewer"
+    recs = str(total_recs_of(accounts, period_start, period_end, book)) if sullivan else None
+    back_recs: dict[str, str] = {}
+    if sullivan and starts:
+        start = min(starts.values())
+        while start < period_start:
+            end = add_months(start, months)
+            back_recs[start.isoformat()] = str(total_recs_of(accounts, start, end, book))
+            start = end
+    ids = [a.account_id for a in accounts if a.active_in(min(starts[a.account_id], period_start), period_end)]
+    return [
+        ChunkRequest(tenant, period_start, period_end, bill_date, c[0], c[-1], recs, back_recs=back_recs)
         for c in chunks(ids, size)
     ]
-    earlier: dict[tuple[date, date], list[str]] = {}
-    for h in repo.held(tenant):
-        if h.period_start != period_start:
-            earlier.setdefault((h.period_start, h.period_end), []).append(h.account_id)
-    for (start, end), held_ids in sorted(earlier.items()):
-        recs_then = str(total_recs_of(accounts, start, end, book)) if tenant == "sullivan-sewer" else None
-        for c in chunks(sorted(held_ids), size):
-            requests.append(ChunkRequest(tenant, start, end, bill_date, c[0], c[-1], recs_then, tuple(c)))
-    return requests
 
 
-def load_chunk(req: ChunkRequest, repo: BillingRepo) -> ChunkInputs:
+def _load(req: ChunkRequest, repo: BillingRepo) -> tuple[ChunkInputs, list[Bill]]:
     accounts = repo.accounts_between(req.tenant, req.first, req.last)
     if req.only:
         accounts = [a for a in accounts if a.account_id in req.only]
@@ -132,7 +140,7 @@ def load_chunk(req: ChunkRequest, repo: BillingRepo) -> ChunkInputs:
     parcels = [a.parcel_id for a in accounts if a.parcel_id]
     ids = {a.account_id for a in accounts}
     issued = [b for b in bills if b.period_start == req.period_start and b.account_id in ids]
-    return ChunkInputs(
+    inputs = ChunkInputs(
         tenant=req.tenant,
         period_start=req.period_start,
         period_end=req.period_end,
@@ -153,6 +161,56 @@ def load_chunk(req: ChunkRequest, repo: BillingRepo) -> ChunkInputs:
         last_bill_dates=last_bill,
         total_recs=Decimal(req.total_recs) if req.total_recs else None,
     )
+    return inputs, bills
+
+
+def load_chunk(req: ChunkRequest, repo: BillingRepo) -> ChunkInputs:
+    """What rating the chunk's accounts for the request's period reads."""
+    return _load(req, repo)[0]
+
+
+def load_back_periods(
+    req: ChunkRequest, repo: BillingRepo, inputs: ChunkInputs, bills: Sequence[Bill], first_tariff: date
+) -> list[ChunkInputs]:
+    """The inputs of each earlier period some account of the chunk has still unbilled
+    (X-PERIOD), oldest first, each with just those accounts. Nothing is read when no
+    account has one (the common case: the chunk's reads are ``load_chunk``'s alone);
+    otherwise a back period costs its own consumption, ERU and strength reads. One-time
+    charges go on the bill of the cycle's own period (the account's next bill), not here."""
+    months = months_of(req.period_start, req.period_end)
+    billed: dict[str, set[date]] = {}
+    for b in bills:
+        billed.setdefault(b.account_id, set()).add(b.period_start)
+    need: dict[tuple[date, date], list[AccountRecord]] = {}
+    for a in inputs.accounts:
+        for period in back_periods(a, months, first_tariff, req.period_start, billed.get(a.account_id, ())):
+            need.setdefault(period, []).append(a)
+    out: list[ChunkInputs] = []
+    for (start, end), accounts in sorted(need.items()):
+        last_bill: dict[str, date] = {}
+        for b in bills:
+            if b.period_start < start and b.bill_date > last_bill.get(b.account_id, date.min):
+                last_bill[b.account_id] = b.bill_date
+        parcels = [a.parcel_id for a in accounts if a.parcel_id]
+        recs = req.back_recs.get(start.isoformat())
+        out.append(
+            replace(
+                inputs,
+                period_start=start,
+                period_end=end,
+                accounts=accounts,
+                billed=frozenset(),
+                usage=repo.usage_between(req.tenant, start, end, req.first, req.last),
+                erus=repo.erus(req.tenant, parcels, end, start=start)
+                if req.tenant == "pleasant-prairie-stormwater"
+                else {},
+                strength=repo.strength_between(req.tenant, req.first, req.last, start, end),
+                charges={},
+                last_bill_dates=last_bill,
+                total_recs=Decimal(recs) if recs else None,
+            )
+        )
+    return out
 
 
 def notice_of(account: AccountRecord) -> dict[str, Any]:
@@ -181,9 +239,19 @@ def issue_chunk(
     crash_after: Callable[[int], None] | None = None,
 ) -> ChunkResult:
     """Rate and issue one chunk; exactly once per account and period (see write_issued)."""
-    inputs = load_chunk(req, repo)
-    terms = terms_of(book.in_force(req.tenant, req.period_start))
-    result = rate_chunk(inputs, engine=engine, terms=terms)
+    inputs, bills = _load(req, repo)
+    result = ChunkResult()
+    for period in [
+        *load_back_periods(req, repo, inputs, bills, book.first_effective(req.tenant)),
+        inputs,
+    ]:
+        rated = rate_chunk(
+            period, engine=engine, terms=terms_of(book.in_force(req.tenant, period.period_start))
+        )
+        result.bills.extend(rated.bills)
+        result.held.extend(rated.held)
+        if period is inputs:
+            result.skipped.extend(rated.skipped)
     if dry_run:
         return result
     by_id = {a.account_id: a for a in inputs.accounts}
@@ -199,15 +267,11 @@ def issue_chunk(
     if result.bills or inputs.billed & {a.account_id for a in inputs.accounts}:
         repo.assessment_inputs_changed([f"BILLS#{req.tenant}"])
     held_items = [repo.held_item(req.tenant, h, now) for h in result.held]
-    was_held = {
-        h.account_id
-        for h in repo.held_between(req.tenant, req.first, req.last)
-        if h.period_start == req.period_start
-    }
+    was_held = {(h.account_id, h.period_start) for h in repo.held_between(req.tenant, req.first, req.last)}
     released = [
         (f"HELD#{req.tenant}", f"{b.account_id}#{b.period_start.isoformat()}")
         for b in result.bills
-        if b.account_id in was_held
+        if (b.account_id, b.period_start) in was_held
     ]
     summary = {
         "pk": f"CYCLE#{req.tenant}",
@@ -216,7 +280,7 @@ def issue_chunk(
         # the chunk's bills, those a crashed delivery issued included: what is stored, not what
         # this delivery happened to write (issue 26)
         "total": str(sum((b.total for b in result.bills), inputs.billed_total)),
-        "held": [{"account_id": h.account_id, "reason": h.reason} for h in result.held][:500],
+        "held": [_held_row(h) for h in result.held][:500],
         "recorded_at": now.isoformat(),
     }
     repo.write(held_items + [summary], deletes=released)
@@ -226,16 +290,27 @@ def issue_chunk(
 def cycle_summary(tenant: str, start: date, end: date, repo: BillingRepo) -> dict[str, Any]:
     prefix = f"PERIOD#{start.isoformat()}#{end.isoformat()}#CHUNK#"
     bills = [b for b in repo.all_bills(tenant) if b.period_start == start]
-    held = [h for h in repo.held(tenant) if h.period_start == start]
+    held = sorted(repo.held(tenant), key=lambda h: (h.period_start, h.account_id))
     chunks_run = list(repo.query(f"CYCLE#{tenant}", prefix=prefix))
     return {
         "tenant": tenant,
         "period": {"start": start.isoformat(), "end": end.isoformat()},
         "bills": len(bills),
         "total": str(sum((b.total for b in bills), Decimal("0.00"))),
-        "held": [{"account_id": h.account_id, "reason": h.reason} for h in held],
+        # every account held for the period, with what is missing and who can supply it
+        "held": [_held_row(h) for h in held if h.period_start == start],
+        # and every earlier period still held (the run goes on billing them, X-PERIOD)
+        "held_earlier": [
+            {**_held_row(h), "period": {"start": h.period_start.isoformat(), "end": h.period_end.isoformat()}}
+            for h in held
+            if h.period_start < start
+        ],
         "chunks": len(chunks_run),
     }
+
+
+def _held_row(h: Held) -> dict[str, Any]:
+    return {"account_id": h.account_id, "reason": h.reason, "who_can_supply": h.who}
 
 
 def run_cycle(
@@ -256,8 +331,6 @@ def run_cycle(
 
     start(request)
     end = period_ending(request.scheduled_time, 1)[1]
-    from common.dates import add_months
-
     months = calendar_months(request.tenant, add_months(end, -1))
     period_start, period_end = period_ending(request.scheduled_time, months)
     plan = plan_cycle(

@@ -13,10 +13,13 @@ from decimal import Decimal
 from typing import Any
 
 from billing.adapters.repository import BillingRepo
+from billing.domain.accounts import period_start_of
 from billing.domain.bills import Bill
 from billing.domain.ledger import ZERO, Entry, allocate, balance, unpaid_of
+from billing.domain.periods import account_periods
 from common import csvsafe
 from common.money import fmt
+from common.tariffs import TariffBook
 
 
 def bill_json(b: Bill) -> dict[str, Any]:
@@ -212,11 +215,11 @@ def reconciliation(repo: BillingRepo, tenant: str, start: date, end: date) -> li
     return rows
 
 
-def to_csv(rows: Sequence[dict[str, Any]]) -> str:
-    if not rows:
+def to_csv(rows: Sequence[dict[str, Any]], fieldnames: Sequence[str] = ()) -> str:
+    if not rows and not fieldnames:
         return ""
     out = io.StringIO()
-    writer = csv.DictWriter(out, fieldnames=list(rows[0]), lineterminator="\n")
+    writer = csv.DictWriter(out, fieldnames=list(fieldnames or rows[0]), lineterminator="\n")
     writer.writeheader()
     writer.writerows(csvsafe.records(rows))  # cells no spreadsheet runs
     return out.getvalue()
@@ -239,3 +242,38 @@ def rerate_refused(repo: BillingRepo, tenant: str) -> list[dict[str, Any]]:
         }
         for i in items
     ]
+
+
+UNBILLED_COLUMNS = ("account_id", "period_start", "period_end", "status", "reason", "who_can_supply")
+
+
+def unbilled(repo: BillingRepo, tenant: str, book: TariffBook, today: date) -> list[dict[str, Any]]:
+    """X-PERIOD completeness: every account-period from the account's first period to the
+    last period ended by ``today`` that is not billed, oldest first per account: ``held``
+    (a cycle found something missing: what, and who can supply it) or ``not_yet_due`` (no
+    cycle has looked at it since it ended: the next one bills it or holds it). A period
+    billed is not listed; so every ended account-period is billed or listed here."""
+    months = book.versions(tenant)[-1].billing_period_months
+    until = period_start_of(today, months)
+    first_tariff = book.first_effective(tenant)
+    billed = {(b.account_id, b.period_start) for b in repo.all_bills(tenant)}
+    held = {(h.account_id, h.period_start): h for h in repo.held(tenant)}
+    rows: list[dict[str, Any]] = []
+    for account in sorted(repo.accounts(tenant), key=lambda a: a.account_id):
+        for start, end in account_periods(account, months, first_tariff, until):
+            if (account.account_id, start) in billed:
+                continue
+            h = held.get((account.account_id, start))
+            rows.append(
+                {
+                    "account_id": account.account_id,
+                    "period_start": start.isoformat(),
+                    "period_end": end.isoformat(),
+                    "status": "held" if h else "not_yet_due",
+                    "reason": h.reason
+                    if h
+                    else f"ended {end}: the next cycle bills it or holds it with its reason",
+                    "who_can_supply": h.who if h else "",
+                }
+            )
+    return rows

@@ -35,6 +35,7 @@ OPTIONAL = (
     "billing_frequency",
     "satellite",
     "sic",
+    "bills_from",
 )
 STORMWATER = "pleasant-prairie-stormwater"
 
@@ -67,6 +68,7 @@ class AccountRecord:
     billing_frequency: str | None = None
     satellite: bool = False
     sic: str | None = None
+    bills_from: date | None = None  # go-live: the first period start this system bills (X-PERIOD)
     extra: Mapping[str, Any] = field(default_factory=dict)
 
     def active_in(self, start: date, end: date) -> bool:
@@ -103,6 +105,7 @@ _VALUE_FIELDS = frozenset(f.name for f in fields(AccountRecord)) - {"extra"}
 _FROM_VALUE: dict[str, Any] = {
     "opened_on": to_date,
     "closed_on": to_date,
+    "bills_from": to_date,
     "rec_units": lambda v: Decimal(str(v)),
     "estimated_gallons": lambda v: Decimal(str(v)),
     "dwelling_units": int,
@@ -141,7 +144,49 @@ def _decimal(row: Mapping[str, str], column: str) -> Decimal | None:
     return number
 
 
-def parse_account_row(row: Mapping[str, str], tenants: Collection[str]) -> AccountRecord:
+@dataclass(frozen=True, slots=True)
+class BillsFromRules:
+    """What a ``bills_from`` must agree with (X-PERIOD): the tenant's period length in
+    months, its first tariff version's date, and today (a go-live never lies ahead)."""
+
+    months: Mapping[str, int]
+    first_tariff: Mapping[str, date]
+    today: date
+
+
+def period_start_of(day: date, months: int) -> date:
+    """The start of the tenant's billing period holding ``day`` (periods aligned to January)."""
+    return date(day.year, (day.month - 1) // months * months + 1, 1)
+
+
+def _bills_from(
+    row: Mapping[str, str], tenant: str, opened: date, rules: BillsFromRules | None
+) -> date | None:
+    """X-PERIOD: a period start of the tenant's cycle, not before the period of
+    ``opened_on`` (nothing is billed before the account opened), not before the tenant's
+    first tariff version, not in the future."""
+    start = _date(row, "bills_from")
+    if start is None:
+        return None
+    months = rules.months.get(tenant, 1) if rules is not None else 1
+    if period_start_of(start, months) != start:
+        raise BadCell("bills_from", f"must be the start of a {months}-month billing period, got {start}")
+    if start < period_start_of(opened, months):
+        raise BadCell("bills_from", f"must not be before the period of opened_on ({opened}), got {start}")
+    if rules is not None:
+        first = rules.first_tariff.get(tenant)
+        if first is not None and start < first:
+            raise BadCell(
+                "bills_from", f"must not be before the tenant's first tariff ({first}), got {start}"
+            )
+        if start > rules.today:
+            raise BadCell("bills_from", f"must not be in the future (today {rules.today}), got {start}")
+    return start
+
+
+def parse_account_row(
+    row: Mapping[str, str], tenants: Collection[str], rules: BillsFromRules | None = None
+) -> AccountRecord:
     tenant = key_cell(dict(row), "tenant")
     if tenant not in tenants:
         raise BadCell("tenant", f"{tenant!r} is not a tenant")
@@ -189,14 +234,17 @@ def parse_account_row(row: Mapping[str, str], tenants: Collection[str]) -> Accou
         billing_frequency=frequency,
         satellite=_bool(row, "satellite"),
         sic=text_cell(text, "sic"),
+        bills_from=_bills_from(row, tenant, opened, rules),
     )
 
 
 def parse_account_file(
-    data: bytes, tenants: Collection[str]
+    data: bytes, tenants: Collection[str], rules: BillsFromRules | None = None
 ) -> tuple[list[tuple[int, AccountRecord]], list[LineError]]:
     """Accepted (line, account) pairs and the rejected lines. A later line for the same
-    account in the same file is a later version of it."""
+    account in the same file is a later version of it. ``rules``: what a ``bills_from``
+    is checked against (without them, only that it is a month start not before the month
+    of ``opened_on``)."""
     accepted: list[tuple[int, AccountRecord]] = []
     errors: list[LineError] = []
     for line, row in rows(data, required=REQUIRED, optional=OPTIONAL):
@@ -204,7 +252,7 @@ def parse_account_file(
             errors.append(LineError(line, row.column, row.reason))
             continue
         try:
-            accepted.append((line, parse_account_row(row, tenants)))
+            accepted.append((line, parse_account_row(row, tenants, rules)))
         except BadCell as exc:
             errors.append(LineError(line, exc.column, exc.reason))
     return accepted, errors

@@ -2,10 +2,12 @@
 
 A cycle fans out in chunks of accounts (never one message per account). For each account
 of a chunk: an account already billed for the period is skipped (exactly once: the bill
-id is the business key), an account not yet open in the period is left out (a cycle never
-bills periods before the account's first period, X-PERIOD), an account missing what it
-needs (no consumption, no ERU, a rate the tariff does not publish) is held with the
-reason and billed by a later run once the data is there, never billed as zero.
+id is the business key), an account not yet open in the period, or whose ``bills_from`` is later, is left out (a
+cycle never bills periods before the account's first period, X-PERIOD), an account
+missing what it needs (no consumption, no ERU, a rate the tariff does not publish) is
+held with the reason and who can supply it, and billed by a later run once the data is
+there, never billed as zero. The cycle rates a chunk once per period it bills: its own
+and each back period still unbilled (``billing.domain.periods``).
 """
 
 from __future__ import annotations
@@ -76,10 +78,19 @@ class Charge:
 
 @dataclass(frozen=True, slots=True)
 class Held:
+    """An account-period not billed: what is missing (``reason``) and who can supply it."""
+
     account_id: str
     period_start: date
     period_end: date
     reason: str
+    who: str = ""
+
+
+# Who can supply what a held account-period waits for (the unbilled report's column).
+FROM_METERING = "metering: a read of the account's meter (reads/ file or estimate)"
+FROM_STORMWATER = "stormwater: the parcel's ERU determination (gis/ extract)"
+FROM_STAFF = "staff: the account or the tariff"
 
 
 @dataclass
@@ -119,7 +130,10 @@ def rating_input(inp: ChunkInputs, account: AccountRecord) -> RatingInput | str:
     if inp.tenant == STORMWATER:
         eru = inp.erus.get(account.parcel_id or "")
         if eru is None:
-            return f"no ERU determination for parcel {account.parcel_id}"
+            return (
+                f"no ERU determination for parcel {account.parcel_id} for "
+                f"{inp.period_start}..{inp.period_end} from stormwater: waiting for the parcel's extract"
+            )
         return RatingInput(
             tenant=inp.tenant,
             period_start=inp.period_start,
@@ -146,7 +160,10 @@ def rating_input(inp: ChunkInputs, account: AccountRecord) -> RatingInput | str:
         )
     usage = inp.usage.get(account.account_id)
     if account.meter_size is not None and usage is None:
-        return "no consumption determined for the period"
+        return (
+            f"no consumption for {inp.period_start}..{inp.period_end} from metering: "
+            "waiting for a read of the account's meter"
+        )
     strength = inp.strength.get(account.account_id, Strength())
     kwargs: dict[str, Any] = {}
     if inp.tenant == "sullivan-sewer":
@@ -179,17 +196,24 @@ def rate_chunk(inp: ChunkInputs, *, engine: RatingEngine, terms: Terms) -> Chunk
     """Bills for the chunk's accounts not yet billed for the period; the rest held or skipped."""
     result = ChunkResult()
     for account in inp.accounts:
-        if account.account_id in inp.billed or not account.active_in(inp.period_start, inp.period_end):
+        if (
+            account.account_id in inp.billed
+            or not account.active_in(inp.period_start, inp.period_end)
+            or (account.bills_from is not None and account.bills_from > inp.period_start)
+        ):
             result.skipped.append(account.account_id)
             continue
         built = rating_input(inp, account)
         if isinstance(built, str):
-            result.held.append(Held(account.account_id, inp.period_start, inp.period_end, built))
+            who = FROM_STORMWATER if inp.tenant == STORMWATER else FROM_METERING
+            result.held.append(Held(account.account_id, inp.period_start, inp.period_end, built, who))
             continue
         try:
             rated = engine.rate(built)
         except RatingError as exc:
-            result.held.append(Held(account.account_id, inp.period_start, inp.period_end, str(exc)))
+            result.held.append(
+                Held(account.account_id, inp.period_start, inp.period_end, str(exc), FROM_STAFF)
+            )
             continue
         usage = inp.usage.get(account.account_id)
         extra = [

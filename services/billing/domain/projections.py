@@ -19,13 +19,30 @@ from billing.domain.issuing import Eru, Strength
 PARAMETERS = ("bod", "tss", "phosphorus", "tkn", "fog")
 
 
+FROM_THE_START = date.min.isoformat()
+
+
+def from_the_start(determinations: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """X-PERIOD: a parcel's first determination covers every period of its account not yet
+    billed, so it is in force from the beginning of time; later ones take effect on their
+    date. The first is the one with the earliest ``effective_from`` (with every other of that
+    date: a correction on the same day), whatever order the events arrived in; the cycle
+    never bills before the account's first period, so nothing earlier is billed by it."""
+    listed = list(determinations)
+    if not listed:
+        return listed
+    first = min(d["effective_from"] for d in listed)
+    return [{**d, "effective_from": FROM_THE_START} if d["effective_from"] == first else d for d in listed]
+
+
 def eru_in_force(
     determinations: Iterable[Mapping[str, Any]], credits: Iterable[Mapping[str, Any]], end: date
 ) -> Eru | None:
-    """ERUDetermined: the highest sequence with ``effective_from`` before ``end``;
-    CreditChanged: the latest approved/revoked credit with ``effective_from`` before ``end``."""
+    """ERUDetermined: the highest sequence with ``effective_from`` before ``end`` (the
+    first determination counting from the start, ``from_the_start``); CreditChanged: the
+    latest approved/revoked credit with ``effective_from`` before ``end``."""
     last_day = end - timedelta(days=1)
-    dets = [d for d in determinations if date.fromisoformat(d["effective_from"]) <= last_day]
+    dets = [d for d in from_the_start(determinations) if date.fromisoformat(d["effective_from"]) <= last_day]
     if not dets:
         return None
     det = max(dets, key=lambda d: int(d["sequence"]))
@@ -91,12 +108,12 @@ def eru_over(
     effect on a day inside the period and changes what is billed, the ``parts`` of the
     period (oldest first, each ``[start, end)`` with the values in force on its days).
 
-    (interpretation) Days of the period before the parcel's first determination are billed
-    on that determination: the extract that first determined the parcel is when it entered
-    the system, not when its runoff began (as an account's first period, X-PERIOD); only a
-    change between determinations, or a credit's approval or revocation (never
-    retroactive, PP-CWU-CREDIT), is prorated."""
-    dets, creds = list(determinations), list(credits)
+    Days before the parcel's first determination are billed on that determination, and so
+    are the account's earlier unbilled periods (X-PERIOD, ``from_the_start``): the extract
+    that first determined the parcel is when it entered the system, not when its runoff
+    began; only a change between determinations, or a credit's approval or revocation
+    (never retroactive, PP-CWU-CREDIT), is prorated."""
+    dets, creds = from_the_start(determinations), list(credits)
     at_end = eru_in_force(dets, creds, end)
     if at_end is None:
         return None

@@ -14,7 +14,7 @@ from aws_lambda_powertools.utilities.batch.types import PartialItemFailureRespon
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from billing import composition
-from billing.app.accounts import take_in_account_file
+from billing.app.accounts import bills_from_rules, take_in_account_file
 from billing.app.payments import take_in_lockbox_file
 from common.clock import RuntimeClock
 from common.handling import consume_sqs
@@ -34,7 +34,12 @@ def record_handler(record: SQSRecord) -> None:
     now = RuntimeClock().now()
     if upload.key.startswith("accounts/"):
         result = take_in_account_file(
-            data, source=upload.key, repo=composition.repo(), tenants=TENANTS, now=now
+            data,
+            source=upload.key,
+            repo=composition.repo(),
+            tenants=TENANTS,
+            now=now,
+            rules=bills_from_rules(composition.tariff_book(), now.date()),
         )
     elif upload.key.startswith("payments/"):
         result = take_in_lockbox_file(

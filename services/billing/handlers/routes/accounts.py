@@ -10,6 +10,7 @@ from typing import Any
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from billing import composition
+from billing.app.accounts import bills_from_rules
 from billing.domain import accounts
 from billing.domain.csvfiles import BadCell
 from billing.handlers.routes.common import (
@@ -67,7 +68,10 @@ def staff_put_account(tenant: TenantPath, account_id: AccountPath) -> dict[str, 
     if unknown:
         raise ApiError(400, "invalid_request", f"{unknown[0]}: unknown field")
     try:
-        record = accounts.parse_account_row(row, composition.tariff_book().tenants)
+        book = composition.tariff_book()
+        record = accounts.parse_account_row(
+            row, book.tenants, bills_from_rules(book, RuntimeClock().now().date())
+        )
     except BadCell as exc:
         raise ApiError(400, "invalid_request", f"{exc.column}: {exc.reason}") from None
     composition.repo().store_accounts([record], source=f"api:{who.sub}", now=RuntimeClock().now())

@@ -1,4 +1,5 @@
-"""Staff report routes: aging, revenue and reconciliation (SU-FUNDS), as JSON or CSV."""
+"""Staff report routes: aging, revenue, reconciliation (SU-FUNDS) and unbilled account-periods
+(X-PERIOD), as JSON or CSV."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ REPORT_CONTENT: dict[str, Any] = {
             "type": "object",
             "required": ["report", "tenant", "rows"],
             "properties": {
-                "report": {"type": "string", "enum": ["aging", "revenue", "reconciliation"]},
+                "report": {"type": "string", "enum": ["aging", "revenue", "reconciliation", "unbilled"]},
                 "tenant": {"type": "string"},
                 "rows": {"type": "array", "items": {"type": "object"}},
             },
@@ -43,7 +44,10 @@ REPORT_CONTENT: dict[str, Any] = {
 
 @router.get(
     "/staff/<tenant>/reports/<report>",
-    summary="Reports: aging, revenue, reconciliation (SU-FUNDS), as JSON or CSV (format=csv)",
+    summary=(
+        "Reports: aging, revenue, reconciliation (SU-FUNDS), unbilled account-periods "
+        "(X-PERIOD: held with the reason, or not yet due), as JSON or CSV (format=csv)"
+    ),
     tags=["staff"],
     responses={
         **error_responses(400, 401, 403, 404),
@@ -52,7 +56,7 @@ REPORT_CONTENT: dict[str, Any] = {
 )
 def staff_report(
     tenant: TenantPath,
-    report: Annotated[str, Path(pattern=r"^(aging|revenue|reconciliation)$")],
+    report: Annotated[str, Path(pattern=r"^(aging|revenue|reconciliation|unbilled)$")],
     start: Annotated[date | None, Query()] = None,
     end: Annotated[date | None, Query()] = None,
     format: Annotated[str, Query(pattern=r"^(json|csv)$")] = "json",  # noqa: A002
@@ -61,8 +65,12 @@ def staff_report(
     _require(tenant)
     repo = composition.repo()
     today = RuntimeClock().now().date()
+    columns: tuple[str, ...] = ()
     if report == "aging":
         rows = readmodels.aging(repo, tenant, today)
+    elif report == "unbilled":
+        rows = readmodels.unbilled(repo, tenant, composition.tariff_book(), today)
+        columns = readmodels.UNBILLED_COLUMNS
     else:
         first = start or date(today.year, 1, 1)
         last = end or add_months(first, 12)
@@ -72,5 +80,5 @@ def staff_report(
             else readmodels.reconciliation(repo, tenant, first, last)
         )
     if format == "csv":
-        return Response(200, "text/csv", readmodels.to_csv(rows))
+        return Response(200, "text/csv", readmodels.to_csv(rows, columns))
     return Response(200, "application/json", json.dumps({"report": report, "tenant": tenant, "rows": rows}))
