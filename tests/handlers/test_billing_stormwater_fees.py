@@ -75,8 +75,8 @@ def test_pp_cwu_credit_review_fee_is_charged_once_to_the_parcels_account(
 ) -> None:
     _accounts(
         flow,
-        "PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2025-01-01,nonresidential,,P-1,Lakeview",
-        "PPS-2,Shore,1 Shore Rd,1 Shore Rd,53158,2025-01-01,nonresidential,,P-2,Shore",
+        "PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2026-10-01,nonresidential,,P-1,Lakeview",
+        "PPS-2,Shore,1 Shore Rd,1 Shore Rd,53158,2026-10-01,nonresidential,,P-2,Shore",
     )
     for parcel in ("P-1", "P-2"):
         deliver(
@@ -119,7 +119,7 @@ def test_pp_cwu_pef_and_pp_cwu_appeal_fees_reach_the_account_too(
     flow: Stack,  # noqa: F811
     at: clock.FixedClock,
 ) -> None:
-    _accounts(flow, "PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2025-01-01,nonresidential,,P-1,Lakeview")
+    _accounts(flow, "PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2026-10-01,nonresidential,,P-1,Lakeview")
     deliver(eru(1, date(2025, 1, 1), "1.00", use="nonresidential"))
     base = _review_fee()
     pef = base.model_copy(
@@ -163,8 +163,8 @@ def test_pp_cwu_pef_and_pp_cwu_appeal_fees_reach_the_account_too(
         ((), "parcel_id names no account of pleasant-prairie-stormwater open on 2026-10-05"),
         (
             (
-                "PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2025-01-01,nonresidential,,P-1,Lakeview",
-                "PPS-3,Lakeview East,9 Lake Rd,9 Lake Rd,53158,2025-01-01,nonresidential,,P-1,Lakeview",
+                "PPS-1,Lakeview,9 Lake Rd,9 Lake Rd,53158,2026-10-01,nonresidential,,P-1,Lakeview",
+                "PPS-3,Lakeview East,9 Lake Rd,9 Lake Rd,53158,2026-10-01,nonresidential,,P-1,Lakeview",
             ),
             "parcel_id names 2 open accounts (PPS-1, PPS-3)",
         ),
