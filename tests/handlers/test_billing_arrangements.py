@@ -171,10 +171,11 @@ def test_a_broken_arrangement_makes_the_account_disconnection_eligible_the_day_a
     assess("2027-03-16T18:00:00Z")
     assess("2027-03-16T18:00:00Z")  # twice on one day: once
     [event] = eligible_events(billed_q4)
-    # 194.50 - 100.00 paid (oldest debit first) = 94.50 of the bill unpaid on 03-15.
+    # The 100.00 pays the bill's 5.84 late charge of 01-22 first (X-ALLOCATION), 94.16 of
+    # its charges: 194.50 - 94.16 = 100.34 of the bill unpaid on 03-15.
     assert (event["eligible_on"], event["amount_unpaid"], event["reason"], event["arrangement_id"]) == (
         "2027-03-16",
-        "94.50",
+        "100.34",
         "arrangement_broken",
         "ARR-1",
     )
