@@ -153,8 +153,8 @@ class BillingTerms(_Strict):
     """How bills fall due and are paid (X-DUE, X-TAXROLL, payment order); billing's section.
 
     ``due_days`` None means due on the first of the month after the period (GR-BILLING).
-    ``payment_order``: within one day, the kinds of entries a payment pays first (payments
-    always go to the oldest charges first).
+    ``payment_order``: within one bill, the kinds of entries a payment pays first (payments
+    always go to the oldest bill first, X-ALLOCATION).
     """
 
     due_days: Setting[int] | None = None

@@ -106,8 +106,9 @@ def test_an_arrangement_kept_holds_eligibility_off_and_a_missed_instalment_makes
     marks: list[str] = []
     outs = daily([bill], ledger, gr, date(2026, 7, 1), date(2026, 9, 30), marks, [arr])
     # The second instalment is missed: broken on 09-16, eligible from that day. The bill's
-    # charges unpaid the day before: 45.00 - 23.00 (payments go to the oldest debit) = 22.00.
-    assert eligible(outs) == [(date(2026, 9, 16), Decimal("22.00"), "arrangement_broken", "ARR-1")]
+    # charges unpaid the day before (X-ALLOCATION: within the bill its 1.35 late charge of
+    # 07-22 is paid first): 23.00 - 1.35 = 21.65 to the charges, 45.00 - 21.65 = 23.35.
+    assert eligible(outs) == [(date(2026, 9, 16), Decimal("23.35"), "arrangement_broken", "ARR-1")]
     assert arr.broken_on(ledger) == date(2026, 9, 16)
     assert arr.status_on(date(2026, 9, 1), ledger) == "active"
     assert arr.status_on(date(2026, 9, 16), ledger) == "broken"
@@ -129,8 +130,9 @@ def test_an_instalment_paid_ahead_counts_and_one_short_by_a_cent_breaks_across_2
         payment("GR-1", "P2", date(2028, 2, 28), "9.99"),
     ]
     outs = daily([bill], short, gr, date(2028, 1, 8), date(2028, 3, 10), [], [arr])
-    # 45.00 - 19.99 = 25.01 unpaid on 02-28.
-    assert eligible(outs) == [(date(2028, 2, 29), Decimal("25.01"), "arrangement_broken", "ARR-1")]
+    # The 1.35 late charge of 01-29 is paid first (X-ALLOCATION): 45.00 - (19.99 - 1.35)
+    # = 26.36 of the charges unpaid on 02-28.
+    assert eligible(outs) == [(date(2028, 2, 29), Decimal("26.36"), "arrangement_broken", "ARR-1")]
     # Paid ahead: 20.00 on 02-10 keeps it; nothing published through March.
     ahead = bill.entries() + [payment("GR-1", "P1", date(2028, 2, 10), "20.00")]
     assert eligible(daily([bill], ahead, gr, date(2028, 1, 8), date(2028, 3, 31), [], [arr])) == []
@@ -211,8 +213,9 @@ def test_an_arrangement_that_ends_with_the_bill_unpaid_makes_it_eligible_the_day
     arr = arrangement(date(2026, 7, 25), (date(2026, 8, 10), "10.00"), end_on=date(2026, 8, 31))
     ledger = bill.entries() + [payment("GR-1", "P1", date(2026, 8, 10), "10.00")]
     outs = daily([bill], ledger, gr, date(2026, 7, 1), date(2026, 9, 10), [], [arr])
-    # Kept (10.00 by 08-10) but 45.00 - 10.00 = 35.00 still unpaid when it ends on Mon 08-31.
-    assert eligible(outs) == [(date(2026, 9, 1), Decimal("35.00"), "arrangement_ended", "ARR-1")]
+    # Kept (10.00 by 08-10), which pays the 1.35 late charge of 07-22 first (X-ALLOCATION)
+    # and 8.65 of the charges: 45.00 - 8.65 = 36.35 still unpaid when it ends on Mon 08-31.
+    assert eligible(outs) == [(date(2026, 9, 1), Decimal("36.35"), "arrangement_ended", "ARR-1")]
 
 
 def test_skipped_days_are_caught_up_with_the_day_eligibility_began_and_a_rerun_adds_nothing(

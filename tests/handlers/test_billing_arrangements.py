@@ -13,6 +13,7 @@ import pytest
 from handler_support import UPLOADS, Stack, authorized_http_event, lambda_context
 from test_billing_flow import ACCOUNTS, assess, consume, flow, of, run_cycle, upload  # noqa: F401
 
+from billing import composition
 from billing.app import eligibility, payments
 from billing.handlers import api
 from common import clock
@@ -171,10 +172,11 @@ def test_a_broken_arrangement_makes_the_account_disconnection_eligible_the_day_a
     assess("2027-03-16T18:00:00Z")
     assess("2027-03-16T18:00:00Z")  # twice on one day: once
     [event] = eligible_events(billed_q4)
-    # 194.50 - 100.00 paid (oldest debit first) = 94.50 of the bill unpaid on 03-15.
+    # The 100.00 pays the bill's 5.84 late charge of 01-22 first (X-ALLOCATION), 94.16 of
+    # its charges: 194.50 - 94.16 = 100.34 of the bill unpaid on 03-15.
     assert (event["eligible_on"], event["amount_unpaid"], event["reason"], event["arrangement_id"]) == (
         "2027-03-16",
-        "94.50",
+        "100.34",
         "arrangement_broken",
         "ARR-1",
     )
@@ -418,3 +420,56 @@ def test_an_arrangement_made_after_eligibility_withdraws_it_when_it_is_made(
         "ARR-1",
         "194.50",
     )
+
+
+BOB = {"sub": "bob", "role": "customer", "tenants": "[grafton-sewer]", "accounts": "[GR-2]"}
+
+
+def test_two_customers_of_a_tenant_using_one_idempotency_key_each_get_their_payment(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    """Issue 27: a key is unique per caller (the token's subject) and route. Ann and Bob,
+    customers of Grafton, happen to send the same key: each payment posts, and a reuse
+    with another body is a 409 naming only the caller's own earlier request."""
+    set_day(at, "2026-11-02")
+    ann = {"tenant": "grafton-sewer", "account_id": "GR-1", "amount": "20.00"}
+    bob = {"tenant": "grafton-sewer", "account_id": "GR-2", "amount": "33.00"}
+
+    ann_status, ann_paid = pay(ann, "portal-shared-1", CUSTOMER)
+    bob_status, bob_paid = pay(bob, "portal-shared-1", BOB)
+
+    assert (ann_status, ann_paid["replayed"], ann_paid["account_id"]) == (200, False, "GR-1")
+    assert (bob_status, bob_paid["replayed"], bob_paid["account_id"]) == (200, False, "GR-2")
+    assert ann_paid["reference"] != bob_paid["reference"]
+    payments = sorted((e["account_id"], e["amount"]) for e in of(billed, "LEDGER#") if e["kind"] == "payment")
+    assert payments == [("GR-1", "-20.00"), ("GR-2", "-33.00")]
+    # each caller's retry replays its own payment
+    assert pay(bob, "portal-shared-1", BOB)[1]["replayed"] is True
+    # Bob reusing the key with another body: a 409 about Bob's request, nothing of Ann's
+    status, error = pay({**bob, "amount": "34.00"}, "portal-shared-1", BOB)
+    assert (status, error["error"]["code"]) == (409, "idempotency_key_reused")
+    message = error["error"]["message"]
+    assert "GR-2" in message and "33.00" in message
+    assert "GR-1" not in message and "20.00" not in message
+    assert len([e for e in of(billed, "LEDGER#") if e["kind"] == "payment"]) == 2
+
+
+def test_a_key_stored_before_keys_were_scoped_still_replays_its_retry(
+    billed: Stack, at: clock.FixedClock
+) -> None:
+    """A payment recorded under the old tenant-wide reference (``API-<key>``): its retry
+    with the same body replays it (no second payment); another caller's other body under
+    that key is that caller's own payment, not a 409 about the first."""
+    set_day(at, "2026-11-02")
+    body = {"tenant": "grafton-sewer", "account_id": "GR-1", "amount": "20.00"}
+    request = json.dumps({**body, "paid_on": None}, sort_keys=True)
+    old = {"pk": "PAYMENT#grafton-sewer", "sk": "API-old-key-0001", "account_id": "GR-1"}
+    old |= {"paid_on": "2026-11-02", "amount": "20.00", "channel": "api", "suspense": False}
+    composition.repo().write([{**old, "request": request, "recorded_at": "2026-11-02T18:00:00+00:00"}])
+
+    status, replay = pay(body, "old-key-0001", CUSTOMER)
+    assert (status, replay["replayed"], replay["reference"]) == (200, True, "API-old-key-0001")
+    assert [e for e in of(billed, "LEDGER#") if e["kind"] == "payment"] == []
+    status, other = pay({**body, "account_id": "GR-2"}, "old-key-0001", BOB)
+    assert (status, other["replayed"]) == (200, False)
+    assert [e["account_id"] for e in of(billed, "LEDGER#") if e["kind"] == "payment"] == ["GR-2"]

@@ -101,7 +101,15 @@ def test_a_day_with_nothing_due_costs_one_read_and_what_is_written_between_runs_
         ),
         # Paid in full through the API, dated that day: it counts from the next day.
         "2027-02-25": lambda now: payments.post_api_payment(
-            GR, "GR-1", Decimal("150.34"), date(2027, 2, 25), "k-1", repo=repo, now=now, book=book
+            GR,
+            "GR-1",
+            Decimal("150.34"),
+            date(2027, 2, 25),
+            "k-1",
+            caller="ann",
+            repo=repo,
+            now=now,
+            book=book,
         ),
     }
     for day in days("2027-01-02", "2027-03-31"):

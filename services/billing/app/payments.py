@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Collection, Sequence
 from dataclasses import replace
@@ -33,6 +34,17 @@ from common.tariffs import TariffBook
 
 class PaymentConflict(PermanentError):
     """The same reference (or idempotency key) with other values."""
+
+
+PAYMENTS_ROUTE = "POST /payments"
+
+
+def idempotency_scope(caller: str, route: str) -> str:
+    """The scope of a client's ``Idempotency-Key``: its caller (the token's subject) and
+    route, so one caller's key never meets another's (issue 27: a key shared by a tenant's
+    customers let one block, or see, another's payment). A digest, so the reference built
+    from it has a fixed length and safe characters whatever the subject is."""
+    return hashlib.sha256(f"{route}\n{caller}".encode()).hexdigest()[:16]
 
 
 def post_payments(
@@ -240,15 +252,24 @@ def post_api_payment(
     paid_on: date,
     key: str,
     *,
+    caller: str,
     repo: BillingRepo,
     now: datetime,
     given_paid_on: bool = True,
     book: TariffBook | None = None,
+    route: str = PAYMENTS_ROUTE,
 ) -> dict[str, Any]:
-    """A payment from the HTTP API, idempotent by the client's key: the first result is
-    stored and replayed; the same key with another body is refused (PaymentConflict).
-    ``given_paid_on``: whether the body named the date; a body without one is the same body
-    on any day (a retry after midnight replays the payment, dated as it first was).
+    """A payment from the HTTP API, idempotent by the client's key within its ``caller``
+    (the token's subject) and ``route`` (:func:`idempotency_scope`): the first result is
+    stored and replayed; the same caller's key with another body is refused
+    (PaymentConflict, naming only that caller's own earlier request). Another caller's
+    same key is another payment. ``given_paid_on``: whether the body named the date; a body
+    without one is the same body on any day (a retry after midnight replays the payment,
+    dated as it first was).
+
+    A key stored before keys were scoped (reference ``API-<key>``) still replays a retry
+    with the same body (the same account, which the caller may pay); with another body it
+    is not this caller's and is ignored. No data migration is needed.
 
     The reference item, the ledger entry and the PaymentApplied event are one transaction
     (two facts that must change together); this is one payment, not a hot path.
@@ -257,7 +278,7 @@ def post_api_payment(
     from common.dynamo import ConditionFailed, put_if_absent, transact
     from common.outbox import outbox_put
 
-    reference = f"API-{key}"
+    reference = f"API-{idempotency_scope(caller, route)}-{key}"
     request = json.dumps(
         {
             "tenant": tenant,
@@ -267,6 +288,17 @@ def post_api_payment(
         },
         sort_keys=True,
     )
+    legacy = repo.get(f"PAYMENT#{tenant}", f"API-{key}")
+    if legacy is not None and legacy.get("request") == request:
+        return {
+            "reference": f"API-{key}",
+            "tenant": tenant,
+            "account_id": account_id,
+            "amount": str(amount),
+            "paid_on": legacy["paid_on"],
+            "suspense": bool(legacy.get("suspense")),
+            "replayed": True,
+        }
     known = bool(repo.existing_accounts(tenant, [account_id]))
     payment = Payment(tenant, account_id, reference, paid_on, amount, channel="api")
     entry = payment.entry(suspense=not known)
@@ -315,7 +347,10 @@ def post_api_payment(
         repo.assessment_inputs_changed([f"LEDGER#{tenant}"])  # a retry after a crash marks too
         stored = repo.get(f"PAYMENT#{tenant}", reference) or {}
         if stored.get("request") != request:
-            raise PaymentConflict(f"{key!r} was used for another payment ({stored.get('request')})") from None
+            # The stored request is this caller's own (the key is scoped to it).
+            raise PaymentConflict(
+                f"{key!r} was used for your earlier payment {stored.get('request')}"
+            ) from None
         first_paid_on = date.fromisoformat(stored["paid_on"]) if stored.get("paid_on") else paid_on
         if book is not None and known:  # a retry after a crash before the reversal: idempotent
             first = replace(entry, posted_on=first_paid_on)  # as the payment was first dated

@@ -30,7 +30,7 @@ from decimal import Decimal
 
 from billing.domain.arrangements import Arrangement
 from billing.domain.bills import Bill
-from billing.domain.ledger import REVERSAL_PREFIX, ZERO, Entry, allocate, reverses
+from billing.domain.ledger import REVERSAL_PREFIX, ZERO, Entry, allocate, principal, reverses
 from billing.domain.terms import Terms
 from common.dates import add_months
 from common.money import round_line
@@ -233,26 +233,30 @@ def assess_account(
 def _unpaid_of_bill(
     ledger: list[Entry], added: list[Entry], terms: Terms, notices: Sequence[TaxNotice]
 ) -> Callable[[Bill, date], Decimal]:
-    """A bill's charges unpaid with the payments dated up to a day (``ledger`` and what the
+    """A bill's principal unpaid with the payments dated up to a day (``ledger.principal``:
+    its charges and debit memos less what was applied to them; ``ledger`` and what the
     assessment ``added`` so far; X-TAXROLL: payments go to the noticed arrears first)."""
-    first = {i: n.noticed_on for n in notices for i in (*n.entry_ids, f"TAXROLL-{n.year}-PENALTY")}
+    first = noticed_first(notices)
     allocated: dict[tuple[date, int], dict[str, Decimal]] = {}
 
     def unpaid_of_bill(bill: Bill, paid_by: date) -> Decimal:
         key = (paid_by, len(added))
         if key not in allocated:
             allocated[key] = allocate(ledger + added, paid_by=paid_by, order=terms.payment_order, first=first)
-        unpaid = allocated[key]
-        return sum(
-            (
-                unpaid.get(e.entry_id, ZERO)
-                for e in ledger
-                if e.bill_id == bill.bill_id and e.kind == "charge"
-            ),
-            ZERO,
-        )
+        return principal(allocated[key], ledger, bill.bill_id)
 
     return unpaid_of_bill
+
+
+def noticed_first(notices: Iterable[TaxNotice]) -> dict[str, date]:
+    """X-TAXROLL: each noticed debit (and each year's tax-roll penalty) with the day from
+    which payments go to it first: its first notice (a debit still unpaid is noticed again
+    the next year; that never moves it behind the credits its first notice put it ahead of)."""
+    out: dict[str, date] = {}
+    for n in notices:
+        for i in (*n.entry_ids, f"TAXROLL-{n.year}-PENALTY"):
+            out[i] = min(out.get(i, n.noticed_on), n.noticed_on)
+    return out
 
 
 def withdrawn_between_assessments(
@@ -434,14 +438,7 @@ def late_charge_corrections(
         if not backdated:
             continue
         unpaid_by_entry = allocate(ledger + out, paid_by=paid_by, order=terms.payment_order)
-        unpaid = sum(
-            (
-                unpaid_by_entry.get(e.entry_id, ZERO)
-                for e in ledger
-                if e.bill_id == charge.bill_id and e.kind == "charge"
-            ),
-            ZERO,
-        )
+        unpaid = principal(unpaid_by_entry, ledger, charge.bill_id)
         due = percent_of(unpaid, late.percent, late.minimum) if unpaid > 0 else ZERO
         standing = charge.amount + sum(
             (r.amount for r in ledger + out if reverses(r) == charge.entry_id), ZERO
@@ -508,7 +505,9 @@ def _tax_roll(
             before = tr.day(year, tr.arrears_before)
             noticed_bills = {b.bill_id for b in bills if b.period_end <= before and b.due_date < notice_on}
             paid_by = notice_on - timedelta(days=1)
-            unpaid = allocate(ledger + out.entries, paid_by=paid_by, order=terms.payment_order)
+            # the earlier years' notices still put their debits first (X-TAXROLL)
+            earlier = noticed_first(n for n in notices if n.year < year)
+            unpaid = allocate(ledger + out.entries, paid_by=paid_by, order=terms.payment_order, first=earlier)
             ids = tuple(
                 e.entry_id
                 for e in ledger + out.entries

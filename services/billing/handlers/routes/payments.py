@@ -1,4 +1,4 @@
-"""Payment route: a payment posted by staff or a customer, idempotent by its key."""
+"""Payment route: a payment posted by staff or a customer, idempotent by its caller's key."""
 
 from __future__ import annotations
 
@@ -58,7 +58,12 @@ class PaymentOut(BaseModel):
 
 @router.post(
     "/payments",
-    summary="Post a payment; idempotent by the Idempotency-Key header",
+    summary="Post a payment; idempotent by the caller's Idempotency-Key header",
+    description=(
+        "A key is unique per caller (the token's subject) and route: another caller's same key is"
+        " another payment. The same caller's key with the same body replays the first result;"
+        " with another body it is a 409 naming only that caller's own earlier request."
+    ),
     tags=["payments"],
     responses=error_responses(400, 401, 403, 404, 409),
 )
@@ -90,6 +95,7 @@ def post_payment(
             Decimal(payment.amount),
             payment.paid_on or today,
             idempotency_key,
+            caller=caller.sub,
             repo=composition.repo(),
             now=now,
             given_paid_on=payment.paid_on is not None,
