@@ -151,7 +151,8 @@ def test_arrangements_and_backdated_payments_on_the_local_runtime(rt: LocalRunti
     rt.clock.advance(to=datetime(2028, 3, 2, 15, tzinfo=UTC))
     events = published(rt, "DisconnectionEligible")
     assert sorted((e["account_id"], e["eligible_on"], e["amount_unpaid"], e["reason"]) for e in events) == [
-        ("GR-2", "2028-02-29", "25.00", "arrangement_broken"),  # 45.00 - 20.00
+        # X-ALLOCATION: the 20.00 pays the 1.35 late charge first, 18.65 of the 45.00 charges
+        ("GR-2", "2028-02-29", "26.35", "arrangement_broken"),  # 45.00 - 18.65
         ("GR-3", "2028-02-01", "44.50", "notice_period_ended"),  # never arranged
     ]
     status, page = staff(rt, "GET", f"/staff/{TENANT}/accounts/GR-2/arrangements")
