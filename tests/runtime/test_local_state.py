@@ -122,7 +122,7 @@ def test_a_clean_restart_with_state_keeps_everything_and_bills_on_without_doubli
         publish(rt, consumption("GR-1", date(2028, 1, 1), date(2028, 4, 1), 20000))
         # A dead letter (put straight into a DLQ, with a message attribute), listed by the watch.
         rt.client("sqs").send_message(
-            QueueUrl=rt.resource("MeteringRunDailyDLQ"),
+            QueueUrl=rt.resource("BillingIssueBillsDLQ"),
             MessageBody='{"tenant": "grafton-sewer"}',
             MessageAttributes={"cause": {"DataType": "String", "StringValue": "test"}},
         )
@@ -136,7 +136,7 @@ def test_a_clean_restart_with_state_keeps_everything_and_bills_on_without_doubli
     letters = [(d.queue, d.body) for d in rt.dead_letters]
     clock, fired = rt.clock.now, [(f.schedule, f.scheduled_time) for f in rt.clock.fired]
     assert before["BillingOnConsumptionDeterminedQueue"]  # a message queued at the stop
-    assert letters == [("MeteringRunDailyDLQ", '{"tenant": "grafton-sewer"}')]
+    assert letters == [("BillingIssueBillsDLQ", '{"tenant": "grafton-sewer"}')]
     rt.stop()  # a clean stop: saved
     saved = rt.saved
     assert saved is not None and saved["items"] == sum(
