@@ -43,7 +43,8 @@ def bill_records(
 
     A bill item's detail is written from the three string attributes it needs (``bill``,
     ``notice``, ``issued_at``), read straight from the stream's image; a chunk's detail is
-    its head and its bills' details joined, not serialized again."""
+    its head and its bills' details joined, not serialized again, then validated by the
+    ``BillsIssued`` model (a chunk its consumers could not read is refused here, loudly)."""
     chunks: list[OutboxRecord] = []
     sequence = ""
     bills: list[IssuedDetail] = []
@@ -107,6 +108,7 @@ def _chunk(sequence: str, bills: list[IssuedDetail]) -> OutboxRecord:
     )
     detail = head + ',"bills":[' + ",".join(bill.detail for bill in bills) + "]}"
     check_entry_size(source=BillsIssued.SOURCE, detail_type=DETAIL_TYPE, detail=detail)
+    BillsIssued.model_validate_json(detail)  # joined, not serialized: still held to its model
     return OutboxRecord(
         sequence_number=sequence, source=BillsIssued.SOURCE, detail_type=DETAIL_TYPE, detail=detail
     )
