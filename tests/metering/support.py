@@ -155,6 +155,7 @@ class Utility:
         self.today = today
         self.uploads = 0
         self.last_report = MemoryReport()
+        self.rules: ingest.FieldRules | None = None  # None: facts from 1990 to today
 
     def upload(
         self,
@@ -179,6 +180,7 @@ class Utility:
             now=datetime.combine(self.today, datetime.min.time(), UTC),
             today=self.today,
             batch_rows=batch_rows,
+            rules=self.rules,
         )
 
     def meters(self, *rows: str) -> ingest.IngestResult:
@@ -196,8 +198,10 @@ class Utility:
             run_id=self.today.isoformat(),
         )
 
-    def interval(self, text: str, *, now: datetime | None = None) -> ingest.IngestResult:
-        data = text.encode()
+    def interval(
+        self, text: str | bytes, *, now: datetime | None = None, flush_days: int = 200
+    ) -> ingest.IngestResult:
+        data = text.encode() if isinstance(text, str) else text
         self.last_report = MemoryReport()
         self.uploads += 1
         return ingest.take_in_interval_file(
@@ -207,4 +211,35 @@ class Utility:
             report=self.last_report,
             tenants=TENANTS,
             now=now or datetime.combine(self.today, datetime.min.time(), UTC),
+            rules=self.rules,
+            flush_days=flush_days,
         )
+
+
+class Crash(Exception):
+    """The worker killed part-way (the fault harness's kill, in a pure test)."""
+
+
+class CrashingRepo:
+    """``repo`` whose ``after``-th write (a batch's save or a flush of interval days) raises
+    :class:`Crash` once the write is done: the crash comes after some of the file is stored."""
+
+    def __init__(self, repo: MemoryRepo, after: int) -> None:
+        self._repo = repo
+        self._left = after
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._repo, name)
+
+    def _written(self) -> None:
+        self._left -= 1
+        if self._left == 0:
+            raise Crash
+
+    def save(self, batch: BatchOutput, *, file_id: str, now: datetime) -> None:
+        self._repo.save(batch, file_id=file_id, now=now)
+        self._written()
+
+    def save_days(self, days: dict[DayKey, StoredDay], *, file_id: str, now: datetime) -> None:
+        self._repo.save_days(days, file_id=file_id, now=now)
+        self._written()

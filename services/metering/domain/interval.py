@@ -425,7 +425,8 @@ class _Batcher:
             self.local_days.clear()
         text = cell.strip()
         try:
-            if len(text) > 40 or "T" not in text:
+            # a NUL first: datetime.fromisoformat stops at one and takes the time before it
+            if len(text) > 40 or "T" not in text or "\x00" in text:
                 raise ValueError
             start = datetime.fromisoformat(text)
         except ValueError:
