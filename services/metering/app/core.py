@@ -323,12 +323,10 @@ def file_rejected(run: Run, reason: str, line: int = 0, column: str = "(file)") 
     run.reject(rejection(line, column, reason))
 
 
-def start(file: UploadedFile, repo: MeteringRepository) -> FileRecord | None | bool:
-    """The file's record, or True when the file is a duplicate (its last run was final)."""
+def start(file: UploadedFile, repo: MeteringRepository) -> tuple[bool, FileRecord | None]:
+    """Whether the file is a duplicate (its last run was final), and its record."""
     record = repo.file_record(file.file_id)
-    if record is not None and record.final:
-        return True
-    return record
+    return record is not None and record.final, record
 
 
 def duplicate(file: UploadedFile, record: FileRecord | None) -> IngestResult:

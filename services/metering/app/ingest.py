@@ -14,10 +14,13 @@ written is either a fact on its own or a projection of one, and the order makes 
 harmless. Per batch: (1) each chunk of at most ``CHUNK_MAX`` consumptions as ONE outbox item
 (``ConsumptionsDetermined``; the table's stream publishes it, and the item stays as the record
 of the determinations: no second item per period), (2) the reads (accepted ones and failed
-ones, flagged), (3) the meters' history, then the meters, (4) the account states. Event ids are derived from the file and the business key, so a
-retry after a crash rewrites identical items: the stream sees a MODIFY, not an INSERT, and
-publishes nothing twice. A file is recorded last, with its ``ReadsRejected`` summary; a
-file already recorded (same content digest: S3's ETag of the same bytes) changes nothing.
+ones, flagged), (3) the meters' history, then the meters, (4) the account states. Event ids
+are derived from the file (and its pass) and the business key, so a retry after a crash
+rewrites identical items: the stream sees a MODIFY, not an INSERT, and publishes nothing
+twice. A file is recorded last, with its counts and its ``ReadsRejected`` summary. The same
+file again (same content digest: S3's ETag of the same bytes) is a duplicate only when that
+record is final; otherwise it is read again as a new pass (``core``'s module doc), whose
+events have ids of their own.
 
 A redelivery after a crash (issue 26) ends as the run without the crash would have, because
 what it derives comes from what is stored, not from what the crashed delivery happened to
@@ -25,11 +28,12 @@ write first:
 
 - a read that the account's state already holds, and that this file's own record of its
   lines (``READS#<file_id>``, written before the states) shows accepted at that line, was
-  taken in by the crashed delivery: it is counted accepted again and recorded again, not
-  "repeated"; its consumptions are stored already (chunks are written first);
-- a meter whose item this file's same line wrote is counted accepted again, its history
-  not written twice, and registered on its account if the crashed delivery stopped before
-  the account's state;
+  taken in by the crashed delivery of this pass: it is counted accepted again and recorded
+  again, not "repeated" (taken in by an earlier pass: repeated); its consumptions are stored
+  already (chunks are written first);
+- a meter whose item this file's same line wrote in this pass is counted as that line was
+  (accepted or changed) again, its history not written twice, and registered on its account
+  if the crashed delivery stopped before the account's state;
 - a chunk's number is its batch's (``batch * CHUNKS_PER_BATCH`` plus its place in the
   batch), not a count of what this delivery determined, so a batch that determines nothing
   again (its states were written) does not shift the next batch's chunks onto the numbers
@@ -128,10 +132,9 @@ def take_in_file(
 ) -> IngestResult:
     """Take in a ``meters`` or ``reads`` file (CONTRACTS.md "Import files"), streamed
     ``batch_rows`` rows at a time. A file whose last run was final is a duplicate."""
-    before = start(file, repo)
-    if before is True:
-        return duplicate(file, repo.file_record(file.file_id))
-    assert before is not True
+    is_duplicate, before = start(file, repo)
+    if is_duplicate:
+        return duplicate(file, before)
     rules = rules or any_date_rules(today)
     run = Run(file, report, pass_=before.passes if before else 0)
     header = METERS_HEADER if kind == "meters" else READS_HEADER

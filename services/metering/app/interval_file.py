@@ -66,10 +66,9 @@ def take_in_interval_file(
     flush_days: int = FLUSH_DAYS,
 ) -> IngestResult:
     """An interval file: its intervals merged into the stored days, ``SlugDetected``, a report."""
-    before = start(file, repo)
-    if before is True:
-        return duplicate(file, repo.file_record(file.file_id))
-    assert before is not True
+    is_duplicate, before = start(file, repo)
+    if is_duplicate:
+        return duplicate(file, before)
     run = Run(file, report, pass_=before.passes if before else 0)
     if file.size > MAX_INTERVAL_FILE_BYTES:
         file_rejected(run, f"larger than {MAX_INTERVAL_FILE_BYTES} bytes")
@@ -115,10 +114,10 @@ def take_in_interval_file(
                 first={t: rules.first(t) for t in tenants} if rules else None,
                 flush=merge,
                 flush_days=flush_days,
+                flush_slugs=lambda slugs: repo.save_events([slug_event(s, now) for s in slugs], now=now),
             )
             run.counts.lines += result.rows
             run.counts.repeated += result.repeated
-            repo.save_events([slug_event(s, now) for s in result.slugs], now=now)
         except cin.FileRejected as exc:
             file_rejected(run, exc.rejection.reason, exc.rejection.line, exc.rejection.column)
         except ObjectMissing as exc:

@@ -2,8 +2,9 @@
 ``reads/interval/``), aggregated to one item per meter per local day (X-READS: the tenant's
 local day, America/Chicago), with slug detection (X-SLUG).
 
-The file is streamed: memory holds at most ``flush_days`` open meter-days (their intervals), for slug detection the trailing 24 hours of the meter being read, and a bounded memo
-of the distinct time and volume cells already decided (``_Batcher``). Interval
+The file is streamed: memory holds at most about ``flush_days`` open meter-days (their
+intervals), for slug detection the trailing 24 hours of the meter being read, and bounded
+memos of the meters and of the distinct time and volume cells already decided (``_Batcher``). Interval
 exports list each meter's intervals in time order (AMI head-ends export by meter); a meter
 that reappears later in a file starts a new trailing window, so its first 24 hours there
 are the baseline and raise no slug (interpretation: "normal operation" needs 24 hours).
@@ -179,6 +180,7 @@ def aggregate(
     first: Mapping[str, date] | None = None,
     flush: Callable[[dict[DayKey, DayIntervals]], None] | None = None,
     flush_days: int = FLUSH_DAYS,
+    flush_slugs: Callable[[list[Slug]], None] | None = None,
 ) -> Aggregation:
     """Validate and aggregate an interval file (the hot path: a few microseconds a row).
 
@@ -187,7 +189,8 @@ def aggregate(
     an empty file or a bad header. ``memo`` bounds each per-cell memo (tests make it small).
     ``first``: each tenant's first tariff date (an interval before it is refused).
     ``flush``: given the open meter-days whenever ``flush_days`` are open and at the end
-    (module doc); without it the days' sums are in the result.
+    (module doc); without it the days' sums are in the result. ``flush_slugs``: given the
+    slugs found so far at each flush (then not kept in the result).
     """
     index, reader = cin.opened(chunks, INTERVAL_HEADER)
     cols = (index["tenant"], index["meter_id"], index["interval_start"], index["volume"])
@@ -201,11 +204,17 @@ def aggregate(
         if flush is not None and len(state.open) >= flush_days:
             flush(state.open)
             state.open = {}
+            if flush_slugs is not None and out.slugs:
+                flush_slugs(out.slugs)
+                out.slugs = []
     state.finish(out)
     if flush is not None:
         if state.open:
             flush(state.open)
         state.open = {}
+    if flush_slugs is not None and out.slugs:
+        flush_slugs(out.slugs)
+        out.slugs = []
     else:
         out.days = {k: _sums(d) for k, d in state.open.items()}
     return out
