@@ -1,6 +1,6 @@
 """Benchmarks of metering (not a test: pytest does not collect it). Prints figures, asserts nothing.
 
-    .venv/bin/python tests/benchmarks/bench_metering.py [interval|reads|memory|all] [ROWS]
+    .venv/bin/python tests/benchmarks/bench_metering.py [interval|reads|memory[:reads|:interval]|all] [ROWS]
 
 interval (issue 9): a generated interval file of ROWS rows (default 1,000,000: 10,000 meters
 x 100 five-minute intervals) parsed, validated and aggregated to daily items by metering's
@@ -695,7 +695,7 @@ def memory_size(function: str) -> int:
     return int(props.get("MemorySize") or template["Globals"]["Function"]["MemorySize"])
 
 
-def bench_memory(size: int = MEMORY_FILE_BYTES) -> None:
+def bench_memory(size: int = MEMORY_FILE_BYTES, kinds: tuple[str, ...] = ("reads", "interval")) -> None:
     """Peak RSS of a worker taking in a 50 MB read file and a 50 MB interval file (and a
     tenth of each: flat memory means the two are close), beside the function's MemorySize."""
     print(f"peak memory of a worker taking in a file of {size / 2**20:.0f} MiB (issue 27)")
@@ -703,6 +703,8 @@ def bench_memory(size: int = MEMORY_FILE_BYTES) -> None:
         ("reads", "MeteringOnReadFileUploadedFunction", write_reads_file),
         ("interval", "MeteringOnIntervalFileUploadedFunction", write_sized_interval_file),
     ):
+        if kind not in kinds:
+            continue
         limit = memory_size(function)
         with tempfile.TemporaryDirectory() as tmp:
             for share in (10, 1):
@@ -726,6 +728,8 @@ def main(argv: list[str]) -> None:
         bench_reads()
     if what in ("memory", "all"):
         bench_memory()
+    elif what.startswith("memory:"):  # memory:reads or memory:interval, one kind
+        bench_memory(kinds=(what.split(":", 1)[1],))
 
 
 if __name__ == "__main__":

@@ -292,3 +292,26 @@ def test_the_tariffs_meter_sizes_include_zones_and_aliases() -> None:
     pp_2015 = composition.tariff_sizes(book.in_force(PP, date(2016, 1, 1)))
     assert "3/4" in pp_2015 and "7/8" not in pp_2015  # 3/4 is an alias of 5/8 in 2015
     assert composition.tariff_sizes(book.in_force(GR, date(2026, 1, 1))) >= {"5/8", "6"}
+
+
+def test_an_interval_file_refused_for_the_future_is_taken_in_when_sent_again_later() -> None:
+    """Before: the second upload was a duplicate file, its intervals never taken in."""
+    u = utility(today=date(2026, 4, 1))
+    text = HEADER + f"{PP},AMI-1,{stamp(0)},1\n{PP},AMI-1,{stamp(1)},2\n"
+    early = u.interval(text, now=T0 - timedelta(hours=1))
+    assert (early.accepted, early.rejected) == (0, 2) and "in the future" in early.first_rejections[0].reason
+    later = u.interval(text, now=T0 + timedelta(days=1))
+    assert (later.duplicate_file, later.accepted, later.rejected) == (False, 2, 0)
+    assert day_of(u) == (Decimal(3), 2)
+    again = u.interval(text, now=T0 + timedelta(days=2))
+    assert (again.duplicate_file, again.repeated) == (True, 2)
+
+
+def test_a_meter_installed_after_today_is_registered_when_the_file_is_sent_again() -> None:
+    u = utility(today=date(2026, 4, 10))
+    text = METERS_HEADER + f"{GR},GR-M7,GR-7,water,gal,6,2026-05-01,0,5/8,,\n"
+    early = u.upload("meters", text)
+    assert (early.accepted, early.rejected) == (0, 1) and early.first_rejections[0].column == "installed_on"
+    u.today = date(2026, 5, 2)
+    later = u.upload("meters", text)
+    assert (later.duplicate_file, later.accepted) == (False, 1)

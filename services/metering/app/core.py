@@ -369,7 +369,7 @@ def finish(
                 changed_count=counts.changed,
                 lines_count=counts.lines,
             )
-            if counts.rejected
+            if counts.rejected and (before is None or took)
             else None
         )
         if before is not None and not took:

@@ -118,10 +118,14 @@ def take_in_interval_file(
             )
             run.counts.lines += result.rows
             run.counts.repeated += result.repeated
-        except cin.FileRejected as exc:
-            file_rejected(run, exc.rejection.reason, exc.rejection.line, exc.rejection.column)
-        except ObjectMissing as exc:
-            file_rejected(run, str(exc))
+        except (cin.FileRejected, ObjectMissing) as exc:
+            # the file stops here: the lines decided so far stand, the rest is the one rejection
+            c = run.counts
+            c.lines = c.accepted + c.repeated + c.changed + c.rejected + c.waiting + len(run.pending)
+            if isinstance(exc, cin.FileRejected):
+                file_rejected(run, exc.rejection.reason, exc.rejection.line, exc.rejection.column)
+            else:
+                file_rejected(run, str(exc))
     run.flush()
     return finish(file, "interval", run, repo, report, now, before)
 
