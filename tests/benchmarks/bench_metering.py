@@ -560,8 +560,9 @@ def write_reads_file(path: Path, size: int) -> int:
 
 def write_sized_interval_file(path: Path, size: int) -> int:
     """An interval file of about ``size`` bytes: days of 288 intervals, meter by meter."""
-    start = datetime(2026, 3, 1, 0, 0, tzinfo=TZ)
-    stamps = [(start + timedelta(minutes=5 * i)).isoformat() for i in range(288 * 10)]
+    start = datetime(2026, 3, 1, 6, 0, tzinfo=UTC)  # 00:00 in Chicago; steps in UTC, so the
+    # spring-forward hour of 2026-03-08 is skipped, not written twice
+    stamps = [(start + timedelta(minutes=5 * i)).astimezone(TZ).isoformat() for i in range(288 * 10)]
     rows = 0
     with path.open("w", encoding="utf-8", newline="") as f:
         f.write("tenant,meter_id,interval_start,volume\n")

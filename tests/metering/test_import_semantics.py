@@ -206,11 +206,12 @@ def test_an_interval_file_redelivered_after_a_crash_reports_what_a_run_without_i
     [
         ("M\x00X", "control character (U+0000)"),
         ("../../etc/passwd", "slash"),
+        ("M/../../etc/passwd", "slash"),  # before: accepted (metering's ids allowed '/')
         ("M" * 2000, "2000 characters"),
     ],
 )
 def test_hostile_ids_are_rejected_with_line_column_and_cause(value: str, cause: str) -> None:
-    """Before: accepted (a NUL, a path, a 2,000-character id)."""
+    """Before: an id holding a slash was accepted (NUL and over-long ids were refused already)."""
     u = utility()
     meters = u.meters(
         f"{GR},{value},GR-1,water,gal,6,2026-01-01,0,,,", f"{GR},GR-M9,{value},water,gal,6,2026-01-01,0,,,"
