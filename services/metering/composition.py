@@ -129,6 +129,36 @@ def settings_on(on: date) -> Callable[[str], TenantSettings]:
     return settings
 
 
+def tariff_sizes(tariff: Any) -> frozenset[str]:
+    """The meter sizes a tariff version lists (its service charges' sizes, in every zone, and
+    its aliases); a tariff whose charges do not go by meter size takes every standard size."""
+    from common.tariffs import METER_SIZES
+
+    charge = getattr(tariff, "service_charge", None)
+    if charge is None:
+        return frozenset(METER_SIZES)
+    value = charge.value
+    sizes: set[str] = set()
+    for k, v in value.items():
+        sizes.update(v) if isinstance(v, dict) else sizes.add(k)
+    sizes.update(getattr(tariff, "meter_size_aliases", {}) or {})
+    return frozenset(sizes)
+
+
+def field_rules(on: date) -> ingest.FieldRules:
+    """The world of a tenant's fields on ``on`` (issue 27): facts from the tenant's first
+    tariff version to ``on``, the meter sizes of the tariff in force."""
+    from metering.app import ingest
+
+    book = tariff_book()
+
+    @functools.cache
+    def sizes(tenant: str) -> frozenset[str]:
+        return tariff_sizes(book.in_force(tenant, on))
+
+    return ingest.FieldRules(first=functools.cache(book.first_effective), today=on, sizes=sizes)
+
+
 def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
     """A ``meters/`` or ``reads/`` file, streamed from the bucket."""
     from metering.adapters.s3 import S3ObjectStore, S3RejectionReport, report_key
@@ -150,6 +180,7 @@ def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
             tenants=tenants,
             now=clock().now(),
             today=day,
+            rules=field_rules(day),
         )
 
 
@@ -166,6 +197,7 @@ def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:
         report=S3RejectionReport(s3, upload.bucket, report_key(upload.key, file.file_id)),
         tenants=metered_tenants(today()),
         now=clock().now(),
+        rules=field_rules(today()),
     )
 
 

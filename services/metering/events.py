@@ -178,6 +178,11 @@ class ReadsRejected(Event):
     rejected_count: int = Field(default=0, ge=0)
     accepted_count: int = Field(default=0, ge=0)
     report_key: str | None = Field(default=None, max_length=KEY_MAX)
+    # issue 26 (additive): the rest of ``common.imports.ImportCounts``; with accepted and
+    # rejected they add up to ``lines_count``, the file's data lines (0: a publisher before them)
+    repeated_count: int = Field(default=0, ge=0)
+    changed_count: int = Field(default=0, ge=0)
+    lines_count: int = Field(default=0, ge=0)
 
     @property
     def line_numbers(self) -> list[int]:

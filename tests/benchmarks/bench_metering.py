@@ -1,6 +1,6 @@
 """Benchmarks of metering (not a test: pytest does not collect it). Prints figures, asserts nothing.
 
-    .venv/bin/python tests/benchmarks/bench_metering.py [interval|reads|all] [ROWS]
+    .venv/bin/python tests/benchmarks/bench_metering.py [interval|reads|memory[:reads|:interval]|all] [ROWS]
 
 interval (issue 9): a generated interval file of ROWS rows (default 1,000,000: 10,000 meters
 x 100 five-minute intervals) parsed, validated and aggregated to daily items by metering's
@@ -14,6 +14,11 @@ process that aggregates 1/10 of the file, the whole file (flat memory: the two s
 close) and 1/10 of the file with every time a different one (the memo of distinct cells is
 bounded); and daily items per meter per day.
 Targets: >= 200,000 rows/s, within 3x of the plain loop, memory flat, 1 item per meter-day.
+
+memory (issue 27): a worker (a forked child) takes in a 50 MB register read file and a 50 MB
+interval file, and a tenth of each, through metering's use cases (the port's writes dropped,
+every read applied to a registered meter's series): its peak RSS beside the function's
+``MemorySize`` in template.yaml. Target: flat in the file (the two sizes close), far under it.
 
 reads (issue 7): on the local runtime (moto server, the real template), a meters file then
 a register read file of 1,000 and of 10,000 rows, from upload to every consumption kept at
@@ -532,6 +537,189 @@ def count_kept(rt: Any, tag: str) -> int:
     return sum(1 for t in text if f"{tag}-A" in t and "USAGE" in t)
 
 
+# ---------------------------------------------------------------- memory (issue 27)
+
+MEMORY_FILE_BYTES = 50 * 1024 * 1024
+MEMORY_NOW = datetime(2026, 12, 15, 18, tzinfo=UTC)  # after every read of the generated files
+READ_METERS = 100_000
+READ_DAYS = tuple(date(2026, m, 1) for m in range(2, 12))
+
+
+def write_reads_file(path: Path, size: int) -> int:
+    """A register read file of about ``size`` bytes: 10 monthly reads per meter."""
+    rows = 0
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.write("tenant,meter_id,read_on,reading,read_type\n")
+        while f.tell() < size:
+            n = rows // len(READ_DAYS)
+            k = rows % len(READ_DAYS)
+            f.write(f"{PP},RM-{n:07d},{READ_DAYS[k].isoformat()},{(k + 1) * 1000 + n % 97},actual\n")
+            rows += 1
+    return rows
+
+
+def write_sized_interval_file(path: Path, size: int) -> int:
+    """An interval file of about ``size`` bytes: days of 288 intervals, meter by meter."""
+    start = datetime(2026, 3, 1, 6, 0, tzinfo=UTC)  # 00:00 in Chicago; steps in UTC, so the
+    # spring-forward hour of 2026-03-08 is skipped, not written twice
+    stamps = [(start + timedelta(minutes=5 * i)).astimezone(TZ).isoformat() for i in range(288 * 10)]
+    rows = 0
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.write("tenant,meter_id,interval_start,volume\n")
+        meter = 0
+        while f.tell() < size:
+            f.writelines(
+                f"{PP},AMI-{meter:06d},{s},{(meter + i) % 40}.{i % 10}\n" for i, s in enumerate(stamps)
+            )
+            rows += len(stamps)
+            meter += 1
+    return rows
+
+
+class DiscardingRepo:
+    """The repository port for a memory figure: every meter registered on an account of its
+    own with a fresh series (so each read is applied and periods determined), every write
+    dropped. What it measures is the reader's memory, not a store's."""
+
+    def file_record(self, file_id: str) -> Any:
+        return None
+
+    def meters(self, keys: Iterable[tuple[str, str]]) -> dict[Any, Any]:
+        return {}
+
+    def meter_accounts(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        return {k: "RA-" + k[1] for k in keys}
+
+    def accounts(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], Any]:
+        from metering.domain.model import AccountMetering, Meter, MeterSeries, Point
+
+        found = {}
+        for tenant, account in keys:
+            meter = Meter(
+                tenant, account[3:], account, "water", "gal", 7, date(2026, 1, 1), Decimal(0), "5/8"
+            )
+            series = MeterSeries(meter, [Point(date(2026, 1, 1), Decimal(0), "initial", Decimal(0))])
+            found[(tenant, account)] = AccountMetering(tenant, account, {meter.meter_id: series})
+        return found
+
+    def meters_taken_in(self, keys: Any, file_id: str) -> dict[Any, Any]:
+        return {}
+
+    def reads_taken_in(self, file_id: str, first_line: int, last_line: int) -> dict[int, int]:
+        return {}
+
+    def save(self, batch: Any, *, file_id: str, now: datetime) -> None:
+        pass
+
+    def record_file(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def interval_meters(self, keys: Iterable[tuple[str, str]]) -> dict[tuple[str, str], IntervalMeter]:
+        return lookup(keys)
+
+    def interval_days(self, keys: Any) -> dict[Any, Any]:
+        return {}
+
+    def save_days(self, days: Any, *, file_id: str, now: datetime) -> None:
+        pass
+
+    def save_events(self, events: Any, *, now: datetime) -> None:
+        pass
+
+
+class SpooledReport:
+    """The rejection report as the S3 adapter keeps it (spooled to /tmp past 4 MiB), not put."""
+
+    def __init__(self) -> None:
+        self._file = tempfile.SpooledTemporaryFile(max_size=4 * 1024 * 1024)  # noqa: SIM115
+
+    def add(self, rejection: Any) -> None:
+        self._file.write(rejection.model_dump_json().encode() + b"\n")
+
+    def finish(self) -> str | None:
+        self._file.close()
+        return None
+
+
+def take_in(kind: str, path: Path) -> Any:
+    from metering.app import ingest
+    from metering.domain.determination import TenantSettings
+
+    file = ingest.UploadedFile("uploads", f"{kind}/bench.csv", "bench", path.stat().st_size)
+    repo: Any = DiscardingRepo()
+    if kind == "interval":
+        return ingest.take_in_interval_file(
+            file, chunks=chunks(path), repo=repo, report=SpooledReport(), tenants=(PP,), now=MEMORY_NOW
+        )
+    return ingest.take_in_file(
+        file,
+        kind=kind,
+        chunks=chunks(path),
+        repo=repo,
+        report=SpooledReport(),
+        settings=lambda tenant: TenantSettings(period_months=1),
+        tenants=(PP,),
+        now=MEMORY_NOW,
+        today=MEMORY_NOW.date(),
+    )
+
+
+def child_peak(kind: str, path: Path) -> tuple[float, float, float, Any]:
+    """A forked child takes ``path`` in: its RSS before (imports done), its peak RSS, the
+    seconds it took, and the file's counts."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        import resource
+
+        os.close(read)
+        take_in(kind, path.with_suffix(".warm"))  # imports and first-call caches, on a tiny file
+        gc.collect()
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        began = time.perf_counter()
+        counts = take_in(kind, path).counts
+        took = time.perf_counter() - began
+        os.write(write, repr((before, took, counts.as_dict())).encode())
+        os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as pipe:
+        before, took, counts = eval(pipe.read())  # noqa: S307 - our own child's repr
+    _, _, usage = os.wait4(pid, 0)
+    return before, usage.ru_maxrss / 1024, took, counts
+
+
+def memory_size(function: str) -> int:
+    from sewerbill.samtemplate import load_template
+
+    template = load_template(ROOT / "template.yaml")
+    props = template["Resources"][function]["Properties"]
+    return int(props.get("MemorySize") or template["Globals"]["Function"]["MemorySize"])
+
+
+def bench_memory(size: int = MEMORY_FILE_BYTES, kinds: tuple[str, ...] = ("reads", "interval")) -> None:
+    """Peak RSS of a worker taking in a 50 MB read file and a 50 MB interval file (and a
+    tenth of each: flat memory means the two are close), beside the function's MemorySize."""
+    print(f"peak memory of a worker taking in a file of {size / 2**20:.0f} MiB (issue 27)")
+    for kind, function, write in (
+        ("reads", "MeteringOnReadFileUploadedFunction", write_reads_file),
+        ("interval", "MeteringOnIntervalFileUploadedFunction", write_sized_interval_file),
+    ):
+        if kind not in kinds:
+            continue
+        limit = memory_size(function)
+        with tempfile.TemporaryDirectory() as tmp:
+            for share in (10, 1):
+                path = Path(tmp) / f"{kind}-{share}.csv"
+                rows = write(path, size // share)
+                write(path.with_suffix(".warm"), 2_000)
+                before, peak, took, counts = child_peak(kind, path)
+                print(
+                    f"  {kind:<8} {path.stat().st_size / 2**20:5.1f} MiB {rows:>9,} rows: peak RSS {peak:6.1f} MiB "
+                    f"(+{peak - before:5.1f} over the {before:5.1f} MiB before the file), {took:5.1f} s; "
+                    f"{function} MemorySize {limit} MiB; counts {counts}"
+                )
+
+
 def main(argv: list[str]) -> None:
     what = argv[1] if len(argv) > 1 else "all"
     rows = int(argv[2]) if len(argv) > 2 else 1_000_000
@@ -539,6 +727,10 @@ def main(argv: list[str]) -> None:
         bench_interval(rows)
     if what in ("reads", "all"):
         bench_reads()
+    if what in ("memory", "all"):
+        bench_memory()
+    elif what.startswith("memory:"):  # memory:reads or memory:interval, one kind
+        bench_memory(kinds=(what.split(":", 1)[1],))
 
 
 if __name__ == "__main__":

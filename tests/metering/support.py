@@ -8,10 +8,11 @@ from decimal import Decimal
 from typing import Any
 
 from common.events import Event
+from common.imports import ImportCounts
 from metering.app import ingest
-from metering.app.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
+from metering.app.ingest import AccountKey, BatchOutput, FileRecord, MeterKey, TakenIn, UploadedFile
 from metering.domain.determination import TenantSettings
-from metering.domain.interval import DaySum, IntervalMeter
+from metering.domain.interval import DayKey, DaySum, IntervalMeter, StoredDay
 from metering.domain.model import AccountMetering, Meter
 from metering.events import LineRejection, ReadsRejected
 
@@ -35,19 +36,24 @@ class MemoryRepo:
     def __init__(self) -> None:
         self.meters_: dict[MeterKey, dict[str, Any]] = {}
         self.accounts_: dict[AccountKey, dict[str, Any]] = {}
-        self.files: dict[str, tuple[int, ReadsRejected | None]] = {}
+        self.files: dict[str, tuple[ImportCounts, ReadsRejected | None, FileRecord]] = {}
         self.chunks: list[Any] = []
         self.consumptions: dict[tuple[str, str, date, date], Any] = {}
         self.reads: list[Any] = []
         self.failed: list[Any] = []
         self.saves = 0
-        self.days: dict[tuple[str, str, date], DaySum] = {}
+        self.stored_days: dict[DayKey, dict[str, Any]] = {}  # StoredDay as JSON, as DynamoDB keeps it
         self.events: list[Event] = []
-        self.meter_sources: dict[MeterKey, tuple[str, int]] = {}  # the file and line of each meter
-        self.read_lines: dict[str, set[int]] = {}  # the lines of each file's accepted reads
+        self.meter_sources: dict[MeterKey, tuple[str, TakenIn]] = {}  # the file, line, pass of each meter
+        self.read_lines: dict[str, dict[int, int]] = {}  # each file's accepted reads: line -> pass
 
-    def file_seen(self, file_id: str) -> bool:
-        return file_id in self.files
+    @property
+    def days(self) -> dict[DayKey, DaySum]:
+        return {k: StoredDay.from_json(v).sums() for k, v in self.stored_days.items()}
+
+    def file_record(self, file_id: str) -> FileRecord | None:
+        found = self.files.get(file_id)
+        return found[2] if found else None
 
     def meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, Meter]:
         return {k: Meter.from_json(self.meters_[k]) for k in keys if k in self.meters_}
@@ -55,12 +61,12 @@ class MemoryRepo:
     def meter_accounts(self, keys: Iterable[MeterKey]) -> dict[MeterKey, str]:
         return {k: m.account_id for k, m in self.meters(keys).items()}
 
-    def meters_taken_in(self, keys: Iterable[MeterKey], file_id: str) -> dict[MeterKey, int]:
+    def meters_taken_in(self, keys: Iterable[MeterKey], file_id: str) -> dict[MeterKey, TakenIn]:
         found = {k: self.meter_sources.get(k) for k in keys}
         return {k: source[1] for k, source in found.items() if source is not None and source[0] == file_id}
 
-    def reads_taken_in(self, file_id: str, first_line: int, last_line: int) -> set[int]:
-        return {n for n in self.read_lines.get(file_id, set()) if first_line <= n <= last_line}
+    def reads_taken_in(self, file_id: str, first_line: int, last_line: int) -> dict[int, int]:
+        return {n: p for n, p in self.read_lines.get(file_id, {}).items() if first_line <= n <= last_line}
 
     def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, AccountMetering]:
         return {
@@ -78,8 +84,11 @@ class MemoryRepo:
             for k, m in self.meters(keys).items()
         }
 
-    def save_days(self, days: dict[tuple[str, str, date], DaySum], *, file_id: str, now: datetime) -> None:
-        self.days.update(days)
+    def interval_days(self, keys: Iterable[DayKey]) -> dict[DayKey, StoredDay]:
+        return {k: StoredDay.from_json(self.stored_days[k]) for k in keys if k in self.stored_days}
+
+    def save_days(self, days: dict[DayKey, StoredDay], *, file_id: str, now: datetime) -> None:
+        self.stored_days.update({k: d.as_json() for k, d in days.items()})
 
     def save_events(self, events: Sequence[Event], *, now: datetime) -> None:
         self.events.extend(events)
@@ -102,19 +111,26 @@ class MemoryRepo:
         self.chunks.extend(batch.chunks)
         for c in batch.consumptions:
             self.consumptions[(c.tenant, c.account_id, c.period_start, c.period_end)] = c
-        self.reads.extend(batch.reads)
-        self.read_lines.setdefault(file_id, set()).update(r.line for r, _ in batch.reads)
+        self.reads.extend((r, a) for r, a, _ in batch.reads)
+        self.read_lines.setdefault(file_id, {}).update((r.line, p) for r, _, p in batch.reads)
         self.failed.extend(batch.failed_reads)
-        for meter, line in batch.meters:
+        for meter, line, pass_, outcome in batch.meters:
             self.meters_[(meter.tenant, meter.meter_id)] = meter.as_json()
-            self.meter_sources[(meter.tenant, meter.meter_id)] = (file_id, line)
+            self.meter_sources[(meter.tenant, meter.meter_id)] = (file_id, TakenIn(line, pass_, outcome))
         for account in batch.accounts:
             self.accounts_[(account.tenant, account.account_id)] = account.as_json()
 
     def record_file(
-        self, file: UploadedFile, kind: str, accepted: int, rejected: ReadsRejected | None, now: datetime
+        self,
+        file: UploadedFile,
+        kind: str,
+        counts: ImportCounts,
+        rejected: ReadsRejected | None,
+        now: datetime,
+        *,
+        record: FileRecord,
     ) -> None:
-        self.files[file.file_id] = (accepted, rejected)
+        self.files[file.file_id] = (counts, rejected, record)
 
     def volumes(self, account: str) -> dict[tuple[date, date], Decimal]:
         return {(k[2], k[3]): c.volume_gal for k, c in self.consumptions.items() if k[1] == account}
@@ -139,6 +155,7 @@ class Utility:
         self.today = today
         self.uploads = 0
         self.last_report = MemoryReport()
+        self.rules: ingest.FieldRules | None = None  # None: facts from 1990 to today
 
     def upload(
         self,
@@ -163,6 +180,7 @@ class Utility:
             now=datetime.combine(self.today, datetime.min.time(), UTC),
             today=self.today,
             batch_rows=batch_rows,
+            rules=self.rules,
         )
 
     def meters(self, *rows: str) -> ingest.IngestResult:
@@ -180,8 +198,10 @@ class Utility:
             run_id=self.today.isoformat(),
         )
 
-    def interval(self, text: str, *, now: datetime | None = None) -> ingest.IngestResult:
-        data = text.encode()
+    def interval(
+        self, text: str | bytes, *, now: datetime | None = None, flush_days: int = 200
+    ) -> ingest.IngestResult:
+        data = text.encode() if isinstance(text, str) else text
         self.last_report = MemoryReport()
         self.uploads += 1
         return ingest.take_in_interval_file(
@@ -191,4 +211,35 @@ class Utility:
             report=self.last_report,
             tenants=TENANTS,
             now=now or datetime.combine(self.today, datetime.min.time(), UTC),
+            rules=self.rules,
+            flush_days=flush_days,
         )
+
+
+class Crash(Exception):
+    """The worker killed part-way (the fault harness's kill, in a pure test)."""
+
+
+class CrashingRepo:
+    """``repo`` whose ``after``-th write (a batch's save or a flush of interval days) raises
+    :class:`Crash` once the write is done: the crash comes after some of the file is stored."""
+
+    def __init__(self, repo: MemoryRepo, after: int) -> None:
+        self._repo = repo
+        self._left = after
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._repo, name)
+
+    def _written(self) -> None:
+        self._left -= 1
+        if self._left == 0:
+            raise Crash
+
+    def save(self, batch: BatchOutput, *, file_id: str, now: datetime) -> None:
+        self._repo.save(batch, file_id=file_id, now=now)
+        self._written()
+
+    def save_days(self, days: dict[DayKey, StoredDay], *, file_id: str, now: datetime) -> None:
+        self._repo.save_days(days, file_id=file_id, now=now)
+        self._written()

@@ -190,5 +190,5 @@ def test_a_quoted_value_across_two_lines_keeps_its_newline_and_is_rejected_not_j
     )
     assert (result.accepted, result.rejected) == (1, 1)
     [rejection] = result.first_rejections
-    assert (rejection.line, rejection.column) == (3, "meter_id") and "not an id" in rejection.reason
+    assert (rejection.line, rejection.column) == (3, "meter_id") and "control character" in rejection.reason
     assert [c.account_id for c in u.repo.consumptions.values()] == ["GR-0"]

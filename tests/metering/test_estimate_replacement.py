@@ -134,7 +134,10 @@ def test_a_final_reading_at_an_exchange_replaces_the_estimate_too() -> None:
         f"{PP},PP-W1,PP-1,water,gal,6,2026-01-01,0,1,2026-04-01,5100",  # removed: 2,000 gal since 2026-02-01
         f"{PP},PP-W2,PP-1,water,gal,6,2026-04-01,0,1,,",
     )
-    assert (result.accepted, result.rejected, result.consumptions) == (2, 0, 1), result.first_rejections
+    # PP-W1 was registered before: its removal is a new version of it (changed), PP-W2 is new
+    assert (result.accepted, result.changed, result.rejected, result.consumptions) == (1, 1, 0, 1), (
+        result.first_rejections
+    )
     feb = u.repo.consumptions[FEB]
     assert (feb.volume_gal, feb.flags) == (Decimal("949.153"), ("estimate_replaced",))  # 2,000 x 28/59
     u.today = date(2026, 5, 2)

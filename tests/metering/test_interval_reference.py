@@ -32,6 +32,8 @@ from metering.domain.interval import (
     Slug,
     _unknown,
     aggregate,
+    conflict,
+    slot_of,
 )
 from metering.domain.model import GALLONS_PER
 from metering.events import LineRejection
@@ -64,6 +66,7 @@ def reference(data: bytes) -> tuple[Aggregation, list[LineRejection]]:
     last: datetime | None = None
     run: list[tuple[datetime, Decimal]] = []
     threshold = Decimal(0)
+    given: dict[tuple[tuple[str, str], datetime], tuple[Decimal, int]] = {}
 
     def refuse(line: int, column: str, reason: str) -> None:
         rejections.append(LineRejection(line=line, column=column, reason=reason))
@@ -122,13 +125,6 @@ def reference(data: bytes) -> tuple[Aggregation, list[LineRejection]]:
             refuse(line, "volume", f"not a non-negative decimal: {raw[:30]!r}")
             continue
         gallons = Decimal(raw) if meter.units == "gal" else Decimal(raw) * GALLONS_PER[meter.units]
-        key = (ident[0], ident[1], local.date())
-        if key in sums:
-            day = sums[key]
-            sums[key] = DaySum(day.volume_gal + gallons, day.intervals + 1, max(day.peak_gal, gallons))
-        else:
-            sums[key] = DaySum(gallons, 1, gallons)
-        out.accepted += 1
         # a new meter, or time not moving on (compared as instants), restarts the window
         if ident != meter_now or (last is not None and start <= last):
             close()
@@ -144,6 +140,23 @@ def reference(data: bytes) -> tuple[Aggregation, list[LineRejection]]:
             else:
                 close()
         window.append(gallons)
+        # issue 26: an interval given again is repeated (same volume) or rejected (another)
+        slot = (ident, start.astimezone(UTC))
+        if slot in given:
+            had, had_line = given[slot]
+            if had == Decimal(raw):
+                out.repeated += 1
+            else:
+                rejections.append(conflict(line, ident[1], slot_of(slot[1]), had, had_line, Decimal(raw)))
+            continue
+        given[slot] = (Decimal(raw), line)
+        key = (ident[0], ident[1], local.date())
+        if key in sums:
+            day = sums[key]
+            sums[key] = DaySum(day.volume_gal + gallons, day.intervals + 1, max(day.peak_gal, gallons))
+        else:
+            sums[key] = DaySum(gallons, 1, gallons)
+        out.accepted += 1
     close()
     out.days = sums
     return out, rejections
@@ -174,7 +187,7 @@ def exact(out: Aggregation) -> tuple[object, ...]:
         )
         for s in out.slugs
     ]
-    return out.rows, out.accepted, days, slugs
+    return out.rows, out.accepted, out.repeated, days, slugs
 
 
 BAD_TIMES = (

@@ -89,7 +89,7 @@ def test_a_meter_registry_change_is_kept_but_its_register_cannot_change() -> Non
     )
     assert (same.accepted, same.repeated) == (1, 1)  # the repeated row changes nothing
     resized = u.meters(f"{GR},GR-M1,GR-1,water,gal,6,2026-01-01,1000,1,,")
-    assert resized.accepted == 1
+    assert (resized.accepted, resized.changed) == (0, 1)  # a record: a new version, kept as history
     moved = u.meters(f"{GR},GR-M1,GR-2,water,gal,6,2026-01-01,1000,1,,")
     [(_, column, reason)] = reasons(moved)
     assert column == "account_id" and "cannot change" in reason

@@ -134,8 +134,28 @@ def test_upload_reports_the_invocations_it_caused(running_stack: str, tmp_path: 
         "upload", "UploadsBucket", str(reads), "--key", "reads/cli.csv", "--gateway", running_stack
     )
     assert code == 0, out
-    assert re.search(r"MeteringOnReadFileUploadedFunction\s+sqs\s+1 record\(s\), 0 failed", out)
-    assert "ERROR" not in out
+    assert re.search(r"MeteringOnReadFileUploadedFunction\s+sqs\s+1 record\(s\), 0 message\(s\) failed", out)
+    assert "ERROR" not in out and "no line rejected" in out
+
+
+def test_upload_says_how_many_lines_were_rejected_and_where_the_report_is(
+    running_stack: str, tmp_path: Path
+) -> None:
+    """Issue 26: a file whose lines were all rejected printed "0 failed" and nothing else."""
+    reads = tmp_path / "all-bad.csv"
+    reads.write_text(
+        "tenant,meter_id,read_on,reading\n"
+        "pleasant-prairie-sewer,NO-SUCH-1,2025-01-20,700\n"
+        "pleasant-prairie-sewer,../../etc/passwd,2025-01-20,700\n"
+    )
+    code, out = cli(
+        "upload", "UploadsBucket", str(reads), "--key", "reads/cli-all-bad.csv", "--gateway", running_stack
+    )
+    assert code == 0, out
+    found = re.search(
+        r"2 line\(s\) rejected, report: s3://(\S+)/(reports/metering/reads/cli-all-bad\.csv/\S+)", out
+    )
+    assert found, out
 
 
 def test_clock_advance_fires_each_schedule_in_between(running_stack: str) -> None:

@@ -379,10 +379,23 @@ def upload(
     result = _call(_gateway(gateway), "POST", f"/_local/upload?{query}", file.read_bytes())
     for inv in result["invocations"]:
         _say(
-            f"  {inv['function']:<45} {inv['trigger']:<9} {inv['records']} record(s), {inv['failures']} failed"
-            + (f" ERROR {inv['error']}" if inv["error"] else "")
+            f"  {inv['function']:<45} {inv['trigger']:<9} {inv['records']} record(s), "
+            f"{inv['failures']} message(s) failed" + (f" ERROR {inv['error']}" if inv["error"] else "")
         )
-    _say(f"done: {len(result['invocations'])} invocation(s)")
+    _say(upload_summary(bucket, result))
+
+
+def upload_summary(bucket: str, result: dict[str, Any]) -> str:
+    """The upload's last line: invocations, and how many lines were rejected and where the
+    report is (issue 26: a file whose lines were all rejected is never "0 failed")."""
+    reports = result.get("reports", [])
+    rejected = sum(r["rejected"] for r in reports)
+    name = result.get("bucket_name") or bucket
+    where = "; ".join(f"s3://{name}/{r['key']}" for r in reports)
+    lines = (
+        f"{rejected} line(s) rejected, report: {where}" if reports else "no line rejected (no report written)"
+    )
+    return f"done: {len(result['invocations'])} invocation(s); {lines}"
 
 
 @local_app.command("token")

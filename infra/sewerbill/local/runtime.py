@@ -295,6 +295,26 @@ class LocalRuntime:
         if drain:
             self.drain()
 
+    def rejection_reports(self, bucket: str, key: str) -> dict[str, tuple[str, int]]:
+        """The rejection reports written for the object ``key`` (``common.reports``' keys:
+        ``reports/<service>/<key>/...``): report key -> (its LastModified, rejected lines)."""
+        name = self.stack.physical(bucket) if bucket in self.stack.resources else bucket
+        s3 = self.client("s3")
+        found: dict[str, tuple[str, int]] = {}
+        for page in s3.get_paginator("list_objects_v2").paginate(Bucket=name, Prefix="reports/"):
+            for obj in page.get("Contents", []):
+                parts = obj["Key"].split("/", 2)
+                if len(parts) == 3 and parts[2].startswith(key + "/"):
+                    found[obj["Key"]] = (str(obj["LastModified"]), -1)
+        return found
+
+    def count_rejected(self, bucket: str, report: str) -> int:
+        """The rejected lines a report lists: JSON lines one each, a CSV report after its header."""
+        name = self.stack.physical(bucket) if bucket in self.stack.resources else bucket
+        body = self.client("s3").get_object(Bucket=name, Key=report)["Body"].read().decode("utf-8", "replace")
+        lines = [line for line in body.splitlines() if line.strip()]
+        return max(len(lines) - 1, 0) if report.endswith(".csv") else len(lines)
+
     def send(self, queue: str, body: str | dict[str, Any], drain: bool = False) -> str:
         url = self.stack.physical(queue) if queue in self.stack.resources else queue
         text = body if isinstance(body, str) else json.dumps(body)
@@ -624,12 +644,25 @@ class LocalRuntime:
             }
         if path == "/_local/upload" and method == "POST":
             before = len(self.invocations)
+            reports_before = self.rejection_reports(query["bucket"], query["key"])
             self.upload(query["bucket"], query["key"], body)
+            written = [
+                k
+                for k, (modified, _) in self.rejection_reports(query["bucket"], query["key"]).items()
+                if reports_before.get(k, ("", 0))[0] != modified
+            ]
             return 200, {
                 "bucket": query["bucket"],
+                "bucket_name": self.stack.physical(query["bucket"])
+                if query["bucket"] in self.stack.resources
+                else query["bucket"],
                 "key": query["key"],
                 "bytes": len(body),
                 "invocations": [_invocation(i) for i in self.invocations[before:]],
+                # issue 26: how many lines the file's readers rejected, and where the report is
+                "reports": [
+                    {"key": k, "rejected": self.count_rejected(query["bucket"], k)} for k in sorted(written)
+                ],
             }
         if path == "/_local/token" and method == "POST":
             return 200, {

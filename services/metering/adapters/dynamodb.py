@@ -10,8 +10,11 @@
   (``READ_COLUMNS``) of at most ``READS_PART_BYTES``: the batch's record of its rows, one
   item per batch rather than one per read (issue 7: a read's effect on the register is in the
   account's ``STATE`` item, written in the same batch; nothing queries reads one by one);
-- ``DAY#<tenant>#<meter_id>`` / ``DATE#<local date>``: interval volume of one local day;
-- ``FILE#<file_id>`` / ``FILE``: a file taken in; ``OUTBOX#<event_id>`` / ``OUTBOX``: events.
+- ``DAY#<tenant>#<meter_id>`` / ``DATE#<local date>``: one local day's intervals (``slots``, each with
+  the file, pass and line that gave it: ``metering.domain.interval.StoredDay``, JSON) and
+  their sums, derived from all of them (issue 26);
+- ``FILE#<file_id>`` / ``FILE``: a file's last run: its counts, whether it is final (a
+  duplicate when sent again) and its passes (``metering.app.core.FileRecord``); ``OUTBOX#<event_id>`` / ``OUTBOX``: events.
   A ``ConsumptionsDetermined`` chunk item is also metering's record of what it determined
   (every period's volume, quality, flags and the reads used): one fact, one item, published
   by the stream and kept without expiry (X-RETENTION), instead of a second item per period.
@@ -31,9 +34,10 @@ from common.due_marks import DueMarks
 from common.dynamo import batch_get, batch_put, from_item, get
 from common.events import Event
 from common.ids import key
+from common.imports import ImportCounts
 from common.outbox import OUTBOX_PREFIX, OUTBOX_SK, outbox_item
-from metering.app.ingest import AccountKey, BatchOutput, MeterKey, UploadedFile
-from metering.domain.interval import UTILITY_TZ, DaySum, IntervalMeter
+from metering.app.ingest import AccountKey, BatchOutput, FileRecord, MeterKey, TakenIn, UploadedFile
+from metering.domain.interval import UTILITY_TZ, DayKey, IntervalMeter, StoredDay
 from metering.domain.model import AccountMetering, Meter
 from metering.events import ReadsRejected
 
@@ -68,6 +72,7 @@ READ_COLUMNS = (
     "status",
     "column",
     "reason",
+    "pass",  # issue 26: the run of the file that took the read in (older items: none, pass 0)
 )
 READS_PART_BYTES = 300_000  # under the 400 KB item limit with the keys and the other attributes
 
@@ -88,8 +93,9 @@ def reads_items(batch: BatchOutput, file_id: str, at: str) -> Iterator[dict[str,
             "accepted",
             None,
             None,
+            pass_,
         ]
-        for r, account in batch.reads
+        for r, account, pass_ in batch.reads
     ]
     rows += [
         [
@@ -103,6 +109,7 @@ def reads_items(batch: BatchOutput, file_id: str, at: str) -> Iterator[dict[str,
             "failed",
             f.column,
             f.reason,
+            None,
         ]
         for f in batch.failed_reads
     ]
@@ -140,6 +147,10 @@ def _meter_of(pk: str) -> MeterKey:
     return tenant, meter_id
 
 
+def day_key(tenant: str, meter_id: str, day: date) -> tuple[str, str]:
+    return key("DAY", tenant, meter_id), key("DATE", day.isoformat())
+
+
 def outbox_key(event_id: str) -> tuple[str, str]:
     return f"{OUTBOX_PREFIX}{event_id}", OUTBOX_SK
 
@@ -163,23 +174,33 @@ class DynamoMeteringRepository:
         if self.MARKS_DAILY:
             self.due.add([now.astimezone(UTILITY_TZ).date()])
 
-    def file_seen(self, file_id: str) -> bool:
-        return get(self._client, self._table, *file_key(file_id)) is not None
+    def file_record(self, file_id: str) -> FileRecord | None:
+        item = get(self._client, self._table, *file_key(file_id))
+        if item is None:
+            return None
+        return FileRecord(
+            final=bool(item.get("final", True)),
+            passes=int(item.get("passes", 1)),
+            lines=int(item.get("lines", 0)),
+            rejected=int(item.get("rejected", 0)),
+        )
 
     def meters(self, keys: Iterable[MeterKey]) -> dict[MeterKey, Meter]:
         found = batch_get(self._client, self._table, (meter_key(*k) for k in keys))
         meters = (Meter.from_json(json.loads(item["meter"])) for item in found.values())
         return {(m.tenant, m.meter_id): m for m in meters}
 
-    def meters_taken_in(self, keys: Iterable[MeterKey], file_id: str) -> dict[MeterKey, int]:
+    def meters_taken_in(self, keys: Iterable[MeterKey], file_id: str) -> dict[MeterKey, TakenIn]:
         found = batch_get(self._client, self._table, (meter_key(*k) for k in keys))
         return {
-            _meter_of(pk): int(item["line"])
+            _meter_of(pk): TakenIn(
+                int(item["line"]), int(item.get("pass", 0)), item.get("outcome", "accepted")
+            )
             for (pk, _), item in found.items()
             if item.get("source") == file_id and item.get("line") is not None
         }
 
-    def reads_taken_in(self, file_id: str, first_line: int, last_line: int) -> set[int]:
+    def reads_taken_in(self, file_id: str, first_line: int, last_line: int) -> dict[int, int]:
         """From the file's record of its batches' lines (``reads_items``): a batch's parts are
         keyed by their first line, so those of lines [first_line, last_line] are in that range."""
         pages = self._client.get_paginator("query").paginate(
@@ -192,12 +213,16 @@ class DynamoMeteringRepository:
             },
             ConsistentRead=True,
         )
-        lines: set[int] = set()
+        lines: dict[int, int] = {}
         for page in pages:
             for raw in page["Items"]:
                 item = from_item(raw)
-                status = item["columns"].split(",").index("status")
-                lines.update(int(row[0]) for row in json.loads(item["reads"]) if row[status] == "accepted")
+                columns = item["columns"].split(",")
+                status = columns.index("status")
+                at = columns.index("pass") if "pass" in columns else None
+                for row in json.loads(item["reads"]):
+                    if row[status] == "accepted":
+                        lines[int(row[0])] = int(row[at] or 0) if at is not None else 0
         return lines
 
     def meter_accounts(self, keys: Iterable[MeterKey]) -> dict[MeterKey, str]:
@@ -232,27 +257,38 @@ class DynamoMeteringRepository:
                 if meter.kind == FLOW_MONITOR:
                     yield _interval_meter(meter)
 
-    def save_days(self, days: dict[tuple[str, str, date], DaySum], *, file_id: str, now: datetime) -> None:
+    def interval_days(self, keys: Iterable[DayKey]) -> dict[DayKey, StoredDay]:
+        found = batch_get(self._client, self._table, (day_key(*k) for k in keys))
+        days: dict[DayKey, StoredDay] = {}
+        for item in found.values():
+            if "slots" in item:  # an item written before issue 26 holds sums only
+                days[(item["tenant"], item["meter_id"], date.fromisoformat(item["day"]))] = (
+                    StoredDay.from_json(json.loads(item["slots"]))
+                )
+        return days
+
+    def save_days(self, days: dict[DayKey, StoredDay], *, file_id: str, now: datetime) -> None:
         at = now.isoformat()
-        batch_put(
-            self._client,
-            self._table,
-            (
+        items = []
+        for (tenant, meter_id, day), stored in days.items():
+            sums = stored.sums()
+            pk, sk = day_key(tenant, meter_id, day)
+            items.append(
                 {
-                    "pk": key("DAY", tenant, meter_id),
-                    "sk": key("DATE", day.isoformat()),
+                    "pk": pk,
+                    "sk": sk,
                     "tenant": tenant,
                     "meter_id": meter_id,
                     "day": day.isoformat(),
                     "volume_gal": sums.volume_gal,
                     "intervals": sums.intervals,
+                    "slots": json.dumps(stored.as_json(), separators=(",", ":")),
                     "peak_interval_gal": sums.peak_gal,
                     "source": file_id,
                     "recorded_at": at,
                 }
-                for (tenant, meter_id, day), sums in days.items()
-            ),
-        )
+            )
+        batch_put(self._client, self._table, items)
         if days:
             self._daily_inputs_written(now)
 
@@ -301,7 +337,7 @@ class DynamoMeteringRepository:
         batch_put(self._client, self._table, reads_items(batch, file_id, at))
         meters: list[dict[str, Any]] = []
         versions: list[dict[str, Any]] = []
-        for meter, line in batch.meters:
+        for meter, line, pass_, outcome in batch.meters:
             pk, sk = meter_key(meter.tenant, meter.meter_id)
             body = json.dumps(meter.as_json())
             meters.append(
@@ -313,6 +349,8 @@ class DynamoMeteringRepository:
                     "updated_at": at,
                     "source": file_id,
                     "line": line,
+                    "pass": pass_,
+                    "outcome": outcome,
                 }
             )
             version = key("V", at, file_id.replace("#", "-"), line)
@@ -341,7 +379,14 @@ class DynamoMeteringRepository:
             self._daily_inputs_written(now)
 
     def record_file(
-        self, file: UploadedFile, kind: str, accepted: int, rejected: ReadsRejected | None, now: datetime
+        self,
+        file: UploadedFile,
+        kind: str,
+        counts: ImportCounts,
+        rejected: ReadsRejected | None,
+        now: datetime,
+        *,
+        record: FileRecord,
     ) -> None:
         pk, sk = file_key(file.file_id)
         items: list[dict[str, Any]] = [
@@ -352,8 +397,9 @@ class DynamoMeteringRepository:
                 "bucket": file.bucket,
                 "key": file.key,
                 "etag": file.etag,
-                "accepted": accepted,
-                "rejected": rejected.rejected_count if rejected else 0,
+                **counts.as_dict(),
+                "final": record.final,
+                "passes": record.passes,
                 "report_key": rejected.report_key if rejected else None,
                 "recorded_at": now.isoformat(),
             }

@@ -16,7 +16,7 @@ from __future__ import annotations
 import codecs
 import csv
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
@@ -24,6 +24,7 @@ from itertools import chain
 from typing import Any
 
 from common import csvrows
+from common import fields as safe
 from common.errors import PermanentError
 from metering.events import ID_MAX, LineRejection
 
@@ -74,7 +75,9 @@ class Header:
         return {name: i for i, name in enumerate(seen)}
 
 
-TOO_LONG = "\x00"  # ends a line cut short at LINE_MAX_CHARS (never in a legitimate line)
+# Stands for a line cut short at LINE_MAX_CHARS: longer than any line kept, so no line of a
+# file (a NUL in a cell included, issue 27) can end with it; only a cut line does.
+TOO_LONG = "\x00" * (LINE_MAX_CHARS + 1)
 
 
 def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
@@ -224,6 +227,27 @@ def text_id(cells: dict[str, str], column: str, *, pattern: re.Pattern[str] = _I
     if not pattern.fullmatch(value):
         raise BadField(column, f"not an id (letters, digits, . _ / -): {_shown(value)}")
     return value
+
+
+def safe_id(cells: dict[str, str], column: str) -> str:
+    """A tenant-scoped id (meter, account) as ``common.fields.identifier`` has it: a safe
+    charset and length, no control character, slash or '#' (issue 27). A cell a spreadsheet
+    would run is named as such."""
+    value = cells.get(column, "")
+    if value.startswith(FORMULA_STARTS):
+        raise BadField(column, f"starts with {value[0]!r}: a spreadsheet formula is refused (CSV injection)")
+    try:
+        return safe.identifier(column, value)
+    except safe.BadField as exc:
+        raise BadField(column, exc.reason) from None
+
+
+def in_window(column: str, check: Callable[[], date]) -> date:
+    """A date checked against its window (``common.fields.DateWindow``), as a BadField."""
+    try:
+        return check()
+    except safe.BadField as exc:
+        raise BadField(column, exc.reason) from None
 
 
 def tenant(cells: dict[str, str], tenants: Sequence[str]) -> str:

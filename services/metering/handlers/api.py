@@ -60,7 +60,11 @@ def post_read(
     _require_staff(tenant)
     try:
         read = reading_from_request(
-            tenant, meter_id, body.model_dump(mode="json"), composition.metered_tenants(composition.today())
+            tenant,
+            meter_id,
+            body.model_dump(mode="json"),
+            composition.metered_tenants(composition.today()),
+            composition.field_rules(composition.today()),
         )
     except csvinput.BadField as exc:
         raise ApiError(400, "invalid_request", f"{exc.column}: {exc.reason}") from None

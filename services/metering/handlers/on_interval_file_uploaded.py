@@ -26,7 +26,12 @@ def record_handler(record: SQSRecord) -> None:
     count(Counts.READS_REJECTED, result.rejected)
     logger.info(
         "interval file taken in",
-        extra={"key": upload.key, "accepted": result.accepted, "rejected": result.rejected},
+        extra={
+            "key": upload.key,
+            "duplicate_file": result.duplicate_file,
+            "counts": result.counts.as_dict(),
+            "report_key": result.report_key,
+        },
     )
 
 

@@ -32,7 +32,16 @@ def record_handler(record: SQSRecord) -> None:
     result = composition.take_in_upload(upload, kind)
     count(Counts.READS_ACCEPTED, result.accepted)
     count(Counts.READS_REJECTED, result.rejected)
-    logger.info("file taken in", extra={"key": upload.key, "kind": kind, "result": result.__dict__})
+    logger.info(
+        "file taken in",
+        extra={
+            "key": upload.key,
+            "kind": kind,
+            "duplicate_file": result.duplicate_file,
+            "counts": result.counts.as_dict(),
+            "report_key": result.report_key,
+        },
+    )
 
 
 @observed
