@@ -388,3 +388,15 @@ def test_the_handler_streams_the_body_and_writes_rejected_and_waiting_lines_to_t
         (2, "account_id", "waiting"),
         (3, "amount", "rejected"),
     ]
+
+
+def test_past_the_files_bound_of_waiting_lines_each_is_rejected_with_the_reason(
+    repo: BillingRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("billing.app.payments.MAX_WAITING_LINES", 2)
+    accounts_in(repo, HEADER + acct("GR-1"))
+    text = LOCKBOX + pay("U-1", "R-1") + pay("U-2", "R-2") + pay("U-3", "R-3") + pay("GR-1", "R-4")
+    result = payments_in(repo, text)
+    assert counts(result) == {"lines": 4, "waiting": 2, "rejected": 1, "accepted": 1}
+    [error] = result.rejected
+    assert (error.line, error.column) == (4, "account_id") and "upload the accounts first" in error.reason

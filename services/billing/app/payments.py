@@ -181,6 +181,22 @@ def _values(p: Payment) -> tuple[str, str, str]:
     return (p.account_id, p.paid_on.isoformat(), str(p.amount))
 
 
+MAX_WAITING_LINES = 10_000
+"""Lines of one file that may wait in suspense. A lockbox file is a day's payments of
+accounts billing bills; more than this for accounts it does not know is a wrong file (or
+one sent before its accounts file: send the accounts first), and past it each such line
+is rejected with that reason (never silently dropped), so a hostile file cannot fill the
+table (issue 27: 900,000 lines for unknown accounts)."""
+
+
+def too_many_waiting(p: Payment) -> str:
+    return (
+        f"account {p.account_id!r} is not known at {p.tenant}, and this file already has"
+        f" {MAX_WAITING_LINES:,} payments waiting for unknown accounts: upload the accounts first,"
+        " then this file again"
+    )
+
+
 def waiting_reason(p: Payment) -> str:
     return (
         f"account {p.account_id!r} is not known at {p.tenant} yet: the payment waits in suspense"
@@ -198,6 +214,23 @@ def _take_payments(
     now: datetime,
     book: TariffBook | None,
 ) -> None:
+    # The accounts first: a line for an unknown account past the file's bound of waiting
+    # lines is refused without reading its reference (a file of 900,000 such lines, issue 27).
+    by_tenant: dict[str, list[str]] = {}
+    for _, p in good:
+        by_tenant.setdefault(p.tenant, []).append(p.account_id)
+    known = {(t, a) for t, ids in by_tenant.items() for a in repo.existing_accounts(t, ids)}
+    room = MAX_WAITING_LINES - result.counts.waiting
+    kept: list[tuple[int, Payment]] = []
+    for line, p in good:
+        if (p.tenant, p.account_id) in known:
+            kept.append((line, p))
+        elif room > 0:
+            room -= 1
+            kept.append((line, p))
+        else:
+            result.reject(LineError(line, "account_id", too_many_waiting(p)))
+    good = kept
     stored = repo.get_many([(f"PAYMENT#{p.tenant}", p.reference) for _, p in good])
     state: dict[tuple[str, str], dict[str, Any]] = {
         (pk.split("#", 1)[1], sk): i for (pk, sk), i in stored.items()
@@ -239,10 +272,6 @@ def _take_payments(
             counts.repeated += 1
     if not fresh:
         return
-    by_tenant: dict[str, list[str]] = {}
-    for _, p in fresh:
-        by_tenant.setdefault(p.tenant, []).append(p.account_id)
-    known = {(t, a) for t, ids in by_tenant.items() for a in repo.existing_accounts(t, ids)}
     taken = [(line, p) for line, p in fresh if (p.tenant, p.account_id) in known]
     waiting = [(line, p) for line, p in fresh if (p.tenant, p.account_id) not in known]
     if taken:
