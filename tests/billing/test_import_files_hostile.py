@@ -43,7 +43,9 @@ def test_lines_ended_by_a_carriage_return_alone_and_a_quoted_line_break_keep_the
     # ends on line 4 and GR-3 is line 5; a name holding a line break is refused (issue 27:
     # text has no control characters)
     assert [(line, a.account_id, a.name) for line, a in accepted] == [(2, "GR-1", "Ann"), (5, "GR-3", "Ann")]
-    assert [(e.line, e.column, e.reason) for e in errors] == [(4, "name", "holds a control character (U+000D)")]
+    assert [(e.line, e.column, e.reason) for e in errors] == [
+        (4, "name", "holds a control character (U+000D)")
+    ]
 
 
 def test_a_lockbox_line_with_an_extra_cell_is_rejected_and_a_short_one_reports_its_column() -> None:

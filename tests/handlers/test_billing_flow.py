@@ -310,9 +310,15 @@ def test_a_lockbox_file_posted_twice_posts_once_and_unknown_accounts_wait_until_
     payments = [e for e in of(flow, "LEDGER#") if e["kind"] == "payment"]
     # NOPE-9 is not known yet: its payment waits in suspense (issue 26), not in the ledger
     assert sorted((e["account_id"], e["amount"]) for e in payments) == [("GR-1", "-100.00")]
-    assert [(i["account_id"], i["amount"]) for i in of(flow, "SUSPENSE#grafton-sewer")] == [("NOPE-9", "20.00")]
+    assert [(i["account_id"], i["amount"]) for i in of(flow, "SUSPENSE#grafton-sewer")] == [
+        ("NOPE-9", "20.00")
+    ]
     # the account arrives: the payment is taken in, once, dated as paid
-    upload(flow, "accounts/nope.csv", HEADER + "\ngrafton-sewer,NOPE-9,No,9 Main St,9 Main St,53024,2026-01-01,residential,5/8,GP-9,No\n")
+    upload(
+        flow,
+        "accounts/nope.csv",
+        HEADER + "\ngrafton-sewer,NOPE-9,No,9 Main St,9 Main St,53024,2026-01-01,residential,5/8,GP-9,No\n",
+    )
     payments = [e for e in of(flow, "LEDGER#") if e["kind"] == "payment"]
     assert sorted((e["account_id"], e["amount"], e["posted_on"]) for e in payments) == [
         ("GR-1", "-100.00", "2026-10-05"),
