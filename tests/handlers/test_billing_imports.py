@@ -7,7 +7,7 @@ world it lives in. On moto, in-process."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -55,7 +55,7 @@ def repo(billing: Stack) -> BillingRepo:
 
 
 def accounts_in(
-    repo: BillingRepo, text: str, run: str = "run-1", source: str = "accounts/a.csv"
+    repo: BillingRepo, text: str, run: str = "run-1", source: str = "accounts/a.csv", now: datetime = NOW
 ) -> FileResult:
     return take_in_account_file(
         [text.encode()],
@@ -63,7 +63,7 @@ def accounts_in(
         run=run,
         repo=repo,
         tenants=TENANTS,
-        now=NOW,
+        now=now,
         rules=bills_from_rules(BOOK, NOW.date()),
         release=lambda t, ids: release_waiting(t, ids, repo=repo, now=NOW, book=BOOK),
     )
@@ -150,7 +150,7 @@ def test_an_accounts_file_redelivered_after_a_crash_reports_what_a_run_without_i
         accounts_in(repo, text)
     monkeypatch.undo()
     monkeypatch.setattr(accounts_app, "batches", lambda items: app_common.batches(items, 2))
-    redelivered = accounts_in(repo, text)
+    redelivered = accounts_in(repo, text, now=NOW + timedelta(minutes=5))
     expected = {"lines": 6, "accepted": 2, "changed": 2, "repeated": 1, "rejected": 1}
     assert counts(redelivered) == expected
     # once more (a redelivery after the run finished): the same counts, no new version
@@ -400,3 +400,25 @@ def test_past_the_files_bound_of_waiting_lines_each_is_rejected_with_the_reason(
     assert counts(result) == {"lines": 4, "waiting": 2, "rejected": 1, "accepted": 1}
     [error] = result.rejected
     assert (error.line, error.column) == (4, "account_id") and "upload the accounts first" in error.reason
+
+
+def test_an_accounts_batch_half_written_by_a_crash_is_finished_without_a_second_version(
+    repo: BillingRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accounts_in(repo, HEADER + acct("GR-1") + acct("GR-2"), run="before")
+    text = HEADER + acct("GR-1", name="One") + acct("GR-2", name="Two") + acct("GR-3")
+    real = BillingRepo.write
+
+    def half(self: BillingRepo, items: Any, *args: Any, **kwargs: Any) -> Any:
+        listed = list(items)
+        real(self, listed[:1], *args, **kwargs)  # GR-1's new history item only
+        raise RuntimeError("injected crash")
+
+    monkeypatch.setattr(BillingRepo, "write", half)
+    with pytest.raises(RuntimeError):
+        accounts_in(repo, text)
+    monkeypatch.undo()
+    later = NOW + timedelta(minutes=5)  # the redelivery comes later
+    assert counts(accounts_in(repo, text, now=later)) == {"lines": 3, "changed": 2, "accepted": 1}
+    names = [json.loads(h["record"])["name"] for h in repo.account_history("grafton-sewer", "GR-1")]
+    assert names == ["Ann", "One"]

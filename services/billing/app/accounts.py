@@ -82,10 +82,15 @@ def take_in_account_file(
     rules: BillsFromRules | None = None,
     report: LineReport | None = None,
     release: Any = None,
+    redelivered: bool = True,
 ) -> FileResult:
     """accounts/ upload: each line counted (accepted, repeated, changed, rejected), good lines
     kept as history, bad ones reported with line, column and cause. ``release(tenant,
-    account_ids)``: the payments waiting for these accounts taken in (``payments.release_waiting``)."""
+    account_ids)``: the payments waiting for these accounts taken in (``payments.release_waiting``).
+    ``redelivered``: this may be a redelivery (SQS's receive count above 1; true unless
+    known otherwise): a version to write is first looked for among the history items of
+    its run and line, so one the crashed delivery wrote is rewritten under its key, never
+    recorded twice."""
     result = FileResult(report=report or NoReport())
     for batch in batches(read_account_lines(chunks, tenants, rules)):
         result.counts.lines += len(batch)
@@ -95,7 +100,7 @@ def take_in_account_file(
                 result.reject(got)
             else:
                 good.append((line, got))
-        _take_batch(good, result=result, source=source, run=run, repo=repo, now=now)
+        _take_batch(good, result=result, source=source, run=run, repo=repo, now=now, redelivered=redelivered)
         if release is not None and good:
             by_tenant: dict[str, list[str]] = {}
             for _, record in good:
@@ -114,6 +119,7 @@ def _take_batch(
     run: str,
     repo: BillingRepo,
     now: datetime,
+    redelivered: bool = False,
 ) -> None:
     held = repo.current_accounts([(r.tenant, r.account_id) for _, r in good])
     writes: list[TakenAccount] = []
@@ -138,6 +144,8 @@ def _take_batch(
             # Each line its own instant, in file order: two versions of one account in one
             # file are two history items, the later one in force (``account_as_of``).
             at = (now + timedelta(microseconds=line)).isoformat()
+            if redelivered and (h := repo.history_line(record.tenant, record.account_id, run, line)):
+                at = str(h["recorded_at"])  # the crashed delivery's version of this line
             writes.append(TakenAccount(record, run, line, kind, at))  # type: ignore[arg-type]
             state[key] = {"record": mine, "run": run, "line": line, "kind": kind, "recorded_at": at}
         counts.accepted += kind == "accepted"

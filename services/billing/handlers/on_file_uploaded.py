@@ -59,6 +59,7 @@ def record_handler(record: SQSRecord) -> None:
             now=now,
             rules=bills_from_rules(book, now.date()),
             report=report,
+            redelivered=int(record.attributes.approximate_receive_count or 1) > 1,
             release=lambda tenant, ids: release_waiting(tenant, ids, repo=repo, now=now, book=book),
         )
     elif upload.key.startswith("payments/"):
