@@ -197,6 +197,7 @@ def bench_inproc(kind: str, megabytes: float) -> None:
             rules=bills_from_rules(book, now.date()),
             report=report,
             release=lambda t, ids: release_waiting(t, ids, repo=repo, now=now, book=book),
+            redelivered=False,
         )
     report.close()
     took, cpu = time.perf_counter() - began, time.process_time() - cpu
