@@ -146,3 +146,73 @@ def _bounded(counter: Counter[str]) -> dict[str, int]:
     other = sum(counter.values()) - sum(kept.values())
     kept[OTHER] = kept.get(OTHER, 0) + other
     return dict(sorted(kept.items()))
+
+
+SPOOL_BYTES = 1 << 20  # a streamed report past this goes to a temporary file, not memory
+
+
+class ReportStream:
+    """:func:`write_report` for rows that come one at a time while a file is read (an
+    import's rejected lines): each row is written as it is added, to a spooled temporary
+    file (memory up to :data:`SPOOL_BYTES`, then the Lambda's ``/tmp``), and the object is
+    put once, at :meth:`close`. So a report of 900,000 rejected lines costs the same memory
+    as one of ten (issue 27). Same key, format and :class:`Report` as :func:`write_report`:
+    a redelivered file rewrites the same object. JSON lines only.
+
+    Usage::
+
+        stream = ReportStream(s3, bucket=b, service="billing", parts=(key, "rejections"), count_by="column")
+        stream.add({"line": 7, "column": "paid_on", "reason": "..."})
+        report = stream.close()  # None when no row was added (nothing is written)
+    """
+
+    def __init__(
+        self,
+        s3: S3Writer,
+        *,
+        bucket: str,
+        service: str,
+        parts: Sequence[str],
+        count_by: str | None = None,
+    ) -> None:
+        import tempfile
+
+        self.s3 = s3
+        self.bucket = bucket
+        self.key = report_key(service, parts, "jsonl")
+        self.count_by = count_by
+        self.rows = 0
+        self._counter: Counter[str] = Counter()
+        self._file = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115 - closed in close()
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        self.rows += 1
+        if self.count_by is not None:
+            self._counter[str(row.get(self.count_by, ""))[:MAX_COUNTED_VALUE_CHARS]] += 1
+        line = json.dumps(row, default=str, ensure_ascii=False, separators=(",", ":")) + "\n"
+        self._file.write(line.encode("utf-8"))
+
+    def close(self) -> Report | None:
+        """Put the object (when any row was added) and describe it."""
+        try:
+            if not self.rows:
+                return None
+            size = self._file.tell()
+            self._file.seek(0)
+            self.s3.put_object(
+                Bucket=self.bucket,
+                Key=self.key,
+                Body=self._file,
+                ContentLength=size,
+                ContentType=_CONTENT_TYPES["jsonl"],
+            )
+            return Report(
+                bucket=self.bucket,
+                key=self.key,
+                format="jsonl",
+                rows=self.rows,
+                bytes=size,
+                counts=_bounded(self._counter),
+            )
+        finally:
+            self._file.close()

@@ -40,13 +40,12 @@ def test_lines_ended_by_a_carriage_return_alone_and_a_quoted_line_break_keep_the
     text = HEADER + account("GR-1") + account("GR-2", name='"Ann\nLee"') + account("GR-3")
     accepted, errors = parse_account_file(text.replace("\n", "\r").encode(), TENANTS)
     # the quoted name holds a line break (kept as the file has it: \r here), so GR-2's row
-    # ends on line 4 and GR-3 is line 5
-    assert [(line, a.account_id, a.name) for line, a in accepted] == [
-        (2, "GR-1", "Ann"),
-        (4, "GR-2", "Ann\rLee"),
-        (5, "GR-3", "Ann"),
+    # ends on line 4 and GR-3 is line 5; a name holding a line break is refused (issue 27:
+    # text has no control characters)
+    assert [(line, a.account_id, a.name) for line, a in accepted] == [(2, "GR-1", "Ann"), (5, "GR-3", "Ann")]
+    assert [(e.line, e.column, e.reason) for e in errors] == [
+        (4, "name", "holds a control character (U+000D)")
     ]
-    assert errors == []
 
 
 def test_a_lockbox_line_with_an_extra_cell_is_rejected_and_a_short_one_reports_its_column() -> None:

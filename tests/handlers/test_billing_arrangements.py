@@ -347,6 +347,7 @@ def test_a_lockbox_line_dated_after_the_day_its_file_comes_in_is_refused(
             "line": 3,
             "column": "paid_on",
             "reason": "2062-11-02 is after the day the file is taken in (2026-11-02)",
+            "outcome": "rejected",
         }
     ]
 

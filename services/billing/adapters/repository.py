@@ -20,7 +20,7 @@ from billing.adapters.items import (
     parcel_link_item,
 )
 from billing.adapters.store import Store
-from billing.domain.accounts import AccountRecord
+from billing.domain.accounts import AccountRecord, TakenAccount
 from billing.domain.assessment_due import DueMark
 from billing.domain.bills import Bill, BilledRead, reads_behind
 from billing.domain.issuing import Charge, Eru, Held, Strength, Usage
@@ -123,6 +123,39 @@ class BillingRepo(Store):
             if r.parcel_id:
                 items.append(parcel_link_item(r, at))
         return self.write(items)
+
+    def store_account_lines(self, taken: Sequence[TakenAccount], *, source: str) -> int:
+        """The versions an import's lines made (issue 26): each history item and current item
+        names the run (one delivery of one upload, kept across its redeliveries), the file's
+        line and how the line was counted, so a redelivery after a crash counts each line as
+        the run without the crash did. A line's ``recorded_at`` is the one its first write
+        used, so rewriting it (a redelivery) writes the same items. Order: every history
+        item, then every current item, then parcel links: a current item implies its
+        version's history item, and a history item of a line implies the lines before it."""
+        history: list[dict[str, Any]] = []
+        current: dict[tuple[str, str], dict[str, Any]] = {}
+        links: dict[tuple[str, str], dict[str, Any]] = {}
+        for t in taken:
+            mark = {"run": t.run, "line": t.line, "kind": t.kind}
+            history.append({**account_history_item(t.record, t.recorded_at, source), **mark})
+            item = {**account_item(t.record, t.recorded_at), **mark, "source": source}
+            current[(item["pk"], item["sk"])] = item  # the last version of an account in force
+            if t.record.parcel_id:
+                link = parcel_link_item(t.record, t.recorded_at)
+                links[(link["pk"], link["sk"])] = link
+        return self.write(history + list(current.values()) + list(links.values()))
+
+    def current_accounts(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
+        """The current items of (tenant, account_id) pairs, as stored (record and marks)."""
+        found = self.get_many([account_key(t, a) for t, a in dict.fromkeys(keys)])
+        return {(pk.split("#", 1)[1], sk): item for (pk, sk), item in found.items()}
+
+    def history_line(self, tenant: str, account_id: str, run: str, line: int) -> dict[str, Any] | None:
+        """The version a line of ``run`` recorded, if it recorded one."""
+        for h in self.query(f"ACCOUNT-HISTORY#{tenant}#{account_id}"):
+            if h.get("run") == run and h.get("line") == line:
+                return h
+        return None
 
     def accounts_ever_on(self, tenant: str, parcel_id: str) -> set[str]:
         """The accounts recorded on the parcel in any version (``PARCEL-ACCOUNTS#``; versions

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import replace
 from datetime import date, datetime
 from decimal import Decimal
@@ -13,7 +13,7 @@ from typing import Any
 from billing.adapters.items import entry_of, event_id_for
 from billing.adapters.repository import BillingRepo
 from billing.app.adjustments import adjustment_event
-from billing.app.common import FEW_ACCOUNTS, FileResult, in_force, local_today
+from billing.app.common import FEW_ACCOUNTS, FileResult, LineReport, NoReport, batches, in_force, local_today
 from billing.app.eligibility import withdraw_eligibilities
 from billing.domain.assessment import (
     late_charge_corrections,
@@ -21,7 +21,7 @@ from billing.domain.assessment import (
 from billing.domain.bills import Bill
 from billing.domain.csvfiles import LineError
 from billing.domain.ledger import Entry
-from billing.domain.payments import Payment, parse_lockbox_file
+from billing.domain.payments import Payment, read_lockbox_lines
 from billing.domain.terms import terms_of
 from billing.events import (
     BillAdjusted,
@@ -45,89 +45,6 @@ def idempotency_scope(caller: str, route: str) -> str:
     customers let one block, or see, another's payment). A digest, so the reference built
     from it has a fixed length and safe characters whatever the subject is."""
     return hashlib.sha256(f"{route}\n{caller}".encode()).hexdigest()[:16]
-
-
-def post_payments(
-    payments: Sequence[Payment], *, repo: BillingRepo, now: datetime, book: TariffBook | None = None
-) -> tuple[int, int, list[str]]:
-    """Post new payments (oldest charge first is the ledger's allocation); returns (posted,
-    suspense, conflicts). Idempotent by reference: a repeat changes nothing.
-
-    With the ``book``, a payment dated before a late charge or penalty already assessed on
-    its account is applied as of its date: the charge's excess is reversed
-    (:func:`correct_for_backdated`)."""
-    if not payments:
-        return 0, 0, []
-    tenant_refs = [(f"PAYMENT#{p.tenant}", p.reference) for p in payments]
-    seen = repo.get_many(tenant_refs)
-    conflicts: list[str] = []
-    fresh: list[Payment] = []
-    for p in payments:
-        old = seen.get((f"PAYMENT#{p.tenant}", p.reference))
-        if old is None:
-            fresh.append(p)
-        elif (old["account_id"], old["paid_on"], old["amount"]) != (
-            p.account_id,
-            p.paid_on.isoformat(),
-            str(p.amount),
-        ):
-            conflicts.append(
-                f"reference {p.reference!r}: already posted as {old['account_id']} {old['paid_on']} {old['amount']}, "
-                f"now {p.account_id} {p.paid_on.isoformat()} {p.amount}"
-            )
-    known: set[str] = set()
-    by_tenant: dict[str, list[str]] = {}
-    for p in fresh:
-        by_tenant.setdefault(p.tenant, []).append(p.account_id)
-    for tenant, ids in by_tenant.items():
-        known |= {f"{tenant}#{i}" for i in repo.existing_accounts(tenant, ids)}
-    entries: list[Entry] = []
-    refs: list[dict[str, Any]] = []
-    events = []
-    suspense = 0
-    for p in fresh:
-        in_suspense = f"{p.tenant}#{p.account_id}" not in known
-        suspense += in_suspense
-        entry = p.entry(suspense=in_suspense)
-        if in_suspense:
-            entry = replace(entry, account_id=f"SUSPENSE-{p.account_id}")
-        entries.append(entry)
-        refs.append(
-            {
-                "pk": f"PAYMENT#{p.tenant}",
-                "sk": p.reference,
-                "account_id": p.account_id,
-                "paid_on": p.paid_on.isoformat(),
-                "amount": str(p.amount),
-                "channel": p.channel,
-                "suspense": in_suspense,
-                "recorded_at": now.isoformat(),
-            }
-        )
-        events.append(
-            PaymentApplied(
-                event_id=event_id_for("PaymentApplied", p.tenant, p.reference),
-                occurred_at=now,
-                tenant=p.tenant,
-                account_id=p.account_id,
-                reference=p.reference,
-                paid_on=p.paid_on,
-                amount=p.amount,
-                channel=p.channel,
-                suspense=in_suspense,
-            )
-        )
-    # Entries and events first, the reference items last: a reference that exists always
-    # has its entry, so a retry after a crash skips it (never posts it twice).
-    repo.write_entries(entries, events=events, now=now)
-    if book is not None:
-        known_entries = [e for e in entries if not e.account_id.startswith("SUSPENSE-")]
-        correct_for_backdated(known_entries, repo=repo, book=book, now=now)
-        for tenant in sorted({e.tenant for e in known_entries}):
-            paying = {e.account_id for e in known_entries if e.tenant == tenant}
-            withdraw_eligibilities(tenant, paying, repo=repo, book=book, now=now)
-    repo.write(refs)
-    return len(fresh), suspense, conflicts
 
 
 def correct_for_backdated(
@@ -225,24 +142,327 @@ def reversal_event(bill: Bill, reversal: Entry, now: datetime) -> BillAdjusted:
 
 
 def take_in_lockbox_file(
-    data: bytes,
+    chunks: Iterable[bytes],
     *,
+    run: str,
+    source: str,
     repo: BillingRepo,
     tenants: Collection[str],
     now: datetime,
     book: TariffBook | None = None,
+    report: LineReport | None = None,
 ) -> FileResult:
-    """A lockbox file (CONTRACTS.md ``payments/``): each payment counts from its ``paid_on``
-    date, however late the file is posted (see :func:`post_payments`)."""
-    accepted, errors = parse_lockbox_file(data, tenants, local_today(now))
-    posted, suspense, conflicts = post_payments([p for _, p in accepted], repo=repo, now=now, book=book)
-    lines = {p.reference: line for line, p in accepted}
-    for c in conflicts:
-        ref = c.split("'")[1]
-        errors.append(LineError(lines.get(ref, 0), "reference", c))
-    return FileResult(
-        accepted=posted, unchanged=len(accepted) - posted - len(conflicts), rejected=errors, suspense=suspense
+    """A lockbox file (CONTRACTS.md ``payments/``), streamed :data:`BATCH_LINES` lines at a
+    time. Payments are facts: a line whose reference was taken in with the same values is
+    ``repeated``; with other values ``rejected`` naming both; a new one is ``accepted`` and
+    posted, counting from its ``paid_on`` date however late the file is (X-DUE); one for an
+    account billing does not know yet is ``waiting`` in suspense with that reason, taken in
+    when the account arrives (:func:`release_waiting`). ``run``: this delivery of the upload
+    (the same on its redeliveries): a reference this run stored for this very line counts
+    as it did then, so a redelivery after a crash reports what the run without it would."""
+    today = local_today(now)
+    first = {t: book.first_effective(t) for t in book.tenants} if book is not None else None
+    result = FileResult(report=report or NoReport())
+    for batch in batches(read_lockbox_lines(chunks, tenants, today, first)):
+        result.counts.lines += len(batch)
+        good: list[tuple[int, Payment]] = []
+        for line, got in batch:
+            if isinstance(got, LineError):
+                result.reject(got)
+            else:
+                good.append((line, got))
+        if good:
+            _take_payments(good, result=result, run=run, source=source, repo=repo, now=now, book=book)
+    result.counts.check()
+    return result
+
+
+def _values(p: Payment) -> tuple[str, str, str]:
+    return (p.account_id, p.paid_on.isoformat(), str(p.amount))
+
+
+MAX_WAITING_LINES = 10_000
+"""Lines of one file that may wait in suspense. A lockbox file is a day's payments of
+accounts billing bills; more than this for accounts it does not know is a wrong file (or
+one sent before its accounts file: send the accounts first), and past it each such line
+is rejected with that reason (never silently dropped), so a hostile file cannot fill the
+table (issue 27: 900,000 lines for unknown accounts)."""
+
+
+def too_many_waiting(p: Payment) -> str:
+    return (
+        f"account {p.account_id!r} is not known at {p.tenant}, and this file already has"
+        f" {MAX_WAITING_LINES:,} payments waiting for unknown accounts: upload the accounts first,"
+        " then this file again"
     )
+
+
+def waiting_reason(p: Payment) -> str:
+    return (
+        f"account {p.account_id!r} is not known at {p.tenant} yet: the payment waits in suspense"
+        " until the account arrives (an accounts file or the staff account route)"
+    )
+
+
+def _take_payments(
+    good: list[tuple[int, Payment]],
+    *,
+    result: FileResult,
+    run: str,
+    source: str,
+    repo: BillingRepo,
+    now: datetime,
+    book: TariffBook | None,
+) -> None:
+    # The accounts first: a line for an unknown account past the file's bound of waiting
+    # lines is refused without reading its reference (a file of 900,000 such lines, issue 27).
+    by_tenant: dict[str, list[str]] = {}
+    for _, p in good:
+        by_tenant.setdefault(p.tenant, []).append(p.account_id)
+    known = {(t, a) for t, ids in by_tenant.items() for a in repo.existing_accounts(t, ids)}
+    room = MAX_WAITING_LINES - result.counts.waiting
+    kept: list[tuple[int, Payment]] = []
+    for line, p in good:
+        if (p.tenant, p.account_id) in known:
+            kept.append((line, p))
+        elif room > 0:
+            room -= 1
+            kept.append((line, p))
+        else:
+            result.reject(LineError(line, "account_id", too_many_waiting(p)))
+    good = kept
+    stored = repo.get_many([(f"PAYMENT#{p.tenant}", p.reference) for _, p in good])
+    state: dict[tuple[str, str], dict[str, Any]] = {
+        (pk.split("#", 1)[1], sk): i for (pk, sk), i in stored.items()
+    }
+    fresh: list[tuple[int, Payment]] = []
+    counts = result.counts
+    for line, p in good:
+        key = (p.tenant, p.reference)
+        last = state.get(key)
+        if last is None:
+            fresh.append((line, p))
+            state[key] = {
+                "account_id": p.account_id,
+                "paid_on": p.paid_on.isoformat(),
+                "amount": str(p.amount),
+                "run": run,
+                "line": line,
+            }
+            continue
+        held = (str(last["account_id"]), str(last["paid_on"]), str(last["amount"]))
+        own = last.get("run") == run
+        if own and int(last.get("line", -1)) == line:  # stored by the crashed delivery
+            if last.get("kind") == "waiting":
+                result.wait(LineError(line, "account_id", waiting_reason(p)))
+            else:
+                counts.accepted += 1
+        elif held != _values(p):
+            result.reject(
+                LineError(
+                    line,
+                    "reference",
+                    f"{p.reference!r} was taken in as {' '.join(held)}"
+                    f"{' (waiting in suspense)' if last.get('suspense') else ''}; this line has {' '.join(_values(p))}",
+                )
+            )
+        elif not own and last.get("suspense"):  # an earlier file's payment, still waiting
+            result.wait(LineError(line, "account_id", waiting_reason(p)))
+        else:
+            counts.repeated += 1
+    if not fresh:
+        return
+    taken = [(line, p) for line, p in fresh if (p.tenant, p.account_id) in known]
+    waiting = [(line, p) for line, p in fresh if (p.tenant, p.account_id) not in known]
+    if taken:
+        _post(taken, run=run, repo=repo, now=now, book=book)
+        counts.accepted += len(taken)
+    if waiting:
+        _suspend(waiting, run=run, source=source, repo=repo, now=now)
+        for line, p in waiting:
+            result.wait(LineError(line, "account_id", waiting_reason(p)))
+        # An account stored while this batch was judged (an accounts file at the same
+        # time) found nothing waiting: its payments are taken in now, never left behind.
+        for tenant in sorted({p.tenant for _, p in waiting}):
+            ids = [p.account_id for _, p in waiting if p.tenant == tenant]
+            arrived = repo.existing_accounts(tenant, ids)
+            if arrived:
+                release_waiting(tenant, sorted(arrived), repo=repo, now=now, book=book)
+
+
+def _reference_item(
+    p: Payment, *, run: str, line: int, kind: str, suspense: bool, now: datetime
+) -> dict[str, Any]:
+    return {
+        "pk": f"PAYMENT#{p.tenant}",
+        "sk": p.reference,
+        "account_id": p.account_id,
+        "paid_on": p.paid_on.isoformat(),
+        "amount": str(p.amount),
+        "channel": p.channel,
+        "suspense": suspense,
+        "recorded_at": now.isoformat(),
+        "run": run,
+        "line": line,
+        "kind": kind,
+    }
+
+
+def _post(
+    taken: Sequence[tuple[int, Payment]],
+    *,
+    run: str,
+    repo: BillingRepo,
+    now: datetime,
+    book: TariffBook | None,
+    refs: Sequence[dict[str, Any]] | None = None,
+) -> None:
+    """Post payments of known accounts: entries and events first, then the back-dated
+    corrections, the reference items last, so a reference that exists always has its
+    entry and a retry after a crash skips it (never posts it twice). ``refs``: the reference
+    items to write (a payment taken in from suspense keeps its own)."""
+    entries = [p.entry() for _, p in taken]
+    events = [
+        PaymentApplied(
+            event_id=event_id_for("PaymentApplied", p.tenant, p.reference),
+            occurred_at=now,
+            tenant=p.tenant,
+            account_id=p.account_id,
+            reference=p.reference,
+            paid_on=p.paid_on,
+            amount=p.amount,
+            channel=p.channel,
+        )
+        for _, p in taken
+    ]
+    repo.write_entries(entries, events=events, now=now)
+    if book is not None:
+        correct_for_backdated(entries, repo=repo, book=book, now=now)
+        for tenant in sorted({e.tenant for e in entries}):
+            paying = {e.account_id for e in entries if e.tenant == tenant}
+            withdraw_eligibilities(tenant, paying, repo=repo, book=book, now=now)
+    if refs is None:
+        refs = [
+            _reference_item(p, run=run, line=line, kind="accepted", suspense=False, now=now)
+            for line, p in taken
+        ]
+    repo.write(refs)
+
+
+def _suspend(
+    waiting: Sequence[tuple[int, Payment]], *, run: str, source: str, repo: BillingRepo, now: datetime
+) -> None:
+    """Payments for accounts not known yet: each waits as a ``SUSPENSE#<tenant>`` item
+    (``<account>#<reference>``: the staff report's rows) with a ``SUSPENDED#<tenant>``
+    mark per account (what an arriving account looks up, 100 a request); then the
+    reference items, last, as for a posted payment."""
+    repo.write(_suspense_items(waiting, source=source, now=now))
+    repo.write(
+        [
+            _reference_item(p, run=run, line=line, kind="waiting", suspense=True, now=now)
+            for line, p in waiting
+        ]
+    )
+
+
+def _suspense_items(
+    waiting: Sequence[tuple[int, Payment]], *, source: str, now: datetime
+) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    marks: dict[tuple[str, str], dict[str, Any]] = {}
+    for line, p in waiting:
+        items.append(
+            {
+                "pk": f"SUSPENSE#{p.tenant}",
+                "sk": f"{p.account_id}#{p.reference}",
+                "account_id": p.account_id,
+                "reference": p.reference,
+                "paid_on": p.paid_on.isoformat(),
+                "amount": str(p.amount),
+                "channel": p.channel,
+                "reason": waiting_reason(p),
+                "source": source[:800],
+                "line": line,
+                "since": now.isoformat(),
+            }
+        )
+        marks[(p.tenant, p.account_id)] = {"pk": f"SUSPENDED#{p.tenant}", "sk": p.account_id}
+    return items + list(marks.values())
+
+
+def release_waiting(
+    tenant: str,
+    account_ids: Sequence[str],
+    *,
+    repo: BillingRepo,
+    now: datetime,
+    book: TariffBook | None = None,
+) -> int:
+    """Take in the payments waiting for these accounts, now known (issue 26): each posted as
+    it would have been had the account been known (dated its ``paid_on``: X-DUE), its
+    reference no longer in suspense, its suspense item and the account's mark removed last.
+    Every step rewrites the same keys, so a retry after a crash finishes the work and posts
+    nothing twice. Returns the payments taken in."""
+    marks = repo.get_many([(f"SUSPENDED#{tenant}", a) for a in dict.fromkeys(account_ids)])
+    if not marks:
+        return 0
+    waiting = [i for (_, a) in sorted(marks) for i in repo.query(f"SUSPENSE#{tenant}", prefix=f"{a}#")]
+    if waiting:
+        payments = [
+            (
+                int(i.get("line", 0)),
+                Payment(
+                    tenant,
+                    str(i["account_id"]),
+                    str(i["reference"]),
+                    date.fromisoformat(str(i["paid_on"])),
+                    Decimal(str(i["amount"])),
+                    channel=str(i.get("channel") or "lockbox"),
+                ),
+            )
+            for i in waiting
+        ]
+        refs = repo.get_many([(f"PAYMENT#{tenant}", p.reference) for _, p in payments])
+        updated = [
+            {**item, "suspense": False, "taken_in_at": now.isoformat()}
+            for item in refs.values()
+            if item.get("suspense")
+        ]
+        _post(payments, run="", repo=repo, now=now, book=book, refs=updated)
+    repo.write([], deletes=[(str(i["pk"]), str(i["sk"])) for i in waiting])
+    repo.write([], deletes=list(marks))
+    return len(waiting)
+
+
+SUSPENSE_COLUMNS = (
+    "account_id",
+    "reference",
+    "paid_on",
+    "amount",
+    "channel",
+    "reason",
+    "source",
+    "line",
+    "since",
+)
+
+
+def waiting_payments(
+    repo: BillingRepo, tenant: str, *, limit: int | None = None, cursor: int = 0
+) -> tuple[list[dict[str, Any]], int | None]:
+    """The payments waiting in suspense for an account that never arrived (the staff
+    report, by account then reference), a page of ``limit`` from ``cursor``; and the next
+    page's cursor (None at the end)."""
+    rows: list[dict[str, Any]] = []
+    more = False
+    for n, item in enumerate(repo.query(f"SUSPENSE#{tenant}")):
+        if n < cursor:
+            continue
+        if limit is not None and len(rows) >= limit:
+            more = True
+            break
+        rows.append({c: (int(item[c]) if c == "line" else str(item.get(c, ""))) for c in SUSPENSE_COLUMNS})
+    return rows, (cursor + len(rows) if more else None)
 
 
 def post_api_payment(
@@ -301,9 +521,7 @@ def post_api_payment(
         }
     known = bool(repo.existing_accounts(tenant, [account_id]))
     payment = Payment(tenant, account_id, reference, paid_on, amount, channel="api")
-    entry = payment.entry(suspense=not known)
-    if not known:
-        entry = replace(entry, account_id=f"SUSPENSE-{account_id}")
+    entry = payment.entry()
     result = {
         "reference": reference,
         "tenant": tenant,
@@ -313,15 +531,10 @@ def post_api_payment(
         "suspense": not known,
     }
     ref_item = {
-        "pk": f"PAYMENT#{tenant}",
-        "sk": reference,
-        "account_id": account_id,
-        "paid_on": paid_on.isoformat(),
-        "amount": str(amount),
-        "channel": "api",
-        "suspense": not known,
+        **_reference_item(
+            payment, run="api", line=0, kind="accepted" if known else "waiting", suspense=not known, now=now
+        ),
         "request": request,
-        "recorded_at": now.isoformat(),
     }
     event = PaymentApplied(
         event_id=event_id_for("PaymentApplied", tenant, reference),
@@ -332,17 +545,22 @@ def post_api_payment(
         paid_on=paid_on,
         amount=amount,
         channel="api",
-        suspense=not known,
     )
+    # A known account's payment: its reference, entry and event together. An unknown
+    # account's waits in suspense (issue 26): its reference, suspense item and mark
+    # together; it is posted when the account arrives (release_waiting).
+    if known:
+        writes = [
+            {"Put": {"TableName": repo.table, "Item": to_item(entry_item(entry, now.isoformat()))}},
+            outbox_put(repo.table, event, now=now),
+        ]
+    else:
+        writes = [
+            {"Put": {"TableName": repo.table, "Item": to_item(item)}}
+            for item in _suspense_items([(0, payment)], source=f"api:{route}", now=now)
+        ]
     try:
-        transact(
-            repo.client,
-            [
-                put_if_absent(repo.table, ref_item),
-                {"Put": {"TableName": repo.table, "Item": to_item(entry_item(entry, now.isoformat()))}},
-                outbox_put(repo.table, event, now=now),
-            ],
-        )
+        transact(repo.client, [put_if_absent(repo.table, ref_item), *writes])
     except ConditionFailed:
         repo.assessment_inputs_changed([f"LEDGER#{tenant}"])  # a retry after a crash marks too
         stored = repo.get(f"PAYMENT#{tenant}", reference) or {}
@@ -362,4 +580,6 @@ def post_api_payment(
     if book is not None and known:
         correct_for_backdated([entry], repo=repo, book=book, now=now)
         withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
+    if not known and repo.existing_accounts(tenant, [account_id]):  # it arrived meanwhile
+        release_waiting(tenant, [account_id], repo=repo, now=now, book=book)
     return {**result, "replayed": False}

@@ -8,13 +8,15 @@ SU-OWNER-CHANGE): nothing here touches the ledger.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
-from dataclasses import asdict, dataclass, field, fields
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import asdict, dataclass, field
+from dataclasses import fields as dataclass_fields
 from datetime import date
 from decimal import Decimal
 from typing import Any, Literal
 
-from billing.domain.csvfiles import BadCell, LineError, key_cell, rows, text_cell
+from billing.domain.csvfiles import BadCell, LineError, key_cell, stream_rows, text_cell
+from common import fields
 from common.values import BadValue, to_date, to_decimal
 
 REQUIRED = ("tenant", "account_id", "name", "service_address", "mailing_address", "zip", "opened_on", "class")
@@ -101,7 +103,20 @@ class AccountRecord:
         return cls(**kwargs)
 
 
-_VALUE_FIELDS = frozenset(f.name for f in fields(AccountRecord)) - {"extra"}
+@dataclass(frozen=True, slots=True)
+class TakenAccount:
+    """A version an import line made: the record, the run and line that made it, how the
+    line was counted (``accepted``: a new account; ``changed``: a new version) and when it
+    was first recorded (kept by a redelivery, so its items are rewritten the same)."""
+
+    record: AccountRecord
+    run: str
+    line: int
+    kind: Literal["accepted", "changed"]
+    recorded_at: str
+
+
+_VALUE_FIELDS = frozenset(f.name for f in dataclass_fields(AccountRecord)) - {"extra"}
 _FROM_VALUE: dict[str, Any] = {
     "opened_on": to_date,
     "closed_on": to_date,
@@ -144,14 +159,23 @@ def _decimal(row: Mapping[str, str], column: str) -> Decimal | None:
     return number
 
 
+METER_SIZES = ("5/8", "3/4", "1", "1-1/2", "2", "3", "4", "6")  # common.tariffs.Meter
+
+
 @dataclass(frozen=True, slots=True)
 class BillsFromRules:
-    """What a ``bills_from`` must agree with (X-PERIOD): the tenant's period length in
-    months, its first tariff version's date, and today (a go-live never lies ahead)."""
+    """What an account's cells must agree with (X-PERIOD, issue 27): the tenant's period
+    length in months, its first tariff version's date, today (a go-live never lies ahead;
+    an ``opened_on`` at most :data:`common.fields.SCHEDULED_AHEAD_DAYS` ahead), and what the
+    tariff in force lists: its meter sizes (a tenant absent from ``meter_sizes`` charges
+    none by size: any of :data:`METER_SIZES`) and its rate zones (a tenant absent from
+    ``zones`` has none: a zone cell is refused)."""
 
     months: Mapping[str, int]
     first_tariff: Mapping[str, date]
     today: date
+    meter_sizes: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    zones: Mapping[str, frozenset[str]] | None = None
 
 
 def period_start_of(day: date, months: int) -> date:
@@ -184,45 +208,87 @@ def _bills_from(
     return start
 
 
+def _listed(column: str, value: str | None, allowed: Collection[str], tenant: str) -> str | None:
+    if value is None or value in allowed:
+        return value
+    if not allowed:
+        raise BadCell(column, f"{value[:40]!r}: the tariff of {tenant} lists none")
+    raise BadCell(
+        column, f"{value[:40]!r} is not listed by the tariff of {tenant} ({', '.join(sorted(allowed))})"
+    )
+
+
+def _checked(column: str, check: Any) -> Any:
+    try:
+        return check()
+    except fields.BadField as exc:
+        raise BadCell(column, exc.reason) from None
+
+
 def parse_account_row(
     row: Mapping[str, str], tenants: Collection[str], rules: BillsFromRules | None = None
 ) -> AccountRecord:
-    tenant = key_cell(dict(row), "tenant")
+    """One accounts line as a record, or :class:`BadCell` naming the first column that is
+    wrong and why: ids of the safe set, text printable and bounded, a US ZIP code, dates in
+    the window of their kind (``common.fields.DateWindow``), and a class, meter size and zone
+    the tenant's tariff lists (issue 27)."""
+    text = dict(row)
+    tenant = key_cell(text, "tenant")
     if tenant not in tenants:
         raise BadCell("tenant", f"{tenant!r} is not a tenant")
-    klass = row.get("class")
+    account_id = key_cell(text, "account_id")
+    for column in ("name", "service_address", "mailing_address", "zip", "opened_on", "class"):
+        if not text.get(column):
+            raise BadCell(column, "is required")
+    klass = text["class"]
     if klass not in ("residential", "nonresidential"):
-        raise BadCell("class", f"must be residential or nonresidential, got {klass!r}")
+        raise BadCell("class", f"must be residential or nonresidential, got {klass[:40]!r}")
+    zip_code = _checked("zip", lambda: fields.zip_code("zip", text["zip"]))
     units = _decimal(row, "dwelling_units")
     if units is not None and (units != units.to_integral_value() or units < 1):
         raise BadCell("dwelling_units", "must be a whole number of at least 1")
     frequency = row.get("billing_frequency")
     if frequency is not None and frequency not in ("monthly", "quarterly", "annual"):
-        raise BadCell("billing_frequency", f"must be monthly, quarterly or annual, got {frequency!r}")
+        raise BadCell("billing_frequency", f"must be monthly, quarterly or annual, got {frequency[:40]!r}")
     opened = _date(row, "opened_on")
-    if opened is None:
-        raise BadCell("opened_on", "is required")
+    assert opened is not None  # required above
     closed = _date(row, "closed_on")
     if closed is not None and closed <= opened:
-        raise BadCell("closed_on", "must be after opened_on")
-    parcel = key_cell(dict(row), "parcel_id") if row.get("parcel_id") else None
+        raise BadCell("closed_on", f"{closed} must be after opened_on {opened}")
+    meter = text_cell(text, "meter_size")
+    zone = text_cell(text, "zone")
+    if rules is not None:
+        window = fields.DateWindow(rules.first_tariff.get(tenant, date.min), rules.today)
+        _checked("opened_on", lambda: window.started("opened_on", opened))
+        if closed is not None:
+            _checked(
+                "closed_on", lambda: window.ended("closed_on", closed, start=opened, start_field="opened_on")
+            )
+        meter = _listed("meter_size", meter, rules.meter_sizes.get(tenant, frozenset(METER_SIZES)), tenant)
+        if rules.zones is not None:
+            zone = _listed("zone", zone, rules.zones.get(tenant, frozenset()), tenant)
+    elif meter is not None and meter not in METER_SIZES:
+        raise BadCell("meter_size", f"{meter[:40]!r} is not a meter size ({', '.join(METER_SIZES)})")
+    parcel = key_cell(text, "parcel_id") if row.get("parcel_id") else None
     if tenant == STORMWATER and parcel is None:
         raise BadCell("parcel_id", "is required for a stormwater account")
-    text = dict(row)
+    email = text_cell(text, "email")
+    if email is not None and ("@" not in email or " " in email):
+        raise BadCell("email", f"{email[:40]!r} is not an email address")
     return AccountRecord(
         tenant=tenant,
-        account_id=key_cell(text, "account_id"),
+        account_id=account_id,
         name=text_cell(text, "name", required=True) or "",
         service_address=text_cell(text, "service_address", required=True) or "",
         mailing_address=text_cell(text, "mailing_address", required=True) or "",
-        zip=text_cell(text, "zip", required=True) or "",
+        zip=zip_code,
         opened_on=opened,
         account_class=klass,  # type: ignore[arg-type]
         closed_on=closed,
-        email=text_cell(text, "email"),
+        email=email,
         email_opt_in=_bool(row, "email_opt_in"),
-        zone=text_cell(text, "zone"),
-        meter_size=text_cell(text, "meter_size"),
+        zone=zone,
+        meter_size=meter,
         dwelling_units=int(units) if units is not None else 1,
         rec_units=_decimal(row, "rec_units"),
         estimated_gallons=_decimal(row, "estimated_gallons"),
@@ -238,6 +304,21 @@ def parse_account_row(
     )
 
 
+def read_account_lines(
+    chunks: Iterable[bytes], tenants: Collection[str], rules: BillsFromRules | None = None
+) -> Iterator[tuple[int, AccountRecord | LineError]]:
+    """Each data line of an accounts file, in file order, as its record or its rejection;
+    streamed (``csvfiles.stream_rows``): one line held at a time."""
+    for line, row in stream_rows(chunks, required=REQUIRED, optional=OPTIONAL):
+        if isinstance(row, BadCell):  # not a row of the header's columns
+            yield line, LineError(line, row.column, row.reason)
+            continue
+        try:
+            yield line, parse_account_row(row, tenants, rules)
+        except BadCell as exc:
+            yield line, LineError(line, exc.column, exc.reason)
+
+
 def parse_account_file(
     data: bytes, tenants: Collection[str], rules: BillsFromRules | None = None
 ) -> tuple[list[tuple[int, AccountRecord]], list[LineError]]:
@@ -247,12 +328,9 @@ def parse_account_file(
     of ``opened_on``)."""
     accepted: list[tuple[int, AccountRecord]] = []
     errors: list[LineError] = []
-    for line, row in rows(data, required=REQUIRED, optional=OPTIONAL):
-        if isinstance(row, BadCell):  # not a row of the header's columns
-            errors.append(LineError(line, row.column, row.reason))
-            continue
-        try:
-            accepted.append((line, parse_account_row(row, tenants, rules)))
-        except BadCell as exc:
-            errors.append(LineError(line, exc.column, exc.reason))
+    for line, got in read_account_lines((data,), tenants, rules):
+        if isinstance(got, LineError):
+            errors.append(got)
+        else:
+            accepted.append((line, got))
     return accepted, errors

@@ -8,16 +8,18 @@ good lines are kept.
 
 from __future__ import annotations
 
+import codecs
 import csv
-import io
-from collections.abc import Iterator, Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from common import fields
 from common.csvrows import records
 from common.errors import PermanentError
 
-MAX_CELL_CHARS = 500  # well below DynamoDB's 400 KB item and EventBridge's 256 KB event
-MAX_KEY_CHARS = 64
+MAX_CELL_CHARS = fields.MAX_TEXT_LENGTH  # well below DynamoDB's 400 KB item and EventBridge's 256 KB event
+MAX_KEY_CHARS = fields.MAX_ID_LENGTH
 
 
 class FileRejected(PermanentError):
@@ -38,19 +40,80 @@ class BadCell(ValueError):
         self.reason = reason
 
 
+MAX_LINE_CHARS = 262_144  # past csv's 131,072-character cell: such a line is refused, never held whole
+CHUNK_BYTES = 1 << 20
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?", re.ASCII)
+_LINE_END = re.compile(r"\r\n|\r|\n")
+TOO_LONG = "\x00\x00too-long"  # stands in for a line cut short (no file line is this)
+
+
 def rows(
     data: bytes, *, required: Sequence[str], optional: Sequence[str]
+) -> Iterator[tuple[int, dict[str, str] | BadCell]]:
+    """:func:`stream_rows` of bytes held whole (tests, the API's one-row bodies)."""
+    return stream_rows((data,), required=required, optional=optional)
+
+
+def decoded_lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    """The file's lines, each with its line end, decoded incrementally from byte chunks (an
+    S3 body's ``iter_chunks``): nothing but the line being read is held, so memory does not
+    grow with the file. A line over :data:`MAX_LINE_CHARS` is given as :data:`TOO_LONG`
+    (its line is rejected) without being held whole. ``\r\n``, ``\r`` and ``\n`` each end
+    a line (csv's own rule); a quoted cell spanning lines is joined again by csv."""
+    decoder = codecs.getincrementaldecoder("utf-8-sig")()
+    pending = ""
+    skipping = False
+    offset = 0
+
+    def split(text: str, final: bool) -> Iterator[str]:
+        nonlocal pending, skipping
+        text = pending + text
+        start = 0
+        for m in _LINE_END.finditer(text):
+            if m.end() == len(text) and m.group() == "\r" and not final:
+                break  # a \r at a chunk's end may be the first half of \r\n
+            line = text[start : m.end()]
+            start = m.end()
+            if skipping:
+                skipping = False
+                continue
+            yield line if len(line) <= MAX_LINE_CHARS else TOO_LONG + "\n"
+        pending = text[start:]
+        if len(pending) > MAX_LINE_CHARS:
+            if not skipping:
+                yield TOO_LONG + "\n"
+            skipping, pending = True, ""
+        if final and pending and not skipping:
+            yield pending
+            pending = ""
+
+    for chunk in chunks:
+        try:
+            text = decoder.decode(chunk)
+        except UnicodeDecodeError as exc:
+            raise FileRejected(f"file is not UTF-8 (byte {offset + exc.start})") from None
+        offset += len(chunk)
+        yield from split(text, final=False)
+    try:
+        text = decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise FileRejected(f"file is not UTF-8 (byte {offset + exc.start})") from None
+    yield from split(text, final=True)
+
+
+def stream_rows(
+    chunks: Iterable[bytes], *, required: Sequence[str], optional: Sequence[str]
 ) -> Iterator[tuple[int, dict[str, str] | BadCell]]:
     """(line number, {column: non-blank value}) for every data line of the file, or (line
     number, what is wrong with the line) for a line that is not a row of the header's columns:
     more cells than columns (an unquoted comma would shift every cell after it into the next
-    column) or no valid CSV (a cell over csv's 131,072 characters). A line number is the
-    file's line where the row ends (a quoted cell may span lines)."""
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise FileRejected(f"file is not UTF-8 (byte {exc.start})") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+    column), no valid CSV (a cell over csv's 131,072 characters), a line over
+    :data:`MAX_LINE_CHARS`, or a cell a spreadsheet would run (:func:`formula_cell`). A line
+    number is the file's line where the row ends (a quoted cell may span lines).
+
+    Streamed: ``chunks`` are read as they come (an S3 body), one line held at a time."""
+    reader = csv.reader(decoded_lines(chunks))
     try:
         header = next(reader, None)
     except csv.Error as exc:
@@ -62,14 +125,19 @@ def rows(
     unknown = [n for n in names if n not in known]
     if unknown:
         raise FileRejected(
-            f"line 1: unknown column {unknown[0]!r} (expected {', '.join([*required, *optional])})"
+            f"line 1: unknown column {unknown[0][:60]!r} (expected {', '.join([*required, *optional])})"
         )
+    if len(set(names)) != len(names):
+        raise FileRejected("line 1: a column is named twice")
     missing = [n for n in required if n not in names]
     if missing:
         raise FileRejected(f"line 1: missing required column {missing[0]!r}")
     for line, cells in records(reader):
         if isinstance(cells, csv.Error):
             yield line, BadCell("(line)", f"not valid CSV: {cells}")
+            continue
+        if cells and cells[-1].startswith(TOO_LONG):
+            yield line, BadCell("(line)", f"line longer than {MAX_LINE_CHARS} characters")
             continue
         if not any(c.strip() for c in cells):
             continue
@@ -79,24 +147,55 @@ def rows(
                 BadCell("(line)", f"{len(cells)} cells where the header has {len(names)} columns"),
             )
             continue
-        yield line, {n: c.strip() for n, c in zip(names, cells, strict=False) if c.strip()}
+        if len(cells) < len(names):
+            short = next((n for n in names[len(cells) :] if n in required), None)
+            if short is not None:
+                yield (
+                    line,
+                    BadCell(
+                        short,
+                        f"is required: the line has {len(cells)} cells where the header has {len(names)} columns",
+                    ),
+                )
+                continue
+        row = {n: c.strip() for n, c in zip(names, cells, strict=False) if c.strip()}
+        bad = next((n for n, c in zip(names, cells, strict=False) if formula_cell(c)), None)
+        if bad is not None:
+            first = next(c for n, c in zip(names, cells, strict=False) if n == bad).lstrip(" ")[:1]
+            yield (
+                line,
+                BadCell(bad, f"starts with {first!r}: a spreadsheet formula is refused (CSV injection)"),
+            )
+            continue
+        yield line, row
+
+
+def formula_cell(cell: str) -> bool:
+    """A cell a spreadsheet would run: it starts (after spaces) with ``=``, ``+``, ``-``,
+    ``@``, a tab or a carriage return (OWASP "CSV Injection"), and is not a plain number
+    (``-12.50``, a returned check's amount). Refused in every column, as metering's readers
+    refuse them (``metering.domain.csvinput``), so no export can write one back out."""
+    text = cell.lstrip(" ")
+    return text.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(text.strip())
 
 
 def key_cell(row: dict[str, str], column: str) -> str:
-    value = row.get(column, "")
-    if not value:
-        raise BadCell(column, "is required")
-    if len(value) > MAX_KEY_CHARS or "#" in value:
-        raise BadCell(column, f"must be at most {MAX_KEY_CHARS} characters without '#'")
-    return value
+    """An id cell (account_id, parcel_id, reference, tenant) of the safe set
+    (:func:`common.fields.identifier`): no control characters, slashes, '#' or spaces."""
+    try:
+        return fields.identifier(column, row.get(column, ""))
+    except fields.BadField as exc:
+        raise BadCell(column, exc.reason) from None
 
 
 def text_cell(row: dict[str, str], column: str, *, required: bool = False) -> str | None:
+    """A text cell (a name, an address): printable, bounded (:func:`common.fields.text`)."""
     value = row.get(column)
     if value is None:
         if required:
             raise BadCell(column, "is required")
         return None
-    if len(value) > MAX_CELL_CHARS:
-        raise BadCell(column, f"must be at most {MAX_CELL_CHARS} characters")
-    return value
+    try:
+        return fields.text(column, value)
+    except fields.BadField as exc:
+        raise BadCell(column, exc.reason) from None

@@ -8,13 +8,14 @@ check). A payment for an unknown account goes to suspense, never lost.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from billing.domain.csvfiles import BadCell, LineError, key_cell, rows
+from billing.domain.csvfiles import BadCell, LineError, key_cell, stream_rows
 from billing.domain.ledger import OM, Entry
+from common import fields
 from common.money import CENT
 from common.values import BadValue, to_date, to_decimal
 
@@ -51,35 +52,85 @@ class Payment:
 
 
 def parse_amount(value: str, column: str = "amount") -> Decimal:
+    """A payment's amount (the lockbox file and the API alike): non-zero, in cents, below
+    :data:`MAX_AMOUNT`; negative reverses an earlier payment (a returned check)."""
+    if not value:
+        raise BadCell(column, "is required")
     try:
         amount = to_decimal(value)
     except BadValue as exc:
         raise BadCell(column, str(exc)) from None
     if amount == 0 or abs(amount) > MAX_AMOUNT or amount != amount.quantize(CENT):
-        raise BadCell(column, f"must be a non-zero amount in cents below {MAX_AMOUNT}, got {value!r}")
+        raise BadCell(column, f"must be a non-zero amount in cents below {MAX_AMOUNT}, got {value[:40]!r}")
     return amount.quantize(CENT)
 
 
-def parse_payment_row(row: Mapping[str, str], tenants: Collection[str], today: date | None = None) -> Payment:
+def parse_payment_row(
+    row: Mapping[str, str],
+    tenants: Collection[str],
+    today: date | None = None,
+    first_tariff: Mapping[str, date] | None = None,
+) -> Payment:
     """``today``: the utility's date the file is taken in; a payment dated after it (a bank
-    lists payments already received) is refused: it would count only from that date (X-DUE)."""
+    lists payments already received) is refused: it would count only from that date (X-DUE).
+    ``first_tariff``: each tenant's first tariff version; a payment dated before it pays
+    nothing this system billed (a 1900-01-01 payment was posted to the ledger: issue 27)."""
     cells = dict(row)
     tenant = key_cell(cells, "tenant")
     if tenant not in tenants:
         raise BadCell("tenant", f"{tenant!r} is not a tenant")
+    account_id = key_cell(cells, "account_id")
+    reference = key_cell(cells, "reference")
+    paid_on = paid_on_of(cells.get("paid_on", ""), tenant, today, first_tariff)
+    return Payment(
+        tenant=tenant,
+        account_id=account_id,
+        reference=reference,
+        paid_on=paid_on,
+        amount=parse_amount(cells.get("amount", "")),
+    )
+
+
+def paid_on_of(
+    value: str, tenant: str, today: date | None, first_tariff: Mapping[str, date] | None = None
+) -> date:
+    """A payment's date (``paid_on``), the same rule for the lockbox file and the API: a
+    calendar date between the tenant's first tariff version and ``today``
+    (``common.fields.DateWindow.happened``)."""
+    if not value:
+        raise BadCell("paid_on", "is required")
     try:
-        paid_on = to_date(cells.get("paid_on", ""))
+        paid_on = to_date(value)
     except BadValue as exc:
         raise BadCell("paid_on", str(exc)) from None
     if today is not None and paid_on > today:
         raise BadCell("paid_on", f"{paid_on} is after the day the file is taken in ({today})")
-    return Payment(
-        tenant=tenant,
-        account_id=key_cell(cells, "account_id"),
-        reference=key_cell(cells, "reference"),
-        paid_on=paid_on,
-        amount=parse_amount(cells.get("amount", "")),
-    )
+    first = (first_tariff or {}).get(tenant)
+    if first is not None and today is not None:
+        try:
+            fields.DateWindow(first, today).happened("paid_on", paid_on, tenant=tenant)
+        except fields.BadField as exc:
+            raise BadCell("paid_on", exc.reason) from None
+    return paid_on
+
+
+def read_lockbox_lines(
+    chunks: Iterable[bytes],
+    tenants: Collection[str],
+    today: date | None = None,
+    first_tariff: Mapping[str, date] | None = None,
+) -> Iterator[tuple[int, Payment | LineError]]:
+    """Each data line of a lockbox file, in file order, as its payment or its rejection;
+    streamed (``csvfiles.stream_rows``). Repeats are judged by the use case, against what
+    is stored (issue 26), not here."""
+    for line, row in stream_rows(chunks, required=REQUIRED, optional=()):
+        if isinstance(row, BadCell):  # not a row of the header's columns
+            yield line, LineError(line, row.column, row.reason)
+            continue
+        try:
+            yield line, parse_payment_row(row, tenants, today, first_tariff)
+        except BadCell as exc:
+            yield line, LineError(line, exc.column, exc.reason)
 
 
 def parse_lockbox_file(
@@ -88,14 +139,9 @@ def parse_lockbox_file(
     accepted: list[tuple[int, Payment]] = []
     errors: list[LineError] = []
     seen: dict[tuple[str, str], Payment] = {}
-    for line, row in rows(data, required=REQUIRED, optional=()):
-        if isinstance(row, BadCell):  # not a row of the header's columns
-            errors.append(LineError(line, row.column, row.reason))
-            continue
-        try:
-            payment = parse_payment_row(row, tenants, today)
-        except BadCell as exc:
-            errors.append(LineError(line, exc.column, exc.reason))
+    for line, payment in read_lockbox_lines((data,), tenants, today):
+        if isinstance(payment, LineError):
+            errors.append(payment)
             continue
         earlier = seen.get((payment.tenant, payment.reference))
         if earlier is not None:

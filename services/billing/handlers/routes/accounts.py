@@ -10,7 +10,8 @@ from typing import Any
 from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from billing import composition
-from billing.app.accounts import bills_from_rules
+from billing.app.accounts import bills_from_rules, put_account
+from billing.app.payments import release_waiting
 from billing.domain import accounts
 from billing.domain.csvfiles import BadCell
 from billing.handlers.routes.common import (
@@ -74,5 +75,13 @@ def staff_put_account(tenant: TenantPath, account_id: AccountPath) -> dict[str, 
         )
     except BadCell as exc:
         raise ApiError(400, "invalid_request", f"{exc.column}: {exc.reason}") from None
-    composition.repo().store_accounts([record], source=f"api:{who.sub}", now=RuntimeClock().now())
-    return {"account_id": account_id, "stored": True}
+    repo, now = composition.repo(), RuntimeClock().now()
+    # A new account takes in the payments that waited for it in suspense (issue 26).
+    counted = put_account(
+        record,
+        source=f"api:{who.sub}",
+        repo=repo,
+        now=now,
+        release=lambda t, ids: release_waiting(t, ids, repo=repo, now=now, book=book),
+    )
+    return {"account_id": account_id, "stored": True, "outcome": counted}

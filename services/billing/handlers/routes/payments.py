@@ -13,10 +13,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from billing import composition
 from billing.app.common import local_today
 from billing.app.payments import PaymentConflict, post_api_payment
+from billing.domain.csvfiles import BadCell
+from billing.domain.payments import paid_on_of, parse_amount
 from billing.handlers.routes.common import (
     known_tenant,
     requirer,
 )
+from common import fields
 from common.clock import RuntimeClock
 from common.http import ApiError, error_responses
 
@@ -40,7 +43,7 @@ class PaymentIn(BaseModel):
         default=None,
         description=(
             "The day the payment was received (the utility's date; omitted: today). Never after"
-            " today; only staff give an earlier day (X-DUE: a payment counts on this date, and"
+            " today nor before the tenant's first tariff version; only staff give an earlier day (X-DUE: a payment counts on this date, and"
             " one dated before a late charge reverses it), a customer's is dated the day it is made."
         ),
     )
@@ -82,6 +85,22 @@ def post_payment(
     # received by mail); a customer's is dated the day it is made, and none is dated ahead.
     if payment.paid_on is not None and payment.paid_on > today:
         raise ApiError(400, "invalid_request", f"paid_on: {payment.paid_on} is after today ({today})")
+    # The lockbox file's rules for the same fields (issue 27): a safe account id, a date
+    # not before the tenant's first tariff version, an amount in cents.
+    book = composition.tariff_book()
+    try:
+        fields.identifier("account_id", payment.account_id)
+        paid_on_of(
+            (payment.paid_on or today).isoformat(),
+            payment.tenant,
+            today,
+            {payment.tenant: book.first_effective(payment.tenant)},
+        )
+        parse_amount(payment.amount)
+    except fields.BadField as exc:
+        raise ApiError(400, "invalid_request", str(exc)) from None
+    except BadCell as exc:
+        raise ApiError(400, "invalid_request", f"{exc.column}: {exc.reason}") from None
     if payment.paid_on not in (None, today) and caller.role != "staff":
         raise ApiError(
             400,
@@ -99,7 +118,7 @@ def post_payment(
             repo=composition.repo(),
             now=now,
             given_paid_on=payment.paid_on is not None,
-            book=composition.tariff_book(),
+            book=book,
         )
     except PaymentConflict as exc:
         raise ApiError(409, "idempotency_key_reused", f"idempotency-key: {exc}") from None

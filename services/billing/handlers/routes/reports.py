@@ -1,5 +1,5 @@
-"""Staff report routes: aging, revenue, reconciliation (SU-FUNDS) and unbilled account-periods
-(X-PERIOD), as JSON or CSV."""
+"""Staff report routes: aging, revenue, reconciliation (SU-FUNDS), unbilled account-periods
+(X-PERIOD) and payments waiting in suspense (issue 26), as JSON or CSV."""
 
 from __future__ import annotations
 
@@ -13,7 +13,10 @@ from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 
 from billing import composition
 from billing.app import readmodels
+from billing.app.payments import SUSPENSE_COLUMNS, waiting_payments
 from billing.handlers.routes.common import (
+    Cursor,
+    Limit,
     TenantPath,
     known_tenant,
     requirer,
@@ -32,9 +35,13 @@ REPORT_CONTENT: dict[str, Any] = {
             "type": "object",
             "required": ["report", "tenant", "rows"],
             "properties": {
-                "report": {"type": "string", "enum": ["aging", "revenue", "reconciliation", "unbilled"]},
+                "report": {
+                    "type": "string",
+                    "enum": ["aging", "revenue", "reconciliation", "unbilled", "suspense"],
+                },
                 "tenant": {"type": "string"},
                 "rows": {"type": "array", "items": {"type": "object"}},
+                "next_cursor": {"type": ["string", "null"]},
             },
         }
     },
@@ -46,7 +53,8 @@ REPORT_CONTENT: dict[str, Any] = {
     "/staff/<tenant>/reports/<report>",
     summary=(
         "Reports: aging, revenue, reconciliation (SU-FUNDS), unbilled account-periods "
-        "(X-PERIOD: held with the reason, or not yet due), as JSON or CSV (format=csv)"
+        "(X-PERIOD: held with the reason, or not yet due), payments waiting in suspense for an "
+        "account not known yet (paged by limit and cursor), as JSON or CSV (format=csv)"
     ),
     tags=["staff"],
     responses={
@@ -56,17 +64,24 @@ REPORT_CONTENT: dict[str, Any] = {
 )
 def staff_report(
     tenant: TenantPath,
-    report: Annotated[str, Path(pattern=r"^(aging|revenue|reconciliation|unbilled)$")],
+    report: Annotated[str, Path(pattern=r"^(aging|revenue|reconciliation|unbilled|suspense)$")],
     start: Annotated[date | None, Query()] = None,
     end: Annotated[date | None, Query()] = None,
     format: Annotated[str, Query(pattern=r"^(json|csv)$")] = "json",  # noqa: A002
+    limit: Limit = None,
+    cursor: Cursor = None,
 ) -> Response[str]:
     known_tenant(tenant)
     _require(tenant)
     repo = composition.repo()
     today = RuntimeClock().now().date()
     columns: tuple[str, ...] = ()
-    if report == "aging":
+    page: dict[str, Any] = {}
+    if report == "suspense":
+        rows, following = waiting_payments(repo, tenant, limit=limit, cursor=int(cursor or 0))
+        columns = SUSPENSE_COLUMNS
+        page = {"next_cursor": None if following is None else str(following)}
+    elif report == "aging":
         rows = readmodels.aging(repo, tenant, today)
     elif report == "unbilled":
         rows = readmodels.unbilled(repo, tenant, composition.tariff_book(), today)
@@ -81,4 +96,5 @@ def staff_report(
         )
     if format == "csv":
         return Response(200, "text/csv", readmodels.to_csv(rows, columns))
-    return Response(200, "application/json", json.dumps({"report": report, "tenant": tenant, "rows": rows}))
+    body = {"report": report, "tenant": tenant, "rows": rows, **page}
+    return Response(200, "application/json", json.dumps(body))
