@@ -34,7 +34,13 @@ def test_a_second_extract_counts_each_line_once_by_what_it_is(world: World) -> N
         + f"{TENANT},CT-1,Owner 1,nonresidential,43560,25000\n"  # the same line again: repeated
         + f"{TENANT},CT-9,Owner 9,residential,15000,2000\n",  # new: accepted
     )
-    assert (second.lines, second.accepted, second.changed, second.repeated, second.rejected) == (4, 1, 1, 2, 0)
+    assert (second.lines, second.accepted, second.changed, second.repeated, second.rejected) == (
+        4,
+        1,
+        1,
+        2,
+        0,
+    )
     _client, _repo, service, _files = world
     history = service.eru_view(TENANT, "CT-1")["gis_history"]
     assert [h["values"]["impervious_sqft"] for h in history] == ["20001", "25000"]  # kept as history
@@ -45,7 +51,9 @@ def test_an_extract_redelivered_after_a_crash_reports_the_counts_of_a_run_withou
 ) -> None:
     _client, repo, _service, _files = world
     _ingest(world, "gis/a.csv", FIRST)
-    changed = HEADER + "".join(f"{TENANT},CT-{n},Owner {n},nonresidential,43560,{30000 + n}\n" for n in range(3))
+    changed = HEADER + "".join(
+        f"{TENANT},CT-{n},Owner {n},nonresidential,43560,{30000 + n}\n" for n in range(3)
+    )
     changed += f"{TENANT},CT-3,Owner 3,nonresidential,43560,20003\n{TENANT},CT-7,New,residential,15000,2000\n"
     record_file = repo.record_file
     calls: list[Any] = []

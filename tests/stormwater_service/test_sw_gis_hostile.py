@@ -64,7 +64,10 @@ def test_a_deeply_nested_geojson_is_refused_in_bounded_memory(depth: int, inside
         ('{"type":"Polygon","coordinates":[[[0,0],[0,10],[10,10],[10,0]]]}', "a ring is not closed"),
         ('{"type":"Polygon","coordinates":"string"}', "coordinates must be an array"),
         ('{"type":"Point","coordinates":[1e400,42.5]}', "coordinate about 10^400 is beyond"),
-        ('{"type":"Polygon","coordinates":[[[1e400,0],[0,10],[10,10],[1e400,0]]]}', "coordinate about 10^400"),
+        (
+            '{"type":"Polygon","coordinates":[[[1e400,0],[0,10],[10,10],[1e400,0]]]}',
+            "coordinate about 10^400",
+        ),
         ('{"type":"Blob","coordinates":[1,2]}', "'Blob' is not a GeoJSON geometry"),
         ('{"type":"Polygon","coordinates":[[0,0],[0,10]]}', "not nested as a Polygon's are"),
         ('{"type":"Polygon","coordinates":[[[0,0],[1,1],[0,0]]]}', "fewer than 4 positions"),
