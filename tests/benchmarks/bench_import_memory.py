@@ -1,7 +1,7 @@
 """Peak memory of the import readers on a 50 MB file of each kind, beside the MemorySize of the
 function that runs them (issue 27). Not a test: pytest does not collect it; prints figures.
 
-    .venv/bin/python tests/benchmarks/bench_import_memory.py [MEGABYTES]
+    .venv/bin/python tests/benchmarks/bench_import_memory.py [MEGABYTES] [lab|gis-csv|gis-geojson ...]
 
 Each kind runs in a fresh child process (its peak RSS is its own, ``ru_maxrss``), which
 imports the service, notes its RSS, then does the function's in-memory work on the file:
@@ -151,11 +151,18 @@ def main() -> None:
     size = megabytes * 1024 * 1024
     limits = memory_sizes()
     child = CHILD.format(services=str(ROOT / "services"), infra=str(ROOT / "infra"))
-    kinds = (
-        ("lab file", "lab", "lab.csv", write_lab, "SamplingOnLabFileUploadedFunction"),
-        ("GIS CSV", "gis", "gis.csv", write_gis_csv, "StormwaterOnGisExtractUploadedFunction"),
-        ("GIS GeoJSON", "gis", "gis.geojson", write_geojson, "StormwaterOnGisExtractUploadedFunction"),
-    )
+    every = {
+        "lab": ("lab file", "lab", "lab.csv", write_lab, "SamplingOnLabFileUploadedFunction"),
+        "gis-csv": ("GIS CSV", "gis", "gis.csv", write_gis_csv, "StormwaterOnGisExtractUploadedFunction"),
+        "gis-geojson": (
+            "GIS GeoJSON",
+            "gis",
+            "gis.geojson",
+            write_geojson,
+            "StormwaterOnGisExtractUploadedFunction",
+        ),
+    }
+    kinds = [every[name] for name in (sys.argv[2:] or every)]
     print(
         "| kind | file MB | rows | kept | rejected | s | RSS after imports MB | peak RSS MB | MemorySize MB | peak / MemorySize |"
     )
