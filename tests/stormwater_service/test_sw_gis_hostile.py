@@ -139,3 +139,10 @@ def test_use_is_only_one_the_tariff_knows_and_areas_are_bounded() -> None:
     assert isinstance(huge, Rejection) and huge.field == "area_sqft" and "at most" in huge.reason
     exact = _csv(f"{T},P-1,Owner,residential,{10**10},2000,,,,")
     assert isinstance(exact, ParcelRecord) and exact.area_sqft == Decimal(10**10)
+
+
+def test_1e400_in_a_property_is_a_rejected_area_not_a_crash() -> None:
+    props = json.dumps(PROPS).replace('"area_sqft": 15100', '"area_sqft": 1e400')
+    data = f'{{"type":"FeatureCollection","features":[{{"type":"Feature","properties":{props},"geometry":null}}]}}'
+    (row,) = _read(data.encode(), "gis/x.geojson")
+    assert isinstance(row, Rejection) and row.field == "area_sqft" and "10^12" in row.reason
