@@ -30,11 +30,13 @@ from __future__ import annotations
 
 import csv
 import io
+import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 from common import fields
@@ -208,9 +210,32 @@ def _text(cells: Mapping[str, str], column: str) -> str | None:
         raise BadCell(column, bad.reason) from None
 
 
+# A file's dates are few (a month's samples): each parsed once and the date object shared
+# by every row giving it, as the repeated cells are (``_shared``): a 50 MB file's rows
+# otherwise held a copy of each per row (issue 27, peak memory).
+_to_date = lru_cache(maxsize=4096)(to_date)
+SHARED_COLUMNS = frozenset(
+    {"tenant", "account_id", "parameter", "units", "lab", "kind", "method", "sampling_point", "collector"}
+)
+_MAX_SHARED = 65_536
+
+
+def _shared(cells: dict[str, str], pool: dict[str, str]) -> dict[str, str]:
+    """``cells`` with the values of the columns that repeat from row to row taken from
+    ``pool`` (one string object per distinct value, at most ``_MAX_SHARED`` of them)."""
+    for column in SHARED_COLUMNS.intersection(cells):
+        value = cells[column]
+        kept = pool.get(value)
+        if kept is not None:
+            cells[column] = kept
+        elif len(pool) < _MAX_SHARED:
+            pool[value] = value
+    return cells
+
+
 def _date(cells: Mapping[str, str], column: str, window: DateWindow, tenant: str) -> date:
     try:
-        day = to_date(cells[column])
+        day = _to_date(cells[column])
     except NotADate as exc:
         raise BadCell(column, str(exc)) from None
     try:
@@ -266,7 +291,7 @@ def parse_row(
     window = (windows or {}).get(tenant) or DateWindow(FIRST_DATE, today)
     sample_id = _key(cells, "sample_id")
     account_id = _key(cells, "account_id")
-    parameter = cells["parameter"].lower()
+    parameter = next((p for p in PARAMETERS if p == cells["parameter"].lower()), cells["parameter"].lower())
     if parameter not in PARAMETERS:
         raise BadCell("parameter", f"{cells['parameter'][:40]!r} is not one of {', '.join(PARAMETERS)}")
     collected_on = _date(cells, "collected_on", window, tenant)
@@ -304,7 +329,7 @@ def parse_row(
         collected_on=collected_on,
         parameter=parameter,
         value=value,
-        reported=f"{reported} {cells['units']}",
+        reported=sys.intern(f"{reported} {cells['units']}"),
         analysed_on=analysed_on,
         lab=_text(cells, "lab") or "",
         kind=kind,
@@ -387,6 +412,7 @@ def _parse(
 
     first_result: dict[tuple[str, str, str], LabRow] = {}
     first_sample: dict[tuple[str, str], LabRow] = {}
+    pool: dict[str, str] = {}
     for line, row in records(reader):
         if isinstance(row, csv.Error):  # a cell over csv's 131,072 characters, and the like
             parsed.lines += 1
@@ -400,7 +426,7 @@ def _parse(
                 LineRejection(line, "(line)", f"{len(row)} cells for {len(header)} columns")
             )
             continue
-        cells = {name: cell.strip() for name, cell in zip(header, row, strict=True)}
+        cells = _shared({name: cell.strip() for name, cell in zip(header, row, strict=True)}, pool)
         try:
             lab_row = parse_row(
                 cells, line, today=today, tenants=tenants, plausible_max=plausible_max, windows=windows
