@@ -159,6 +159,7 @@ bench: $(STAMP)
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_notices.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_cycle.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_invoker.py
+	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_import_memory.py
 
 ## A deployable build: sam build (wheels for the functions' arm64 architecture), then the
 ## tariff files into each function at /var/task/tariffs (the template's TariffsDir), since

@@ -133,3 +133,19 @@ class DateWindow:
         if day < start:
             raise BadField(field, f"{day.isoformat()} is before {start_field} {start.isoformat()}")
         return self.started(field, day)
+
+
+# Cells a spreadsheet would run (OWASP CSV injection): an import refuses them, as metering's
+# readers do (``metering.domain.csvinput.FORMULA_STARTS``), so no system CSV ever re-exports one.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def not_formula(field: str, value: str, *, number: bool = False) -> str:
+    """``value`` unless it starts like a spreadsheet formula; :class:`BadField` if it does.
+
+    For a number cell (``number=True``) a leading ``-`` is left to the number's own check
+    (it reports "negative"), as metering does; every other start is refused the same way.
+    """
+    if value.startswith(FORMULA_STARTS) and not (number and value[0] == "-"):
+        raise BadField(field, f"starts with {value[0]!r}: a spreadsheet formula is refused (CSV injection)")
+    return value

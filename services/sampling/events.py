@@ -217,6 +217,9 @@ class LabFileTakenIn(Event):
 
     file_key: str
     file_id: str
+    # common.imports.ImportCounts: accepted + repeated + rejected = lines (data lines; a
+    # lab result is a fact, never ``changed``; issue 26).
+    lines: int = Field(ge=0, default=0)
     accepted: int = Field(ge=0)
     repeated: int = Field(ge=0)
     rejected: int = Field(ge=0)

@@ -7,6 +7,7 @@ the holiday calendar library.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from functools import lru_cache
@@ -99,4 +100,4 @@ class BookPolicies:
         except UnknownTariffTenant:
             raise UnknownTenant(tenant, CLASSIFIED_TENANTS) from None
         assert isinstance(tariff, PPSewerTariff | GraftonTariff | SullivanTariff)
-        return policy_from_tariff(tariff)
+        return replace(policy_from_tariff(tariff), first_tariff_on=self._book.first_effective(tenant))

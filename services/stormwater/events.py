@@ -332,8 +332,14 @@ class GisExtractTakenIn(Event):
     file_key: str
     file_id: str
     format: Literal["csv", "geojson"]
+    # common.imports.ImportCounts (issue 26): accepted (new parcels) + changed (a new
+    # version of a kept parcel, the old one kept as history) + repeated (identical to the
+    # version kept, or to an earlier line of the file) + rejected = lines. ``unchanged`` is
+    # ``repeated`` under its earlier name, kept for consumers that read it.
+    lines: int = Field(ge=0, default=0)
     accepted: int = Field(ge=0)
     changed: int = Field(ge=0)
+    repeated: int = Field(ge=0, default=0)
     unchanged: int = Field(ge=0)
     rejected: int = Field(ge=0)
     report_bucket: str | None = None

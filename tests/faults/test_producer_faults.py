@@ -93,23 +93,10 @@ def _point(harness: Harness, name: str) -> int | None:
     return chosen
 
 
-# What the harness found and is not fixed yet (issue 26): each fails at its kill point on
-# every run (the harness is deterministic), so strict.
-KNOWN = {
-    ("lab file", "middle"): "a lab file redelivered after its results were stored counts them "
-    "repeated, not accepted (the file record and LabFileTakenIn: accepted 0, repeated 24)",
-    ("lab file", "last call"): "a lab file redelivered after its classifications were recorded "
-    "classifies its accounts again: a second StrengthClassified per account (another event id)",
-    ("GIS extract", "last call"): "a GIS extract redelivered after its parcels were stored counts "
-    "none changed (the file record and GisExtractTakenIn: changed 0 of 120)",
-}
-CASES = [
-    pytest.param(flow, point, marks=pytest.mark.xfail(strict=True, reason=KNOWN[(flow, point)]))
-    if (flow, point) in KNOWN
-    else pytest.param(flow, point)
-    for flow in HARNESS
-    for point in POINTS
-]
+# Every flow at every point ends as the faultless run (issue 26: the lab file's counts and
+# classifications and the GIS extract's counts are derived from what is stored, by business
+# key; they were strict xfails here until then).
+CASES = [pytest.param(flow, point) for flow in HARNESS for point in POINTS]
 
 
 @pytest.mark.parametrize(("flow", "point"), CASES)

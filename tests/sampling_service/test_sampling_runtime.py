@@ -158,3 +158,20 @@ def test_no_sampling_item_expires_before_seven_years(rt: LocalRuntime) -> None:
     for item in items:
         if "expires_at" in item:
             assert int(item["expires_at"]["N"]) >= now + seven_years, item["pk"]
+
+
+def test_a_file_sent_again_takes_in_a_line_whose_account_has_since_arrived(rt: LocalRuntime) -> None:
+    # Issue 26: a file is a duplicate only when nothing in it could turn out differently.
+    # Line 6 named PP-9999, unknown then; once its sampling point is registered, the same
+    # bytes sent again take that line in (the lines taken in before are not counted twice).
+    status, _ = call(rt, "PUT", f"/staff/{PP}/sampling-points/PP-9999", {"sampling_point": "MH-99"})
+    assert status == 200
+    rt.upload("UploadsBucket", "lab/2025-01-resent.csv", LAB_FILE)
+    assert rt.dead_letters == []
+    status, body = call(rt, "GET", f"/staff/{PP}/accounts/PP-9999/samples")
+    assert status == 200
+    assert [s["sample_id"] for s in body["samples"]] == ["LAB-2025-0115-02"]
+    (record,) = [i for i in sampling_items(rt) if i["pk"]["S"].startswith("LABFILE#")]
+    counts = {k: int(record[k]["N"]) for k in ("lines", "accepted", "repeated", "rejected")}
+    assert counts == {"lines": 9, "accepted": 5, "repeated": 0, "rejected": 4}
+    assert record["key"]["S"] == "lab/2025-01.csv"  # the first record is kept, with new counts

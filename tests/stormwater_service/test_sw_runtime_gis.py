@@ -40,7 +40,8 @@ def test_an_extract_determines_and_publishes_erus_and_reports_bad_rows(
     assert [len(e["detail"]["determinations"]) for e in events if e["detail-type"] == "ERUsDetermined"] == [4]
     published = {d["parcel_id"]: d for d in determinations(events)}
     (summary,) = [e["detail"] for e in events if e["detail-type"] == "GisExtractTakenIn"]
-    assert (summary["accepted"], summary["changed"], summary["rejected"]) == (4, 4, 3)
+    # Four new parcels (accepted, none changed: a parcel's first version is not a change).
+    assert (summary["accepted"], summary["changed"], summary["rejected"], summary["lines"]) == (4, 0, 3, 7)
     assert set(published) == {"R-1", "C-1", "A-1", "F-1"}
     assert published["R-1"]["eru"] == "1.00" and published["R-1"]["exempt"] is False
     # 43,560 sq ft with 30,000 impervious: CN = (30000x98 + 13560x74)/43560 = 90.5289,
@@ -60,7 +61,10 @@ def test_the_rejection_report_names_line_and_field_and_is_in_s3(rt: LocalRuntime
     )
     taken = captured.take("GisExtractTakenIn")
     (summary,) = [e["detail"] for e in taken]
-    assert summary["accepted"] == 4 and summary["changed"] == 0 and summary["unchanged"] == 4
+    # The four parcels repeat the versions kept (repeated, not accepted again); the bad
+    # lines are rejected; the counts add up to the file's 8 lines (issue 26).
+    assert (summary["accepted"], summary["changed"], summary["repeated"]) == (0, 0, 4)
+    assert summary["unchanged"] == 4 and summary["lines"] == 8 and summary["rejected"] == 4
     body = (
         rt.client("s3").get_object(Bucket=summary["report_bucket"], Key=summary["report_key"])["Body"].read()
     )

@@ -47,7 +47,7 @@ from common.errors import TransientError
 from common.events import Event
 from common.handling import MessageRejected
 from common.outbox import outbox_item
-from sampling.domain.intake import LabFile, StoredSample
+from sampling.domain.intake import LabFile, StoredSample, StoredValue
 from sampling.domain.lab_files import LabRow
 from sampling.domain.samples import AccountInfo, AccountRecord, Decision, StoredResult
 from sampling.domain.satellite import ResultsDeadline
@@ -147,22 +147,40 @@ class DynamoSamplingRepository:
 
     # --- files ----------------------------------------------------------------------------
     def file_seen(self, file_id: str) -> bool:
-        return get(self._client, self._table, f"LABFILE#{file_id}", "LABFILE") is not None
+        """Taken in before and settled: every line taken in or refused for good (a record
+        from before ``settled`` was kept counts as settled)."""
+        item = get(self._client, self._table, f"LABFILE#{file_id}", "LABFILE")
+        return item is not None and bool(item.get("settled", True))
 
-    def record_file(self, file: LabFile, file_id: str, summary: LabFileTakenIn) -> None:
+    def record_file(
+        self, file: LabFile, file_id: str, summary: LabFileTakenIn, *, settled: bool = True
+    ) -> None:
         item = {
             "pk": f"LABFILE#{file_id}",
             "sk": "LABFILE",
             "bucket": file.bucket,
             "key": file.key[:1024],
             "etag": file.etag,
+            "lines": summary.lines,
             "accepted": summary.accepted,
             "repeated": summary.repeated,
             "rejected": summary.rejected,
+            "settled": settled,
             "report_key": summary.report_key,
             "recorded_at": self._clock.now().isoformat(),
         }
-        self._write([put_if_absent(self._table, item)], summary)  # False: recorded before
+        # The summary event once per file (its business key). A file not settled that is
+        # read again keeps its first record (key, time) with the later reading's counts.
+        if self._write([put_if_absent(self._table, item)], summary):
+            return
+        counts = ("lines", "accepted", "repeated", "rejected", "settled", "report_key")
+        self._client.update_item(
+            TableName=self._table,
+            Key=key_of(f"LABFILE#{file_id}", "LABFILE"),
+            UpdateExpression="SET " + ", ".join(f"#{n} = :{n}" for n in counts),
+            ExpressionAttributeNames={f"#{n}": n for n in counts},
+            ExpressionAttributeValues={f":{n}": v for n, v in to_item({n: item[n] for n in counts}).items()},
+        )
 
     # --- accounts -------------------------------------------------------------------------
     def accounts(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], AccountInfo]:
@@ -215,12 +233,15 @@ class DynamoSamplingRepository:
 
     def stored_values(
         self, keys: Collection[tuple[str, str, str, str]]
-    ) -> dict[tuple[str, str, str, str], Decimal]:
+    ) -> dict[tuple[str, str, str, str], StoredValue]:
         item_keys = {(account_pk(t, a), f"RESULT#{s}#{p}"): (t, a, s, p) for t, a, s, p in keys}
         found = batch_get(self._client, self._table, item_keys)
-        return {item_keys[k]: Decimal(str(i["value_mg_l"])) for k, i in found.items()}
+        return {
+            item_keys[k]: StoredValue(Decimal(str(i["value_mg_l"])), i.get("file_id"))
+            for k, i in found.items()
+        }
 
-    def record_results(self, rows: Sequence[LabRow]) -> None:
+    def record_results(self, rows: Sequence[LabRow], file_id: str | None = None) -> None:
         """New samples and results, 25 per BatchWriteItem (bulk: a lab file can be large).
 
         Unconditional by design: the use case read the stored samples and results first
@@ -240,7 +261,7 @@ class DynamoSamplingRepository:
             if (row.tenant, row.sample_id) not in seen:
                 seen.add((row.tenant, row.sample_id))
                 items.append(_sample_item(row, now))
-            items.append(_result_item(row, now))
+            items.append({**_result_item(row, now), **({"file_id": file_id} if file_id else {})})
         batch_put(self._client, self._table, items)
 
     def _put_once(self, values: Mapping[str, Any], compare: str | None = None) -> None:
@@ -321,6 +342,7 @@ class DynamoSamplingRepository:
                 elif sk == "CLASSIFICATION":
                     record.category = item.get("category")
                     record.version = int(item.get("version", 0))
+                    record.classified_by = item.get("classified_by")
                 elif sk.startswith("RESULT#"):
                     record.results.append(_result(item))
                 elif sk.startswith("DECISION#"):
@@ -332,8 +354,11 @@ class DynamoSamplingRepository:
     def classification(self, tenant: str, account_id: str) -> dict[str, Any] | None:
         return get(self._client, self._table, account_pk(tenant, account_id), "CLASSIFICATION")
 
-    def _classification_update(self, event: StrengthClassified, expected_version: int) -> dict[str, Any]:
-        """The account's classification, conditional on the version it was computed from."""
+    def _classification_update(
+        self, event: StrengthClassified, expected_version: int, by: str | None = None
+    ) -> dict[str, Any]:
+        """The account's classification, conditional on the version it was computed from;
+        ``by``: the lab file whose intake classified it (None: anything else did)."""
         condition = "attribute_not_exists(pk)" if expected_version == 0 else "version = :expected"
         values: dict[str, Any] = {
             ":category": {"S": event.category},
@@ -341,6 +366,7 @@ class DynamoSamplingRepository:
             ":trigger": {"S": event.trigger},
             ":event": {"S": event.detail_json()},
             ":at": {"S": self._clock.now().isoformat()},
+            ":by": {"S": by} if by else {"NULL": True},
         }
         if expected_version:
             values[":expected"] = {"N": str(expected_version)}
@@ -348,7 +374,7 @@ class DynamoSamplingRepository:
             "TableName": self._table,
             "Key": key_of(account_pk(event.tenant, event.account_id), "CLASSIFICATION"),
             "UpdateExpression": "SET category = :category, version = :version, last_trigger = :trigger, "
-            "last_event = :event, updated_at = :at",
+            "last_event = :event, updated_at = :at, classified_by = :by",
             "ConditionExpression": condition,
             "ExpressionAttributeValues": values,
         }
@@ -377,7 +403,9 @@ class DynamoSamplingRepository:
         if not self._write(actions, event):
             raise TransientError(f"the classification of {event.account_id} changed concurrently; retry")
 
-    def record_classifications(self, classified: Sequence[tuple[StrengthClassified, AccountRecord]]) -> None:
+    def record_classifications(
+        self, classified: Sequence[tuple[StrengthClassified, AccountRecord]], by: str | None = None
+    ) -> None:
         """Many accounts' classifications, their events already published (``publish``).
 
         The exit clocks that changed go first, in batches (rewriting one is harmless), then
@@ -396,7 +424,7 @@ class DynamoSamplingRepository:
         batch_put(self._client, self._table, clocks)
         self._mark_due([date.fromisoformat(c["returns_on"]) for c in clocks])  # after the clocks
         for event, record in classified:
-            if not self._write([{"Update": self._classification_update(event, record.version)}], None):
+            if not self._write([{"Update": self._classification_update(event, record.version, by)}], None):
                 raise TransientError(f"the classification of {event.account_id} changed concurrently; retry")
 
     # --- decisions ------------------------------------------------------------------------

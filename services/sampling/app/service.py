@@ -33,6 +33,7 @@ from sampling.domain.errors import InvalidInput, SamplingError
 from sampling.domain.intake import (
     after_new_results,
     check_against_stored,
+    date_windows,
     local_today,
     reclassify,
 )
@@ -133,12 +134,14 @@ class SamplingService:
                 today=today,
                 tenants=CLASSIFIED_TENANTS,
                 plausible_max={tenant: policy.plausible_max_mg_l},
+                windows=date_windows(self.policies, today),
             )
         except BadCell as bad:
             raise InvalidInput(bad.column, bad.reason) from None
-        kept, rejected, again = check_against_stored([row], self.repo)
-        if rejected:
-            problem = rejected[0]
+        checked = check_against_stored([row], self.repo)
+        kept, again = checked.new, checked.repeated
+        if checked.rejected:
+            problem = checked.rejected[0]
             if problem.column == "account_id":
                 raise NotFound(problem.column, problem.reason)
             raise Conflict(problem.column, problem.reason)

@@ -1,9 +1,23 @@
 """Use cases: take in a lab file, and reclassify an account on every finalised result.
 
-Idempotent by business key: a file once per content digest (the same bytes again, under
-any key, change nothing and publish nothing), a sample once per (tenant, sample id) and a
-result once per (tenant, sample id, parameter). A result repeating a stored one is a
-harmless repeat; another value for it is a rejected line naming both values.
+Idempotent by business key: a sample once per (tenant, sample id) and a result once per
+(tenant, sample id, parameter). A lab result is a fact: a line repeating a result taken in
+(in this file or an earlier one) is ``repeated``; another value for it is a rejected line
+naming both values (issue 26). Every data line ends in one of the counts of
+:class:`common.imports.ImportCounts` (accepted, repeated, rejected), which add up to the
+file's data lines.
+
+A file is skipped as a duplicate (by content digest, under any key) only when it was
+*settled*: every line taken in or refused for a cause that cannot change. A file with a
+line dated after today or naming an account not known yet is read again when it is sent
+again, and takes in what has become acceptable.
+
+Crash safety (issue 26): counts and events are derived from what is stored, by business
+key. Each result records the file that stored it, so a redelivery after a crash counts the
+results its own first delivery stored as ``accepted`` (``repeated`` only when an earlier
+file stored them); and each classification records the file whose intake recorded it, so a
+redelivery finds it and does not classify the account a second time (the category has
+moved, so a second event would differ from the first).
 
 After the results are stored, each account with a new final result is reclassified and
 one strength event is published per account (not per row). PP samples are charged
@@ -15,7 +29,7 @@ between is repaired by the redelivery, which finds the stored results and skips 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Protocol
@@ -24,9 +38,12 @@ from zoneinfo import ZoneInfo
 from common.clock import Clock
 from common.errors import PermanentError
 from common.events import Event
+from common.fields import DateWindow
 from common.ids import content_digest
+from common.imports import ImportCounts
 from common.money import round_line
 from common.reports import Report
+from common.values import FIRST_DATE
 from sampling.domain.classifying import FinalResult, classify_account
 from sampling.domain.lab_files import LabRow, LineRejection, SampleKind, parse_lab_file
 from sampling.domain.policy import Policies, TenantPolicy
@@ -71,6 +88,26 @@ class StoredSample:
     resample_of: str | None
 
 
+@dataclass(frozen=True)
+class StoredValue:
+    """A result as stored: its value (mg/l; pH units) and the lab file that stored it."""
+
+    value: Decimal
+    file_id: str | None = None
+
+
+@dataclass
+class Checked:
+    """A file's rows after consulting the store (:func:`check_against_stored`)."""
+
+    new: list[LabRow] = field(default_factory=list)
+    rejected: list[LineRejection] = field(default_factory=list)
+    repeated: list[LabRow] = field(default_factory=list)
+    # Stored by an earlier delivery of this same file (a crash after storing them): they
+    # are this file's and count as accepted, as a run without the crash counted them.
+    restored: list[LabRow] = field(default_factory=list)
+
+
 class ObjectStore(Protocol):
     def read(self, bucket: str, key: str) -> bytes: ...
 
@@ -90,12 +127,12 @@ class SamplingRepository(Protocol):
 
     def stored_values(
         self, keys: Collection[tuple[str, str, str, str]]
-    ) -> dict[tuple[str, str, str, str], Decimal]:
-        """Stored values by (tenant, account, sample, parameter)."""
+    ) -> dict[tuple[str, str, str, str], StoredValue]:
+        """Stored values by (tenant, account, sample, parameter), with the file that stored each."""
         ...
 
-    def record_results(self, rows: Sequence[LabRow]) -> None:
-        """Store each sample and result once (conditional); a no-op for those already there."""
+    def record_results(self, rows: Sequence[LabRow], file_id: str | None = None) -> None:
+        """Store each sample and result once, each result with the lab file storing it."""
         ...
 
     def account(self, tenant: str, account_id: str) -> AccountRecord: ...
@@ -110,9 +147,11 @@ class SamplingRepository(Protocol):
         """Replace the account's classification (conditional on its version) with its event."""
         ...
 
-    def record_classifications(self, classified: Sequence[tuple[StrengthClassified, AccountRecord]]) -> None:
+    def record_classifications(
+        self, classified: Sequence[tuple[StrengthClassified, AccountRecord]], by: str | None = None
+    ) -> None:
         """Replace accounts' classifications (each conditional on the version of the record it
-        was computed from) whose events are already published."""
+        was computed from) whose events are already published; ``by``: the lab file."""
         ...
 
     def record_deadline(self, tenant: str, account_id: str, deadline: ResultsDeadline) -> None: ...
@@ -121,30 +160,53 @@ class SamplingRepository(Protocol):
         """Put events in the outbox, once per business key."""
         ...
 
-    def record_file(self, file: LabFile, file_id: str, summary: LabFileTakenIn) -> None: ...
+    def record_file(
+        self, file: LabFile, file_id: str, summary: LabFileTakenIn, *, settled: bool = True
+    ) -> None:
+        """The file's record and summary event; ``settled``: no line could turn out
+        differently later (:meth:`file_seen` is then true)."""
+        ...
 
 
 @dataclass(frozen=True)
 class IntakeResult:
     file_id: str
     duplicate_file: bool = False
-    accepted: int = 0
-    repeated: int = 0
+    counts_: ImportCounts = field(default_factory=ImportCounts)
     rejected_lines: tuple[int, ...] = ()
     classified: tuple[str, ...] = ()
     report_key: str | None = None
+
+    @property
+    def accepted(self) -> int:
+        return self.counts_.accepted
+
+    @property
+    def repeated(self) -> int:
+        return self.counts_.repeated
+
+    @property
+    def rejected(self) -> int:
+        return self.counts_.rejected
 
     def counts(self) -> dict[str, object]:
         """What a log line says: counts, not the lines and accounts (a file can be large)."""
         return {
             "file_id": self.file_id,
             "duplicate_file": self.duplicate_file,
-            "accepted": self.accepted,
-            "repeated": self.repeated,
-            "rejected": len(self.rejected_lines),
+            **self.counts_.as_dict(),
             "classified": len(self.classified),
             "report_key": self.report_key,
         }
+
+
+def date_windows(policies: Policies, today: date) -> dict[str, DateWindow]:
+    """Each classified tenant's window for lab dates: its first tariff version to today."""
+    windows = {}
+    for tenant in CLASSIFIED_TENANTS:
+        first = policies(tenant, today).first_tariff_on
+        windows[tenant] = DateWindow(first or FIRST_DATE, today)
+    return windows
 
 
 def ingest_lab_file(
@@ -170,43 +232,52 @@ def ingest_lab_file(
     now = clock.now()
     today = local_today(now)
     rejections: list[LineRejection] = []
-    rows: list[LabRow] = []
-    stored_again: list[LabRow] = []
-    repeated = 0
+    checked = Checked()
+    lines = in_file_repeats = 0
     if data is None:
         rejections.append(LineRejection(0, "(file)", missing))
     else:
         plausible = {t: _policy_max(policies, t, today) for t in CLASSIFIED_TENANTS}
-        parsed = parse_lab_file(data, today=today, tenants=CLASSIFIED_TENANTS, plausible_max=plausible)
+        parsed = parse_lab_file(
+            data,
+            today=today,
+            tenants=CLASSIFIED_TENANTS,
+            plausible_max=plausible,
+            windows=date_windows(policies, today),
+        )
+        lines = parsed.lines
         rejections.extend(parsed.rejected)
-        repeated = parsed.repeated
-        rows, more_rejections, stored_again = check_against_stored(parsed.rows, repo)
-        rejections.extend(more_rejections)
-        repeated += len(stored_again)
+        in_file_repeats = parsed.repeated
+        checked = check_against_stored(parsed.rows, repo, file_id=file_id)
+        rejections.extend(checked.rejected)
 
-    repo.record_results(rows)
+    repo.record_results(checked.new, file_id)
     events: list[Event] = []
     classified: list[str] = []
-    # Rows already stored count too: a crash after storing them and before classifying is
-    # repaired by the redelivery (every event is published once per business key).
+    # Every result of this file counts, stored now or by a delivery a crash interrupted (and
+    # rows repeating results stored earlier, as before): its charges, flags and deadlines
+    # are computed again and published once per business key.
     by_account: dict[tuple[str, str], list[LabRow]] = {}
-    for row in [*rows, *stored_again]:
+    for row in [*checked.new, *checked.restored, *checked.repeated]:
         by_account.setdefault((row.tenant, row.account_id), []).append(row)
     records = repo.account_records(list(by_account))
     reclassified: list[tuple[StrengthClassified, AccountRecord]] = []
     for (tenant, account_id), new_rows in sorted(by_account.items()):
         record = records[(tenant, account_id)]
         event = after_new_results(tenant, account_id, new_rows, record, repo, policies, now, today, events)
-        if event is not None:
-            classified.append(f"{tenant}/{account_id}")
+        if event is None:
+            continue
+        classified.append(f"{tenant}/{account_id}")
+        if record.classified_by != file_id:  # else this file's first delivery recorded it
             reclassified.append((event, record))
     # The facts first (the outbox is their record), then the state they change: a crash in
     # between is repaired by the redelivery, which computes the same events and skips them.
     events = chunked_costs(events, file_id, now)
     repo.publish([*events, *(event for event, _ in reclassified)])
-    repo.record_classifications(reclassified)
+    repo.record_classifications(reclassified, by=file_id)
 
     rejections.sort(key=lambda r: (r.line, r.column))
+    counts = import_counts(lines, checked, in_file_repeats, rejections)
     report = None
     if rejections:
         report = reports.write_rejections(
@@ -216,9 +287,10 @@ def ingest_lab_file(
         occurred_at=now,
         file_key=file.key[:1024],
         file_id=file_id,
-        accepted=len(rows),
-        repeated=repeated,
-        rejected=len(rejections),
+        lines=counts.lines,
+        accepted=counts.accepted,
+        repeated=counts.repeated,
+        rejected=counts.rejected,
         rejections=tuple(
             LabLineRejection(line=r.line, column=r.column, reason=r.reason[:500])
             for r in rejections[: LabFileTakenIn.MAX_INLINE]
@@ -227,15 +299,31 @@ def ingest_lab_file(
         report=report,
         accounts_classified=len(classified),
     )
-    repo.record_file(file, file_id, summary)
+    repo.record_file(file, file_id, summary, settled=not any(r.retry for r in rejections))
     return IntakeResult(
         file_id=file_id,
-        accepted=len(rows),
-        repeated=repeated,
+        duplicate_file=counts.duplicate_file,
+        counts_=counts,
         rejected_lines=tuple(r.line for r in rejections),
         classified=tuple(classified),
         report_key=report.key if report else None,
     )
+
+
+def import_counts(
+    lines: int, checked: Checked, in_file_repeats: int, rejections: Sequence[LineRejection]
+) -> ImportCounts:
+    """The file's counts (``common.imports``), checked to add up to its data lines.
+
+    A rejection of line 0 (the object) or 1 (the header) refuses the whole file: every data
+    line is rejected with it."""
+    whole_file = any(r.line <= 1 for r in rejections)
+    return ImportCounts(
+        lines=lines,
+        accepted=len(checked.new) + len(checked.restored),
+        repeated=len(checked.repeated) + in_file_repeats,
+        rejected=lines if whole_file else len({r.line for r in rejections}),
+    ).check()
 
 
 def chunked_costs(events: Sequence[Event], file_id: str, now: datetime) -> list[Event]:
@@ -257,9 +345,11 @@ def _policy_max(policies: Policies, tenant: str, today: date) -> Mapping[str, De
 
 
 def check_against_stored(
-    rows: Sequence[LabRow], repo: SamplingRepository
-) -> tuple[list[LabRow], list[LineRejection], list[LabRow]]:
-    """(new rows, rejected lines, rows repeating stored results) after consulting the store."""
+    rows: Sequence[LabRow], repo: SamplingRepository, *, file_id: str | None = None
+) -> Checked:
+    """The rows split by what is stored: new, rejected (with both values for a conflicting
+    result), repeating a result an earlier file stored, or stored by this same file
+    (``file_id``) on a delivery a crash interrupted."""
     known = repo.accounts({(r.tenant, r.account_id) for r in rows})
     sample_keys = {(r.tenant, r.sample_id) for r in rows} | {
         (r.tenant, r.resample_of) for r in rows if r.resample_of
@@ -267,9 +357,8 @@ def check_against_stored(
     samples = repo.stored_samples(sample_keys)
     values = repo.stored_values({(r.tenant, r.account_id, r.sample_id, r.parameter) for r in rows})
     in_file = {(r.tenant, r.sample_id): r for r in rows}
-    kept: list[LabRow] = []
-    rejected: list[LineRejection] = []
-    repeated: list[LabRow] = []
+    checked = Checked()
+    rejected = checked.rejected
     for row in rows:
         if (row.tenant, row.account_id) not in known:
             rejected.append(
@@ -278,6 +367,7 @@ def check_against_stored(
                     "account_id",
                     f"account {row.account_id} of {row.tenant} is not known to sampling "
                     "(register its sampling point first)",
+                    retry=True,
                 )
             )
             continue
@@ -320,11 +410,14 @@ def check_against_stored(
                     )
                 )
                 continue
-        value = values.get((row.tenant, row.account_id, row.sample_id, row.parameter))
-        if value is None:
-            kept.append(row)
+        stored_value = values.get((row.tenant, row.account_id, row.sample_id, row.parameter))
+        value = None if stored_value is None else stored_value.value
+        if stored_value is None:
+            checked.new.append(row)
+        elif value == row.value and file_id is not None and stored_value.file_id == file_id:
+            checked.restored.append(row)
         elif value == row.value:
-            repeated.append(row)
+            checked.repeated.append(row)
         else:
             rejected.append(
                 LineRejection(
@@ -334,7 +427,7 @@ def check_against_stored(
                     f"{value} mg/l is already recorded",
                 )
             )
-    return kept, rejected, repeated
+    return checked
 
 
 def _as_stored(row: LabRow | None) -> StoredSample | None:

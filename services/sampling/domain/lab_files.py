@@ -7,8 +7,12 @@ line 1), the column and the reason; good lines are kept.
 
 Checks made here (pure, ``today`` is an input):
 
-- required cells, tenant with strength categories, keys bounded (64 characters, no ``#``);
-- dates ``YYYY-MM-DD``, not after ``today``, analysed on or after collection;
+- no cell starting like a spreadsheet formula (``=``, ``+``, ``-``, ``@``, tab, CR: OWASP
+  CSV injection; a ``-`` in ``value`` is reported as negative), as metering refuses them;
+- required cells, tenant with strength categories, ids safe (``common.fields.identifier``:
+  at most 64 letters, digits and ``. _ - : ( ) +``, no slash, no control character, no ``#``);
+- dates ``YYYY-MM-DD`` inside the tenant's window (``common.fields.DateWindow.happened``:
+  not before its first tariff version, not after ``today``), analysed on or after collection;
 - a known parameter and a unit known for it: concentrations in mg/l, converted exactly
   from µg/l (/1000) and g/m³ (= mg/l); pH in standard units. Any other unit is rejected,
   never guessed;
@@ -26,15 +30,19 @@ from __future__ import annotations
 
 import csv
 import io
-import re
+import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 from enum import StrEnum
+from functools import lru_cache
+from typing import Any
 
-from common.csvrows import records
-from common.values import NotADate, NotADecimal, to_date, to_decimal
+from common import fields
+from common.csvrows import CsvReader, records
+from common.fields import BadField, DateWindow
+from common.values import FIRST_DATE, NotADate, NotADecimal, to_date, to_decimal
 
 
 class SampleKind(StrEnum):
@@ -81,7 +89,6 @@ _MG_PER_L: Mapping[str, Decimal] = {
     "mg/dm3": Decimal(1),
 }
 _PH_UNITS = frozenset({"ph", "su", "s.u.", "std units", "standard units"})
-_KEY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:-]*$")
 
 DEFAULT_PLAUSIBLE_MAX_MG_L: Mapping[str, Decimal] = {
     "bod": Decimal("100000"),
@@ -95,14 +102,20 @@ DEFAULT_PLAUSIBLE_MAX_MG_L: Mapping[str, Decimal] = {
 
 @dataclass(frozen=True)
 class LineRejection:
-    """One line not taken in; ``line`` 1 is the header, 0 the file as a whole."""
+    """One line not taken in; ``line`` 1 is the header, 0 the file as a whole.
+
+    ``retry``: the cause can go away (a date after today, an account not known yet), so a
+    file holding such a line is read again when it is sent again, never skipped as a
+    duplicate; every other cause is the line's own and cannot change.
+    """
 
     line: int
     column: str
     reason: str
+    retry: bool = False
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class LabRow:
     """One accepted row: a parameter of a sample, its value converted to mg/l (pH: units)."""
 
@@ -136,18 +149,23 @@ class LabRow:
 
 @dataclass
 class ParsedLabFile:
+    """A file's rows; ``lines`` counts its data lines (blank lines are none), every one of
+    which ends in ``rows``, ``repeated`` or a rejection (a refused file rejects them all)."""
+
     rows: list[LabRow] = field(default_factory=list)
     rejected: list[LineRejection] = field(default_factory=list)
     repeated: int = 0
+    lines: int = 0
 
 
 class BadCell(Exception):
     """A cell that cannot be taken in (``column`` and ``reason`` say why)."""
 
-    def __init__(self, column: str, reason: str) -> None:
+    def __init__(self, column: str, reason: str, *, retry: bool = False) -> None:
         super().__init__(reason)
         self.column = column
         self.reason = reason
+        self.retry = retry
 
 
 def normalise_unit(units: str) -> str:
@@ -176,31 +194,64 @@ def _plain(value: Decimal) -> Decimal:
 
 
 def _key(cells: Mapping[str, str], column: str) -> str:
-    text = cells[column]
-    if len(text) > MAX_KEY_CHARS:
-        raise BadCell(column, f"longer than {MAX_KEY_CHARS} characters")
-    if not _KEY.fullmatch(text):
-        raise BadCell(column, f"{text[:MAX_KEY_CHARS]!r} has characters other than letters, digits and ._/:-")
-    return text
+    try:
+        return fields.identifier(column, cells[column])
+    except BadField as bad:
+        raise BadCell(column, bad.reason) from None
 
 
 def _text(cells: Mapping[str, str], column: str) -> str | None:
     text = cells.get(column, "")
     if not text:
         return None
-    if len(text) > MAX_TEXT_CHARS:
-        raise BadCell(column, f"longer than {MAX_TEXT_CHARS} characters")
-    return text
-
-
-def _date(cells: Mapping[str, str], column: str, today: date) -> date:
     try:
-        day = to_date(cells[column])
+        return fields.text(column, text, maximum=MAX_TEXT_CHARS)
+    except BadField as bad:
+        raise BadCell(column, bad.reason) from None
+
+
+# A file's dates are few (a month's samples): each parsed once and the date object shared
+# by every row giving it, as the repeated cells are (``_shared``): a 50 MB file's rows
+# otherwise held a copy of each per row (issue 27, peak memory).
+_to_date = lru_cache(maxsize=4096)(to_date)
+SHARED_COLUMNS = frozenset(
+    {"tenant", "account_id", "parameter", "units", "lab", "kind", "method", "sampling_point", "collector"}
+)
+_MAX_SHARED = 65_536
+
+
+def _shared(cells: dict[str, str], pool: dict[str, str]) -> dict[str, str]:
+    """``cells`` with the values of the columns that repeat from row to row taken from
+    ``pool`` (one string object per distinct value, at most ``_MAX_SHARED`` of them)."""
+    for column in SHARED_COLUMNS.intersection(cells):
+        value = cells[column]
+        kept = pool.get(value)
+        if kept is not None:
+            cells[column] = kept
+        elif len(pool) < _MAX_SHARED:
+            pool[value] = value
+    return cells
+
+
+def _date(cells: Mapping[str, str], column: str, window: DateWindow, tenant: str) -> date:
+    try:
+        day = _to_date(cells[column])
     except NotADate as exc:
         raise BadCell(column, str(exc)) from None
-    if day > today:
-        raise BadCell(column, f"{day.isoformat()} is in the future (today is {today.isoformat()})")
-    return day
+    try:
+        return window.happened(column, day, tenant=tenant)
+    except BadField as bad:
+        # A date after today may be taken in later (the file is read again when re-sent).
+        raise BadCell(column, bad.reason, retry=day > window.today) from None
+
+
+def _no_formulas(cells: Mapping[str, str]) -> None:
+    """Every cell checked as metering checks its cells (``common.fields.not_formula``)."""
+    for column, value in cells.items():
+        try:
+            fields.not_formula(column, value, number=column == "value")
+        except BadField as bad:
+            raise BadCell(column, bad.reason) from None
 
 
 def _value(cells: Mapping[str, str]) -> Decimal:
@@ -223,23 +274,32 @@ def parse_row(
     today: date,
     tenants: Collection[str],
     plausible_max: Mapping[str, Mapping[str, Decimal]] | None = None,
+    windows: Mapping[str, DateWindow] | None = None,
 ) -> LabRow:
-    """One data row as a :class:`LabRow`, or ``BadCell`` naming the column."""
+    """One data row as a :class:`LabRow`, or ``BadCell`` naming the column.
+
+    ``windows``: each tenant's dates (its first tariff version to ``today``); a tenant not
+    in it gets the widest window, :data:`common.values.FIRST_DATE` to ``today``."""
+    _no_formulas(cells)
     for column in REQUIRED:
         if not cells.get(column):
             raise BadCell(column, "is required")
     tenant = cells["tenant"]
     if tenant not in tenants:
-        raise BadCell("tenant", f"{tenant[:MAX_KEY_CHARS]!r} has no strength sampling ({', '.join(tenants)})")
+        shown = tenant[:MAX_KEY_CHARS].encode("unicode_escape").decode("ascii")
+        raise BadCell("tenant", f"{shown!r} has no strength sampling ({', '.join(tenants)})")
+    window = (windows or {}).get(tenant) or DateWindow(FIRST_DATE, today)
     sample_id = _key(cells, "sample_id")
     account_id = _key(cells, "account_id")
-    parameter = cells["parameter"].lower()
+    parameter = next((p for p in PARAMETERS if p == cells["parameter"].lower()), cells["parameter"].lower())
     if parameter not in PARAMETERS:
         raise BadCell("parameter", f"{cells['parameter'][:40]!r} is not one of {', '.join(PARAMETERS)}")
-    collected_on = _date(cells, "collected_on", today)
-    analysed_on = _date(cells, "analysed_on", today)
+    collected_on = _date(cells, "collected_on", window, tenant)
+    analysed_on = _date(cells, "analysed_on", window, tenant)
     if analysed_on < collected_on:
-        raise BadCell("analysed_on", f"{analysed_on} is before the sample was collected ({collected_on})")
+        raise BadCell(
+            "analysed_on", f"{analysed_on} is before the sample was collected (collected_on {collected_on})"
+        )
     reported = _value(cells)
     value = convert(parameter, reported, cells["units"])
     if parameter == "ph":
@@ -269,7 +329,7 @@ def parse_row(
         collected_on=collected_on,
         parameter=parameter,
         value=value,
-        reported=f"{reported} {cells['units']}",
+        reported=sys.intern(f"{reported} {cells['units']}"),
         analysed_on=analysed_on,
         lab=_text(cells, "lab") or "",
         kind=kind,
@@ -282,27 +342,54 @@ def parse_row(
     )
 
 
+def _data_lines(reader: CsvReader) -> int:
+    """How many data lines remain in a file refused whole (each is rejected with it)."""
+    count = 0
+    for _line, row in records(reader):
+        count += isinstance(row, csv.Error) or any(cell.strip() for cell in row)
+    return count
+
+
 def parse_lab_file(
     data: bytes,
     *,
     today: date,
     tenants: Collection[str],
     plausible_max: Mapping[str, Mapping[str, Decimal]] | None = None,
+    windows: Mapping[str, DateWindow] | None = None,
 ) -> ParsedLabFile:
-    """Split a lab file into accepted rows and rejected lines (module docstring)."""
-    parsed = ParsedLabFile()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        parsed.rejected.append(LineRejection(0, "(file)", f"not UTF-8 text: {exc.reason}"))
-        return parsed
+    """Split a lab file into accepted rows and rejected lines (module docstring).
+
+    The bytes are decoded as they are read (8 KB at a time), never copied whole into a
+    text: a 50 MB file held three times over (bytes, text, the reader's copy) before its
+    rows were even parsed."""
     # newline="": lines end at \r\n, \r or \n, as CSV has them (a file with \r alone
     # stopped the reader: "new-line character seen in unquoted field").
-    reader = csv.reader(io.StringIO(text, newline=""))
+    stream = io.TextIOWrapper(io.BytesIO(data), encoding="utf-8-sig", newline="")
+    try:
+        return _parse(csv.reader(stream), today, tenants, plausible_max, windows)
+    except UnicodeDecodeError as exc:
+        parsed = ParsedLabFile()
+        parsed.rejected.append(LineRejection(0, "(file)", f"not UTF-8 text: {exc.reason}"))
+        lenient = csv.reader(io.StringIO(data.decode("utf-8", "replace"), newline=""))
+        next(lenient, None)
+        parsed.lines = _data_lines(lenient)
+        return parsed
+
+
+def _parse(
+    reader: Any,
+    today: date,
+    tenants: Collection[str],
+    plausible_max: Mapping[str, Mapping[str, Decimal]] | None,
+    windows: Mapping[str, DateWindow] | None,
+) -> ParsedLabFile:
+    parsed = ParsedLabFile()
     try:
         header = [h.strip().lower() for h in next(reader, [])]
     except csv.Error as exc:
         parsed.rejected.append(LineRejection(1, "(header)", f"not a CSV header: {exc}"))
+        parsed.lines = _data_lines(reader)
         return parsed
     if not header:
         parsed.rejected.append(LineRejection(1, "(header)", "the file is empty"))
@@ -313,32 +400,39 @@ def parse_lab_file(
     if unknown or missing or duplicated:
         problems = []
         if unknown:
-            problems.append(f"unknown column(s) {', '.join(u[:40] for u in unknown)}")
+            shown = (u[:40].encode("unicode_escape").decode("ascii") for u in unknown)
+            problems.append(f"unknown column(s) {', '.join(shown)}")
         if missing:
             problems.append(f"missing column(s) {', '.join(missing)}")
         if duplicated:
             problems.append(f"repeated column(s) {', '.join(duplicated)}")
         parsed.rejected.append(LineRejection(1, "(header)", "; ".join(problems) + ": file rejected"))
+        parsed.lines = _data_lines(reader)
         return parsed
 
     first_result: dict[tuple[str, str, str], LabRow] = {}
     first_sample: dict[tuple[str, str], LabRow] = {}
+    pool: dict[str, str] = {}
     for line, row in records(reader):
         if isinstance(row, csv.Error):  # a cell over csv's 131,072 characters, and the like
+            parsed.lines += 1
             parsed.rejected.append(LineRejection(line, "(line)", f"not valid CSV: {row}"))
             continue
         if not row or all(not cell.strip() for cell in row):
             continue
+        parsed.lines += 1
         if len(row) != len(header):
             parsed.rejected.append(
                 LineRejection(line, "(line)", f"{len(row)} cells for {len(header)} columns")
             )
             continue
-        cells = {name: cell.strip() for name, cell in zip(header, row, strict=True)}
+        cells = _shared({name: cell.strip() for name, cell in zip(header, row, strict=True)}, pool)
         try:
-            lab_row = parse_row(cells, line, today=today, tenants=tenants, plausible_max=plausible_max)
+            lab_row = parse_row(
+                cells, line, today=today, tenants=tenants, plausible_max=plausible_max, windows=windows
+            )
         except BadCell as bad:
-            parsed.rejected.append(LineRejection(line, bad.column, bad.reason))
+            parsed.rejected.append(LineRejection(line, bad.column, bad.reason, retry=bad.retry))
             continue
         sample = first_sample.setdefault((lab_row.tenant, lab_row.sample_id), lab_row)
         if sample.sample_facts != lab_row.sample_facts:

@@ -40,6 +40,9 @@ class TenantPolicy:
     is_closed: Callable[[date], bool] = _weekend
     report_due: tuple[int, int] | None = None
     report_reminder_days: tuple[int, ...] = ()
+    # The tenant's first tariff version's effective date: no lab date lies before it
+    # (common.fields.DateWindow); None where not known (then 1900-01-01).
+    first_tariff_on: date | None = None
 
 
 Policies = Callable[[str, date], TenantPolicy]

@@ -89,6 +89,9 @@ class AccountRecord:
     category: str | None = None
     version: int = 0
     exit_returns_on: date | None = None  # a running PP-SEW-CAT-B-EXIT clock's end, as stored
+    # The lab file whose intake recorded the classification last: a redelivery of that file
+    # finds its own classification there and does not classify again (issue 26).
+    classified_by: str | None = None
 
     def samples(self) -> dict[str, list[StoredResult]]:
         by_sample: dict[str, list[StoredResult]] = {}

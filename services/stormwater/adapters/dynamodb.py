@@ -177,7 +177,9 @@ def state_from(item: Mapping[str, Any]) -> ParcelState:
     )
 
 
-_GIS_SOURCE = ("gis_file_key", "gis_file_id", "gis_line", "gis_recorded_at", "geometry")
+# ``gis_taken_as``: how the extract that wrote these values counted its line (accepted: a
+# new parcel; changed: a new version), so its redelivery after a crash counts it the same.
+_GIS_SOURCE = ("gis_file_key", "gis_file_id", "gis_line", "gis_recorded_at", "geometry", "gis_taken_as")
 
 
 def gis_values(state: ParcelState) -> dict[str, Any]:
@@ -311,6 +313,7 @@ class DynamoParcelRepository:
             "gis_line": record.line,
             "gis_recorded_at": now,
             "geometry": record.geometry,
+            "gis_taken_as": "accepted" if change.previous is None else "changed",
         }
         return state_item(replace(change.state, extra=source), updated_at=now)
 
@@ -357,8 +360,10 @@ class DynamoParcelRepository:
                     "sk": sk,
                     "kind": "gis_file",
                     "file_key": event.file_key,
+                    "lines": event.lines,
                     "accepted": event.accepted,
                     "changed": event.changed,
+                    "repeated": event.repeated,
                     "rejected": event.rejected,
                     "report_key": event.report_key,
                     **event_attributes(event),

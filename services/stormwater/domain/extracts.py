@@ -1,9 +1,18 @@
 """Use case: take in a GIS extract uploaded under ``gis/`` (DESIGN "Flow": S3 -> stormwater).
 
 Idempotent by content: the extract's SHA-256 (computed while it streams in) identifies it,
-so the same bytes under any key change nothing the second time; and a row that repeats the
-GIS values already kept is not a change either, so even a new file repeating old rows
-publishes nothing. Each changed parcel gets its new state, a GIS history entry and, only
+so the same bytes under any key change nothing the second time (no GIS row is refused for
+a cause that can change: a file is a duplicate once every line was taken in or refused);
+and a row that repeats the GIS values already kept is not a change either, so even a new
+file repeating old rows publishes nothing.
+
+Counts (:class:`common.imports.ImportCounts`, issue 26): a parcel is a record, so each data
+line is ``accepted`` (a new parcel), ``changed`` (a new version of a kept parcel; the old
+values are kept as GIS history), ``repeated`` (identical to the version kept, or to an
+earlier line of the file) or ``rejected``; they add up to the file's lines. They are derived
+from what is stored: each parcel state records the file that wrote it and how that file
+counted it, so a redelivery after a crash counts a parcel its own first delivery wrote as
+that delivery did, not as ``repeated``. Each changed parcel gets its new state, a GIS history entry and, only
 when its ERU or exemption changed, a determination (and, where due, the project evaluation
 fee): new parcels' determinations are published 50 to an ``ERUsDetermined``, a known
 parcel's as its own ``ERUDetermined``. Rejected rows go to a report in S3 (claim check) named by the
@@ -25,6 +34,7 @@ from typing import IO, Protocol
 
 from common.clock import Clock
 from common.errors import PermanentError, TransientError
+from common.imports import ImportCounts
 from common.reports import Report
 from stormwater.domain.gis import (
     ExtractRejected,
@@ -103,13 +113,19 @@ class ParcelRepository(Protocol):
 class IngestResult:
     file_id: str
     duplicate_file: bool = False
+    lines: int = 0
     accepted: int = 0
     changed: int = 0
-    unchanged: int = 0
+    repeated: int = 0
     determined: int = 0
     fees: int = 0
     rejected: int = 0
     report_key: str | None = None
+
+    @property
+    def unchanged(self) -> int:
+        """``repeated`` under its earlier name."""
+        return self.repeated
 
 
 CHUNK = 1_000  # parcels read, decided and written per round (bounded memory for writes)
@@ -146,11 +162,11 @@ def ingest_extract(
     try:
         fmt = extract_format(upload.key)
         plan = plan_extract(read_extract(reader, upload.key, tenants=tenants))  # type: ignore[arg-type]
-        refused: ExtractRejected | None = None
     except ExtractRejected as exc:
         fmt = "geojson" if upload.key.lower().endswith((".geojson", ".json")) else "csv"
         plan = plan_extract(())
-        refused = exc
+        plan.refused = exc
+    refused = plan.refused
     reader.drain()
     file_id = reader.digest
     if repo.file_seen(file_id):
@@ -160,7 +176,8 @@ def ingest_extract(
     if refused is not None:
         rejections = [Rejection(line=0, field=refused.field, reason=refused.reason)]
 
-    changed = unchanged = determined = fees = 0
+    accepted = changed = determined = fees = 0
+    repeated = plan.repeats
     again = HashingReader(store.open(upload.bucket, upload.key)) if refused is None else None
     records: Iterable[ParcelRecord] = ()
     if again is not None:
@@ -183,7 +200,13 @@ def ingest_extract(
                     now=now,
                 )
                 if change is None:
-                    unchanged += 1
+                    kept = states[parcel_key].extra
+                    if kept.get("gis_file_id") == file_id:  # this file wrote it, then crashed
+                        taken_as = kept.get("gis_taken_as", "changed")
+                        accepted += taken_as == "accepted"
+                        changed += taken_as != "accepted"
+                    else:
+                        repeated += 1
                     continue
                 changes.append(change)
             # A parcel changed meanwhile (an override, a reconsideration) is decided again
@@ -193,7 +216,8 @@ def ingest_extract(
             )
             for change in changes:
                 if (change.state.tenant, change.state.parcel_id) not in conflicts:
-                    changed += 1
+                    accepted += change.previous is None
+                    changed += change.previous is not None
                     determined += change.determined is not None
                     fees += change.fee is not None
             pending = [k for k in pending if k in conflicts]
@@ -206,6 +230,13 @@ def ingest_extract(
         if again.digest != file_id:
             raise TransientError(f"{upload.key} was replaced while it was taken in; it is read again")
 
+    counts = ImportCounts(
+        lines=plan.lines,
+        accepted=accepted,
+        changed=changed,
+        repeated=repeated,
+        rejected=plan.lines if refused is not None else len({r.line for r in rejections}),
+    ).check()
     report = None
     if rejections:
         report = reports.write(
@@ -227,10 +258,12 @@ def ingest_extract(
             file_key=upload.key,
             file_id=file_id,
             format=fmt,
-            accepted=plan.accepted,
-            changed=changed,
-            unchanged=unchanged,
-            rejected=len(rejections),
+            lines=counts.lines,
+            accepted=counts.accepted,
+            changed=counts.changed,
+            repeated=counts.repeated,
+            unchanged=counts.repeated,
+            rejected=counts.rejected,
             report_bucket=None if report is None else report.bucket,
             report_key=None if report is None else report.key,
             report=report,
@@ -242,11 +275,12 @@ def ingest_extract(
     )
     return IngestResult(
         file_id=file_id,
-        accepted=plan.accepted,
-        changed=changed,
-        unchanged=unchanged,
+        lines=counts.lines,
+        accepted=counts.accepted,
+        changed=counts.changed,
+        repeated=counts.repeated,
         determined=determined,
         fees=fees,
-        rejected=len(rejections),
+        rejected=counts.rejected,
         report_key=None if report is None else report.key,
     )

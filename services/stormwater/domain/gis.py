@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
+from common import fields
+from common.fields import BadField
 from common.values import AREA_SQFT, NotADecimal, to_decimal
 from stormwater.domain.errors import InvalidParcel
 from stormwater.domain.eru import PARCEL_USES, Parcel
@@ -117,7 +119,29 @@ def _text(raw: Mapping[str, Any], name: str, limit: int) -> str | None:
         return None
     if len(text) > limit:
         raise _RowError(name, f"longer than {limit} characters")
+    _no_formula(name, text)
     return text
+
+
+def _no_formula(name: str, text: str, *, number: bool = False) -> None:
+    """A cell a spreadsheet would run is refused, as metering and sampling refuse it."""
+    try:
+        fields.not_formula(name, text, number=number)
+    except BadField as bad:
+        raise _RowError(name, bad.reason) from None
+
+
+def _id(raw: Mapping[str, Any], name: str) -> str | None:
+    """A safe id (``common.fields.identifier``), or None when not given."""
+    value = raw.get(name)
+    if value is None or not str(value).strip():
+        return None
+    if not isinstance(value, str):
+        raise _RowError(name, f"must be a text, got {str(value)[:40]}")
+    try:
+        return fields.identifier(name, fields.not_formula(name, value.strip()))
+    except BadField as bad:
+        raise _RowError(name, bad.reason) from None
 
 
 class _RowError(Exception):
@@ -135,16 +159,20 @@ def _area(raw: Mapping[str, Any], name: str) -> Decimal:
         return Decimal(0)
     if isinstance(value, float):
         value = repr(value)  # a JSON parser without Decimal support: keep the digits it printed
+    if isinstance(value, str):
+        value = value.strip()
+        _no_formula(name, value, number=True)
     try:
         number = to_decimal(value, maximum=AREA_SQFT)  # 359 square miles: beyond any parcel
     except NotADecimal as exc:
         raise _RowError(name, str(exc)) from None
     if number < 0:
-        raise _RowError(name, f"must not be negative, got {number}")
+        raise _RowError(name, f"must not be negative, got {number:f}")
     exponent = number.as_tuple().exponent
     if isinstance(exponent, int) and exponent < -MAX_AREA_PLACES:
-        raise _RowError(name, f"at most {MAX_AREA_PLACES} decimal places, got {number}")
-    return number.normalize() if number == number.to_integral_value() else number
+        raise _RowError(name, f"at most {MAX_AREA_PLACES} decimal places, got {number:f}")
+    # Whole numbers plainly: normalize() made 5000 into 5E+3, which reached the messages.
+    return number.quantize(Decimal(1)) if number == number.to_integral_value() else number
 
 
 def _bool(raw: Mapping[str, Any], name: str) -> bool:
@@ -169,11 +197,9 @@ def check_row(
             raise _RowError("tenant", "is required")
         if tenant not in tenants:
             raise _RowError("tenant", f"{tenant!r} is not a stormwater tenant ({', '.join(sorted(tenants))})")
-        parcel_id = _text(raw, "parcel_id", MAX_ID_CHARS)
+        parcel_id = _id(raw, "parcel_id")
         if parcel_id is None:
             raise _RowError("parcel_id", "is required")
-        if "#" in parcel_id:
-            raise _RowError("parcel_id", "must not contain '#'")
         owner_name = _text(raw, "owner_name", MAX_TEXT_CHARS)
         if owner_name is None:
             raise _RowError("owner_name", "is required")
@@ -181,14 +207,15 @@ def check_row(
         if use is None:
             raise _RowError("use", "is required")
         if use not in PARCEL_USES:
-            raise _RowError("use", f"{use!r} is not a parcel use ({', '.join(PARCEL_USES)})")
+            shown = use.encode("unicode_escape").decode("ascii")
+            raise _RowError("use", f"{shown!r} is not a parcel use of the tariff ({', '.join(PARCEL_USES)})")
         areas = {name: _area(raw, name) for name in AREAS}
         if areas["area_sqft"] == 0:
             raise _RowError("area_sqft", "must be above 0")
         if areas["impervious_sqft"] > areas["area_sqft"]:
             raise _RowError(
                 "impervious_sqft",
-                f"impervious area ({areas['impervious_sqft']}) is larger than the lot ({areas['area_sqft']})",
+                f"impervious area ({areas['impervious_sqft']:f}) is larger than the lot ({areas['area_sqft']:f})",
             )
         farmstead = _bool(raw, "farmstead")
         if farmstead and use != "residential":
@@ -196,9 +223,7 @@ def check_row(
                 "farmstead",
                 f"a farmstead is its own residential parcel and is charged (PP-CWU-EXEMPT), not {use!r}",
             )
-        parent = _text(raw, "parent_parcel_id", MAX_ID_CHARS)
-        if parent is not None and "#" in parent:
-            raise _RowError("parent_parcel_id", "must not contain '#'")
+        parent = _id(raw, "parent_parcel_id")
         if parent == parcel_id:
             raise _RowError("parent_parcel_id", "a parcel cannot be split from itself")
         record = ParcelRecord(
@@ -232,6 +257,8 @@ class ExtractPlan:
     conflicts: dict[tuple[str, str], list[int]]
     rejections: list[Rejection]
     repeats: int = 0
+    lines: int = 0  # data rows (CSV lines, GeoJSON features) read
+    refused: ExtractRejected | None = None  # the whole file refused (its rows read so far too)
 
     @property
     def accepted(self) -> int:
@@ -244,8 +271,16 @@ def plan_extract(rows: Iterable[ParcelRecord | Rejection]) -> ExtractPlan:
     first: dict[tuple[str, str], tuple[str, int]] = {}
     conflicts: dict[tuple[str, str], list[int]] = {}
     rejections: list[Rejection] = []
-    repeats = 0
-    for row in rows:
+    repeats = lines = 0
+    stream = iter(rows)
+    while True:
+        try:
+            row = next(stream)
+        except StopIteration:
+            break
+        except ExtractRejected as exc:
+            return ExtractPlan(first={}, conflicts={}, rejections=[], lines=lines, refused=exc)
+        lines += 1
         if isinstance(row, Rejection):
             rejections.append(row)
             continue
@@ -260,12 +295,12 @@ def plan_extract(rows: Iterable[ParcelRecord | Rejection]) -> ExtractPlan:
             repeats += 1
         else:
             conflicts[key] = [seen[1], row.line]
-    for (_tenant, parcel_id), lines in conflicts.items():
-        shown = ", ".join(map(str, lines))
+    for (_tenant, parcel_id), where in conflicts.items():
+        shown = ", ".join(map(str, where))
         reason = f"parcel {parcel_id} is given with different values at lines/features {shown}"
-        rejections.extend(Rejection(line=line, field="parcel_id", reason=reason) for line in lines)
+        rejections.extend(Rejection(line=line, field="parcel_id", reason=reason) for line in where)
     rejections.sort(key=lambda r: (r.line, r.field))
-    return ExtractPlan(first=first, conflicts=conflicts, rejections=rejections, repeats=repeats)
+    return ExtractPlan(first=first, conflicts=conflicts, rejections=rejections, repeats=repeats, lines=lines)
 
 
 def accepted_records(rows: Iterable[ParcelRecord | Rejection], plan: ExtractPlan) -> Iterator[ParcelRecord]:
