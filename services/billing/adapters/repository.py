@@ -19,7 +19,7 @@ from billing.adapters.items import (
     entry_of,
     parcel_link_item,
 )
-from billing.adapters.search_index import index_changes
+from billing.adapters.search_index import index_changes, index_items
 from billing.adapters.store import Store
 from billing.domain.accounts import AccountRecord
 from billing.domain.assessment_due import DueMark
@@ -124,13 +124,19 @@ class BillingRepo(Store):
             if r.parcel_id:
                 items.append(parcel_link_item(r, at))
             # the search index follows the version (issue 33, billing.adapters.search_index),
-            # written before the current version: a crash in between leaves the version
-            # unchanged-looking to no one, so the redelivery writes it all again
+            # written before the current version, as the history is: a crash before the
+            # current version leaves it unchanged, so the redelivery writes them all again
             puts, deletes = index_changes(account_of(kept) if kept is not None else None, r)
             items.extend(puts)
             stale.extend(deletes)
             items.append(item)
         return self.write(items, stale)
+
+    def reindex_accounts(self, tenant: str) -> int:
+        """Write the search index of every current account of ``tenant`` (issue 33): once,
+        for accounts stored before the index existed; a repeat rewrites the same items.
+        Reads the accounts partition whole: a one-off, never a search's path."""
+        return self.write([i for r in self.accounts(tenant) for i in index_items(r).values()])
 
     def accounts_ever_on(self, tenant: str, parcel_id: str) -> set[str]:
         """The accounts recorded on the parcel in any version (``PARCEL-ACCOUNTS#``; versions
