@@ -160,6 +160,15 @@ def test_a_meter_id_is_found_once_billing_keeps_a_consumption_naming_it(accounts
     consume(accounts, "GR-3", 23000, meters=meters)
     assert ids(search("GRM-77")[1]) == [("GR-3", "exact")]
     assert ids(search("grm")[1]) == [("GR-3", "prefix")]
+    # two meters across an exchange share words ("grm"): both kept, each found
+    exchange = [
+        {"meter_id": "GRM-80", "kind": "water", "volume_gal": "1000", "quality": "actual"},
+        {"meter_id": "GRM-81", "kind": "water", "volume_gal": "2000", "quality": "actual"},
+    ]
+    consume(accounts, "GR-2", 3000, meters=exchange)
+    assert ids(search("GRM-81")[1]) == [("GR-2", "exact")]
+    assert ids(search("grm 80")[1]) == [("GR-2", "exact")]  # folded: "grm80"
+    assert ids(search("80 grm")[1]) == [("GR-2", "token")]  # both words, in another order
 
 
 def test_the_summary_gives_balance_due_aging_holds_and_use(accounts: Stack) -> None:

@@ -194,8 +194,9 @@ class Projections(Store):
         replaced = [Redetermined(tenants[k], old[k], items[k]) for k in changed if k in old]
         if replaced and redetermined is not None:
             redetermined(replaced)
-        new_meters = [i for k, indexed in meters.items() if k not in old for i in indexed.values()]
-        self.write([items[k] for k in changed if k not in old] + new_meters)
+        # meters of one account share words (``W#`` keys): each key once in the batch
+        new_meters = {key: i for k, indexed in meters.items() if k not in old for key, i in indexed.items()}
+        self.write([items[k] for k in changed if k not in old] + list(new_meters.values()))
         for r in replaced:
             self._replace(r.old, r.new)
         return len(changed)
