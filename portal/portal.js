@@ -2,7 +2,7 @@
 // origin (the local gateway) or on the API URL in config.json (AWS), with the JWT as a Bearer token.
 "use strict";
 
-const state = { token: null, claims: null, api: "", rules: {}, config: {}, pdfRoute: false };
+const state = { token: null, claims: null, api: "", rules: {}, config: {}, pdfRoute: false, utilities: {} };
 const $ = (sel, root = document) => root.querySelector(sel);
 
 function el(tag, attrs = {}, ...children) {
@@ -380,11 +380,386 @@ async function showOwner() {
   if (!box.children.length) box.append(el("p", { text: "No parcels with bills." }));
 }
 
+// --- staff: the clerk's workbench (find an account, the account page) ----------------------------
+// Money is kept as integer cents (BigInt) from the API's decimal strings: no float ever adds it.
+function cents(s) {
+  const text = String(s).trim();
+  const neg = text.startsWith("-");
+  const [whole, frac = ""] = text.replace(/^[-+]/, "").split(".");
+  const value = BigInt(whole || "0") * 100n + BigInt((frac + "00").slice(0, 2));
+  return neg ? -value : value;
+}
+
+function dollars(c) {
+  const neg = c < 0n;
+  const abs = neg ? -c : c;
+  const whole = (abs / 100n).toString().replace(/\B(?=(\d{3})+(?!\d))/g, ",");
+  const frac = (abs % 100n).toString().padStart(2, "0");
+  return (neg ? "−$" : "$") + whole + "." + frac;
+}
+
+const usd = (s) => dollars(cents(s));
+// A balance below zero is money the utility owes the customer: shown as a credit.
+const balanceText = (s) => (cents(s) < 0n ? "credit " + dollars(-cents(s)) : dollars(cents(s)));
+
+function usDate(iso) {
+  if (!iso) return "";
+  const d = new Date(String(iso).slice(0, 10) + "T00:00:00Z");
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return d.toLocaleDateString("en-US", { timeZone: "UTC", month: "short", day: "numeric", year: "numeric" });
+}
+
+const usDateTime = (iso) => {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return String(iso);
+  return d.toLocaleString("en-US", { timeZone: "UTC", month: "short", day: "numeric", year: "numeric",
+    hour: "numeric", minute: "2-digit" }) + " UTC";
+};
+
+const FIELD_NAMES = {
+  account_id: "account", parcel_id: "parcel", meter_id: "meter", name: "name", service_address: "service address",
+  mailing_address: "mailing address", owner_name: "owner", bill_recipient_name: "bill recipient",
+  owner_address: "owner's address", bill_recipient_address: "bill recipient's address",
+};
+const KIND_NAMES = { charge: "Charge", payment: "Payment", adjustment: "Adjustment", late_charge: "Late charge",
+  penalty: "Penalty", credit: "Credit", tax_roll: "Moved to tax roll" };
+
+const enc = encodeURIComponent;
+const staffPath = (tenant, rest) => `/staff/${enc(tenant)}/${rest}`;
+
+function table(caption, headers, rows, numeric = []) {
+  const t = el("table");
+  t.append(el("caption", { text: caption }));
+  t.append(el("thead", {}, el("tr", {}, ...headers.map((h, i) =>
+    el("th", { scope: "col", class: numeric.includes(i) ? "num" : "", text: h })))));
+  const body = el("tbody");
+  for (const r of rows) {
+    body.append(el("tr", {}, ...r.map((c, i) => {
+      const td = el("td", { class: numeric.includes(i) ? "num" : "" });
+      if (c instanceof Node) td.append(c); else td.textContent = c == null ? "" : String(c);
+      return td;
+    })));
+  }
+  if (!rows.length) body.append(el("tr", {}, el("td", { colspan: String(headers.length), class: "hint", text: "None." })));
+  t.append(body);
+  return el("div", { class: "scroll" }, t);
+}
+
+async function utilityNames(tenants) {
+  const today = new Date().toISOString().slice(0, 10);
+  await Promise.all(tenants.map(async (t) => {
+    if (state.utilities[t]) return;
+    try {
+      const v = await api("GET", `/tariffs/${enc(t)}?on=${today}`);
+      state.utilities[t] = (v.tariff && v.tariff.name) || t;
+    } catch (_) { state.utilities[t] = t; }
+  }));
+}
+const utility = (t) => state.utilities[t] || t;
+
+async function showWorkbench() {
+  const tenants = listed(state.claims.tenants);
+  await utilityNames(tenants);
+  $("#search-tenant").replaceChildren(...tenants.map((t) => el("option", { value: t, text: utility(t) })));
+  $("#workbench").hidden = false;
+  $("#search-form").addEventListener("submit", (ev) => { ev.preventDefault(); runSearch(null); });
+  const m = /^#account\/([^/]+)\/(.+)$/.exec(location.hash);
+  if (m) await openAccount(decodeURIComponent(m[1]), decodeURIComponent(m[2]));
+}
+
+async function runSearch(cursor) {
+  const tenant = $("#search-tenant").value, q = $("#search-q").value.trim();
+  const box = $("#search-results");
+  if (!q) return;
+  // Only the latest search draws its answer: an earlier one answering late is dropped.
+  const seq = (state.searchSeq = (state.searchSeq || 0) + 1);
+  box.setAttribute("aria-busy", "true");
+  let page;
+  try {
+    const query = `q=${enc(q)}&limit=20` + (cursor ? `&cursor=${enc(cursor)}` : "");
+    page = await api("GET", staffPath(tenant, `search?${query}`));
+  } catch (e) {
+    if (seq === state.searchSeq) box.replaceChildren(el("p", { class: "bad", text: "Search failed: " + e.message }));
+    return;
+  } finally {
+    if (seq === state.searchSeq) box.removeAttribute("aria-busy");
+  }
+  if (seq !== state.searchSeq) return;
+  let list = $("#search-hits", box);
+  if (!cursor || !list) {
+    const count = el("h3", { id: "search-count" });
+    list = el("ol", { id: "search-hits", class: "hits" });
+    box.replaceChildren(count, list);
+  }
+  for (const h of page.hits) {
+    const link = el("a", { href: `#account/${enc(tenant)}/${enc(h.account_id)}`, class: "hit-link",
+      text: `${h.account_id} · ${h.name}` });
+    link.addEventListener("click", (ev) => { ev.preventDefault(); openAccount(tenant, h.account_id); });
+    const why = h.matched.map((m) => `${FIELD_NAMES[m.field] || m.field} “${m.value}”`).join("; ");
+    list.append(el("li", { class: "hit" }, link, el("span", { class: "hit-address", text: h.service_address }),
+      el("span", { class: "hit-why", text: `${h.match === "exact" ? "exact id" : h.match === "prefix" ? "starts with" : "words"}: ${why}` })));
+  }
+  $("#search-count", box).textContent = list.children.length
+    ? `${list.children.length} account${list.children.length === 1 ? "" : "s"} found${page.next_cursor ? " so far" : ""}`
+    : "No account found";
+  $("#search-more", box)?.remove();
+  if (page.next_cursor) {
+    const more = el("button", { type: "button", id: "search-more", text: "More results" });
+    more.addEventListener("click", () => runSearch(page.next_cursor));
+    box.append(more);
+  }
+  if (page.truncated) box.append(el("p", { class: "hint", text: "Many accounts match: type more to narrow the search." }));
+}
+
+// Every page of a list route (limit/cursor) in order.
+async function allPages(path, key) {
+  const out = [];
+  let cursor = null;
+  do {
+    const sep = path.includes("?") ? "&" : "?";
+    const page = await api("GET", path + sep + "limit=200" + (cursor ? "&cursor=" + enc(cursor) : ""));
+    out.push(...page[key]);
+    cursor = page.next_cursor;
+  } while (cursor);
+  return out;
+}
+
+async function openAccount(tenant, account) {
+  const box = $("#account-page");
+  const seq = (state.openSeq = (state.openSeq || 0) + 1);
+  box.replaceChildren(el("p", { text: "Loading the account…" }));
+  history.replaceState(null, "", `#account/${enc(tenant)}/${enc(account)}`);
+  const base = staffPath(tenant, `accounts/${enc(account)}`);
+  let summary, bills, ledger, notices;
+  try {
+    [summary, bills, ledger] = await Promise.all([
+      api("GET", base + "/summary"),
+      allPages(base + "/bills", "bills"),
+      api("GET", base + "/ledger"),
+    ]);
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "bad", text: "The account could not be read: " + e.message }));
+    return;
+  }
+  try { notices = await allPages(base + "/notices", "notices"); } catch (e) { notices = null; }
+  if (seq !== state.openSeq) return; // another account was opened meanwhile
+  const a = summary.account;
+  const page = el("article", { class: "card account-page", id: "account-view", "aria-labelledby": "account-heading",
+    "data-tenant": tenant, "data-account": account });
+  page.append(el("h2", { id: "account-heading", tabindex: "-1", text: `Account ${a.account_id} · ${a.name}` }));
+  page.append(el("p", { class: "utility", text: summary.utility }));
+  const facts = el("dl", { class: "facts" });
+  const fact = (k, v) => { if (v) facts.append(el("dt", { text: k }), el("dd", { text: v })); };
+  fact("Service address", a.service_address);
+  fact("Mailing address", `${a.mailing_address} ${a.zip || ""}`.trim());
+  fact("Class", a.class);
+  fact("Opened", usDate(a.opened_on));
+  fact("Closed", a.closed_on ? usDate(a.closed_on) : "");
+  fact("Parcel", a.parcel_id);
+  fact("Meters", summary.meters.join(", "));
+  fact("Owner", a.owner_name);
+  fact("Email", a.email ? `${a.email}${a.email_opt_in ? " (bills by email)" : ""}` : "");
+  page.append(facts);
+
+  // balance and what is due by when
+  const due = summary.due;
+  const money = el("div", { class: "money-box" },
+    el("p", { class: "balance" }, el("span", { class: "label", text: "Balance " }),
+      el("strong", { class: "account-balance", text: balanceText(summary.balance) })));
+  if (cents(due.past_due) > 0n) money.append(el("p", { class: "bad past-due", text: `Past due: ${usd(due.past_due)}` }));
+  if (due.next_due_date) {
+    money.append(el("p", { class: "next-due", text: `Due by ${usDate(due.next_due_date)}: ${usd(due.next_due_amount)}` }));
+  } else if (cents(summary.balance) <= 0n) {
+    money.append(el("p", { class: "ok", text: "Nothing is due." }));
+  }
+  money.append(el("p", { class: "hint", text: `As of ${usDate(summary.as_of)}.` }));
+  page.append(money);
+  page.append(el("h3", { text: "Unpaid by age" }));
+  page.append(table("Unpaid amounts by days since posted", ["Current", "30 days", "60 days", "90+ days"],
+    [["current", "30", "60", "90+"].map((k) => usd(summary.aging[k]))], [0, 1, 2, 3]));
+
+  if (summary.held.length) {
+    page.append(el("h3", { text: "Held periods" }));
+    page.append(table("Periods not billed, and why", ["Period", "Why it is held", "Who can supply it"],
+      summary.held.map((h) => [`${usDate(h.period_start)} to ${usDate(h.period_end)}`, h.reason, h.who_can_supply])));
+  }
+
+  page.append(el("h3", { text: "Bills" }));
+  const billBox = el("div", { class: "bills" });
+  if (!bills.length) billBox.append(el("p", { class: "hint", text: "No bills yet." }));
+  for (const b of [...bills].reverse()) billBox.append(staffBill(tenant, account, b));
+  page.append(billBox);
+
+  page.append(el("h3", { text: "Ledger" }));
+  let running = 0n;
+  const rows = ledger.entries.map((e) => {
+    running += cents(e.amount);
+    return [usDate(e.posted_on), KIND_NAMES[e.kind] || e.kind, e.rule_id ? el("code", { text: e.rule_id }) : "",
+      e.description || e.reference || "", e.fund, usd(e.amount), balanceText(dollarsPlain(running))];
+  });
+  const ledgerTable = table("Every entry, oldest first, with the balance after it",
+    ["Posted", "Kind", "Rule", "What", "Fund", "Amount", "Balance"], rows, [5, 6]);
+  ledgerTable.id = "ledger";
+  page.append(ledgerTable);
+
+  page.append(el("h3", { text: "Payments" }));
+  const paid = ledger.entries.filter((e) => e.kind === "payment");
+  const payments = table("Payments received", ["Paid on", "Reference", "Amount"],
+    paid.map((e) => [usDate(e.posted_on), e.reference || "", usd(String(e.amount).replace(/^-/, ""))]), [2]);
+  payments.id = "payments";
+  page.append(payments);
+
+  page.append(el("h3", { text: "Reads and consumption" }));
+  page.append(usageSection(summary.usage, bills));
+
+  if (summary.strength) {
+    const s = summary.strength;
+    page.append(el("h3", { text: "Strength category" }));
+    const basis = s.basis && typeof s.basis === "object"
+      ? Object.entries(s.basis).filter(([, v]) => v != null).map(([k, v]) => `${k} ${v}`).join(", ") : "none";
+    page.append(el("p", { text: `Category ${s.category}, in force from ${usDate(s.effective_from)} (sampled as of ${usDate(s.as_of)}). Basis: ${basis}.` }));
+  }
+  if (summary.stormwater) {
+    const w = summary.stormwater;
+    page.append(el("h3", { text: "Stormwater parcel" }));
+    page.append(el("p", { text: `Parcel ${w.parcel_id}: ${w.eru} ERU (${w.use}); credit ${w.credit_percent}%.` }));
+  }
+
+  page.append(el("h3", { text: "Notices sent" }));
+  page.append(noticesSection(tenant, notices));
+  box.replaceChildren(page);
+  $("#account-heading").focus();
+}
+
+function dollarsPlain(c) {
+  // cents back to the API's decimal string (for balanceText)
+  const neg = c < 0n, abs = neg ? -c : c;
+  return (neg ? "-" : "") + (abs / 100n).toString() + "." + (abs % 100n).toString().padStart(2, "0");
+}
+
+function derivation(details) {
+  const entries = Object.entries(details || {});
+  if (!entries.length) return el("span", { class: "hint", text: "—" });
+  const dl = el("dl", { class: "derivation" });
+  for (const [k, v] of entries) {
+    dl.append(el("dt", { text: k.replace(/_/g, " ") }),
+      el("dd", { text: Array.isArray(v) ? v.join(", ") : typeof v === "object" && v !== null ? JSON.stringify(v) : String(v) }));
+  }
+  return dl;
+}
+
+function staffBill(tenant, account, bill) {
+  const d = el("details", { class: "bill", "data-bill": bill.bill_id });
+  d.append(el("summary", {
+    text: `Bill ${bill.bill_number || bill.bill_id} · ${usDate(bill.period.start)} to ${usDate(bill.period.end)} · due ${usDate(bill.due_date)} · ${usd(bill.amount_due)}`,
+  }));
+  const rows = bill.lines.map((ln) => [
+    el("code", { class: "rule", text: ln.rule_id }),
+    el("span", {}, el("span", { text: ln.description }), el("br"),
+      el("span", { class: "hint", text: state.rules[ln.rule_id] || "" })),
+    ln.quantity != null && ln.quantity !== "" ? `${ln.quantity}${ln.unit ? " " + ln.unit : ""}${ln.rate ? " × " + ln.rate : ""}` : "",
+    derivation(ln.details),
+    usd(ln.amount),
+  ]);
+  const t = table("Lines of this bill, each with its rule and derivation",
+    ["Rule", "Charge", "Quantity", "Derivation", "Amount"], rows, [4]);
+  $("table", t).append(el("tfoot", {},
+    el("tr", {}, el("th", { scope: "row", colspan: "4", text: "Total this bill" }), el("td", { class: "num", text: usd(bill.total) })),
+    el("tr", {}, el("th", { scope: "row", colspan: "4", text: "Previous balance" }), el("td", { class: "num", text: usd(bill.previous_balance) })),
+    el("tr", {}, el("th", { scope: "row", colspan: "4", text: "Payments since" }), el("td", { class: "num", text: usd(bill.payments_since) })),
+    el("tr", {}, el("th", { scope: "row", colspan: "4", text: "Amount due" }), el("td", { class: "num", text: usd(bill.amount_due) }))));
+  d.append(t);
+  if (state.pdfRoute) {
+    const a = el("a", { class: "button pdf", href: "#", text: `PDF of bill ${bill.bill_number || bill.bill_id}`,
+      "data-pdf": staffPath(tenant, `accounts/${enc(account)}/bills/${enc(bill.bill_id)}/pdf`) });
+    a.addEventListener("click", downloadPdf);
+    d.append(a);
+  }
+  return d;
+}
+
+function usageSection(usage, bills) {
+  const box = el("div", { class: "usage-box" });
+  if (!usage.length) {
+    box.append(el("p", { class: "hint", text: "No consumption kept for this account yet." }));
+    return box;
+  }
+  const kgal = (u) => Number(u.volume_gal) / 1000; // drawing only: the table shows the exact figure
+  const max = Math.max(...usage.map(kgal), 1);
+  const w = 360, h = 150, pad = 26, bw = Math.min((w - pad * 2) / usage.length, 44);
+  const ns = "http://www.w3.org/2000/svg";
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  svg.setAttribute("role", "img");
+  svg.setAttribute("aria-label", "Consumption by period: " + usage.map((u) => `${usDate(u.period.start)} ${u.volume_gal} gallons`).join("; "));
+  usage.forEach((u, i) => {
+    const bh = ((h - pad * 2) * kgal(u)) / max;
+    const r = document.createElementNS(ns, "rect");
+    r.setAttribute("x", pad + i * bw + 3);
+    r.setAttribute("y", h - pad - bh);
+    r.setAttribute("width", Math.max(bw - 6, 3));
+    r.setAttribute("height", bh);
+    r.setAttribute("class", u.estimated ? "bar estimated" : "bar");
+    const t = document.createElementNS(ns, "text");
+    t.setAttribute("x", pad + i * bw + bw / 2);
+    t.setAttribute("y", h - 8);
+    t.setAttribute("text-anchor", "middle");
+    t.textContent = u.period.start.slice(5, 7) + "/" + u.period.start.slice(2, 4);
+    svg.append(r, t);
+  });
+  box.append(el("figure", { class: "usage" }, svg));
+  const reads = (u) => u.reads.map((r) => `${r.meter_id || ""} ${usDate(r.read_on)} ${r.reading}`.trim()).join("; ");
+  box.append(table("Consumption kept per period", ["Period", "Gallons", "Quality", "Meters", "Reads"],
+    usage.map((u) => [`${usDate(u.period.start)} to ${usDate(u.period.end)}`, u.volume_gal,
+      u.estimated ? `${u.quality} (estimated)` : u.quality, u.meters.map((m) => m.meter_id).join(", "), reads(u)]), [1]));
+  const billed = bills.flatMap((b) => (b.reads || []).map((r) => [b.bill_number || b.bill_id, r.meter_id]));
+  if (billed.length) box.append(el("p", { class: "hint", text: `Reads printed on bills: ${billed.length}.` }));
+  return box;
+}
+
+function noticesSection(tenant, notices) {
+  const box = el("div", { id: "notices" });
+  if (notices === null) {
+    box.append(el("p", { class: "bad", text: "The notice log could not be read." }));
+    return box;
+  }
+  if (!notices.length) {
+    box.append(el("p", { class: "hint", text: "No notice sent yet." }));
+    return box;
+  }
+  for (const n of [...notices].reverse()) {
+    const d = el("details", { class: "notice", "data-notice": n.notice_id });
+    d.append(el("summary", { text: `${usDateTime(n.sent_at || n.at)} · ${n.subject || n.trigger || n.rule_id || "notice"} · ${n.channel} · ${n.status}` }));
+    const body = el("div", { class: "notice-body" }, el("p", { class: "hint", text: "Opening…" }));
+    d.append(body);
+    d.addEventListener("toggle", async () => {
+      if (!d.open || d.dataset.loaded) return;
+      d.dataset.loaded = "1";
+      try {
+        const copy = await api("GET", staffPath(tenant, `notices/${enc(n.notice_id)}`));
+        const parts = [el("pre", { class: "notice-text", text: copy.text })];
+        if (copy.pdf) {
+          const a = el("a", { class: "button pdf", href: "#", text: "PDF of this notice", "data-pdf": copy.pdf.route });
+          a.addEventListener("click", downloadPdf);
+          parts.push(a);
+        }
+        parts.push(el("p", { class: "hint", text: `Rule ${copy.rule_id || "—"} · to the ${copy.recipient_role || "customer"} · SHA-256 ${copy.content_sha256}` }));
+        body.replaceChildren(...parts);
+      } catch (e) {
+        body.replaceChildren(el("p", { class: "bad", text: "The notice could not be read: " + e.message }));
+      }
+    });
+    box.append(d);
+  }
+  return box;
+}
+
 // --- staff -----------------------------------------------------------------------------------------
 async function showStaff() {
+  await showWorkbench();
   $("#staff").hidden = false;
   const sel = $("#cycle-tenant");
-  sel.replaceChildren(...listed(state.claims.tenants).map((t) => el("option", { value: t, text: t })));
+  sel.replaceChildren(...listed(state.claims.tenants).map((t) => el("option", { value: t, text: utility(t) })));
   const start = $("#cycle-start");
   if (!start.value) start.value = state.config.default_cycle || "2025-01-01";
   $("#cycle-form").addEventListener("submit", (ev) => { ev.preventDefault(); loadCycle(); });
@@ -461,7 +836,8 @@ async function start(token) {
   else if (role === "owner") await showOwner();
   else if (role === "staff") await showStaff();
   else say("This token has no portal role.", true);
-  $("#main").focus();
+  // to the content, unless the user already went somewhere while the pages loaded
+  if (document.activeElement === document.body) $("#main").focus();
 }
 
 document.addEventListener("DOMContentLoaded", async () => {

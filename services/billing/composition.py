@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from billing.adapters.projections import Projections
     from billing.adapters.queue import SqsQueue
     from billing.adapters.repository import BillingRepo
+    from billing.adapters.search_index import SearchIndex
     from billing.app.cycles import ChunkRequest
     from billing.domain.cycles import AssessmentScheduled, CycleScheduled
     from billing.domain.issuing import ChunkResult
@@ -152,6 +153,14 @@ def repo() -> BillingRepo:
     from billing.adapters.repository import BillingRepo
 
     return BillingRepo(plain_answers_client(), load(TableConfig).table_name)
+
+
+@cold_start
+def search_index() -> SearchIndex:
+    """The account search index's reads (issue 33)."""
+    from billing.adapters.search_index import SearchIndex
+
+    return SearchIndex(plain_answers_client(), load(TableConfig).table_name)
 
 
 @cold_start

@@ -19,6 +19,7 @@ from botocore.exceptions import ClientError
 from pydantic import TypeAdapter
 
 from billing.adapters.items import entry_item
+from billing.adapters.search_index import meter_items
 from billing.adapters.store import Store
 from billing.domain.ledger import Entry
 from common.dynamo import to_item
@@ -143,6 +144,7 @@ class Projections(Store):
         batches, which cannot be conditional (what that leaves open: ``_replace``)."""
         items: dict[tuple[str, str], dict[str, Any]] = {}
         tenants: dict[tuple[str, str], str] = {}
+        meters: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
         for e in events:
             winter = e_winter(e)
             item = {
@@ -171,7 +173,14 @@ class Projections(Store):
                 continue  # the chunk holds a later determination of the period
             items[key] = item
             tenants[key] = e.tenant
-        old = self.get_many(list(items))
+            for m in e.meters:
+                indexed = meter_items(e.tenant, e.account_id, [m.meter_id])
+                for k in indexed:
+                    if k[1].startswith("V#"):
+                        meters[k] = indexed
+        # the meters' search entries are read in the same BatchGetItem (a chunk of 50
+        # one-meter accounts stays one request) and written once per meter (issue 33)
+        old = self.get_many(list(items) + [k for k in meters if k not in items])
         changed = [
             k
             for k, item in items.items()
@@ -185,7 +194,9 @@ class Projections(Store):
         replaced = [Redetermined(tenants[k], old[k], items[k]) for k in changed if k in old]
         if replaced and redetermined is not None:
             redetermined(replaced)
-        self.write([items[k] for k in changed if k not in old])
+        # meters of one account share words (``W#`` keys): each key once in the batch
+        new_meters = {key: i for k, indexed in meters.items() if k not in old for key, i in indexed.items()}
+        self.write([items[k] for k in changed if k not in old] + list(new_meters.values()))
         for r in replaced:
             self._replace(r.old, r.new)
         return len(changed)

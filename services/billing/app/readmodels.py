@@ -153,21 +153,27 @@ def aging(repo: BillingRepo, tenant: str, today: date) -> list[dict[str, Any]]:
         by_account.setdefault(e.account_id, []).append(e)
     rows = []
     for account_id, entries in sorted(by_account.items()):
-        unpaid = allocate(entries, paid_by=today)
-        buckets = {"current": ZERO, "30": ZERO, "60": ZERO, "90+": ZERO}
-        for e in entries:
-            owed = unpaid.get(e.entry_id, ZERO)
-            if owed <= 0:
-                continue
-            age = (today - e.posted_on).days
-            bucket = "current" if age < 30 else "30" if age < 60 else "60" if age < 90 else "90+"
-            buckets[bucket] += owed
-        total = balance(entries, as_of=today)
+        buckets, total = aging_of(entries, today)
         if any(buckets.values()) or total:
             rows.append(
                 {"account_id": account_id, **{k: fmt(v) for k, v in buckets.items()}, "balance": fmt(total)}
             )
     return rows
+
+
+def aging_of(entries: Sequence[Entry], today: date) -> tuple[dict[str, Decimal], Decimal]:
+    """One account's unpaid debits by age from their posting date (current (<30), 30, 60,
+    90+ days) and its balance on ``today``: the aging report's row, and the account page's."""
+    unpaid = allocate(entries, paid_by=today)
+    buckets = {"current": ZERO, "30": ZERO, "60": ZERO, "90+": ZERO}
+    for e in entries:
+        owed = unpaid.get(e.entry_id, ZERO)
+        if owed <= 0:
+            continue
+        age = (today - e.posted_on).days
+        bucket = "current" if age < 30 else "30" if age < 60 else "60" if age < 90 else "90+"
+        buckets[bucket] += owed
+    return buckets, balance(entries, as_of=today)
 
 
 def revenue(repo: BillingRepo, tenant: str, start: date, end: date) -> list[dict[str, Any]]:

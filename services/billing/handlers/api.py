@@ -19,6 +19,7 @@ from billing.handlers.routes import (
     arrangements,
     bills,
     cycles,
+    inquiry,
     owners,
     payments,
     preview,
@@ -61,6 +62,7 @@ ROUTERS = (
     preview,
     septage,
     payments,
+    inquiry,
 )
 for _routes in ROUTERS:
     app.include_router(_routes.router)
