@@ -64,14 +64,23 @@ def _imports_in_worker(logical_id: str, modules: list[str]) -> dict[str, str]:
         print(json.dumps(out))
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
     return json.loads(done.stdout.splitlines()[-1])
 
 
 def test_a_billing_function_imports_its_service_and_the_layer_but_not_notices_or_its_pdf_library() -> None:
     got = _imports_in_worker(
         "BillingApiFunction",
-        ["billing.handlers.api", "common.tariff_files", "notices.events", "notices.rendering", "reportlab", "ijson"],
+        [
+            "billing.handlers.api",
+            "common.tariff_files",
+            "notices.events",
+            "notices.rendering",
+            "reportlab",
+            "ijson",
+        ],
     )
     assert got["billing.handlers.api"] == "ok"
     assert got["common.tariff_files"] == "ok"
@@ -82,7 +91,9 @@ def test_a_billing_function_imports_its_service_and_the_layer_but_not_notices_or
 
 
 def test_a_notices_function_imports_its_pdf_library_but_not_billings_domain() -> None:
-    got = _imports_in_worker("NoticesApiFunction", ["notices.handlers.api", "reportlab.pdfgen.canvas", "billing.domain"])
+    got = _imports_in_worker(
+        "NoticesApiFunction", ["notices.handlers.api", "reportlab.pdfgen.canvas", "billing.domain"]
+    )
     assert got["notices.handlers.api"] == "ok"
     assert got["reportlab.pdfgen.canvas"] == "ok"
     assert got["billing.domain"].startswith("ModuleNotFoundError"), got["billing.domain"]

@@ -62,7 +62,9 @@ def code_dirs(sam_template: dict[str, Any], base: Path) -> dict[str, Path]:
 # (a package name: the whole package; "billing.events": that module and its package's
 # __init__). tests/template/test_built_artifacts.py checks a real `sam build` against it.
 LAYER_MODULES: dict[str, Callable[[Path], set[str]]] = {
-    "CommonLayer": lambda content: {"common"} | {f"{p.parent.name}.events" for p in content.glob("*/events.py")},
+    "CommonLayer": lambda content: (
+        {"common"} | {f"{p.parent.name}.events" for p in content.glob("*/events.py")}
+    ),
     "TariffsLayer": lambda content: set(),  # data only: /opt/tariffs
 }
 
@@ -156,6 +158,8 @@ def import_rules(
     guarded = sorted(first_party | set(third_party))
     rules: dict[str, dict[str, list[str]]] = {}
     for logical_id, artifact in found.items():
-        allowed = set(artifact.modules) | {top for top, dists in third_party.items() if dists & artifact.distributions}
+        allowed = set(artifact.modules) | {
+            top for top, dists in third_party.items() if dists & artifact.distributions
+        }
         rules[logical_id] = {"guarded": guarded, "allowed": sorted(allowed)}
     return rules
