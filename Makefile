@@ -156,6 +156,7 @@ bench: $(STAMP)
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_notices.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_cycle.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_invoker.py
+	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_cost.py
 
 ## A deployable build, by sam build alone: each function gets its own service's package and
 ## libraries, every function the CommonLayer (common, the events modules, the shared libraries)
