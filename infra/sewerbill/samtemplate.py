@@ -131,22 +131,25 @@ LOCAL_CODE_BUCKET = "sewerbill-local-code"
 
 
 def _with_placeholder_code(template: dict[str, Any]) -> dict[str, Any]:
-    """Point local ``CodeUri`` paths at a placeholder S3 location, as ``sam validate`` does.
+    """Point local ``CodeUri`` and layer ``ContentUri`` paths at a placeholder S3 location, as
+    ``sam validate`` does.
 
     The translator accepts only S3 code locations; the translated function's
     ``Code.S3Bucket`` is then ``LOCAL_CODE_BUCKET`` and ``Code.S3Key`` the local path.
     """
     template = copy.deepcopy(template)
 
-    def fix(props: dict[str, Any]) -> None:
-        uri = props.get("CodeUri")
+    def fix(props: dict[str, Any], key: str = "CodeUri") -> None:
+        uri = props.get(key)
         if isinstance(uri, str) and not uri.startswith("s3://"):
-            props["CodeUri"] = f"s3://{LOCAL_CODE_BUCKET}/{uri}"
+            props[key] = f"s3://{LOCAL_CODE_BUCKET}/{uri}"
 
     fix(template.get("Globals", {}).get("Function", {}))
     for resource in template.get("Resources", {}).values():
         if resource.get("Type") == "AWS::Serverless::Function":
             fix(resource.setdefault("Properties", {}))
+        elif resource.get("Type") == "AWS::Serverless::LayerVersion":
+            fix(resource.setdefault("Properties", {}), "ContentUri")
     return template
 
 

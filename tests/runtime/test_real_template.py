@@ -36,6 +36,9 @@ def real() -> Iterator[LocalRuntime]:
 def test_the_real_stack_comes_up_from_the_template(real: LocalRuntime) -> None:
     assert real.resource("UploadsBucket").startswith("sewerbill-local-uploads-")
     assert "MeteringOnReadFileUploadedFunction" in real.stack.functions
+    # Each function's worker imports only what its artifact holds (test_artifact_imports.py).
+    imports = real.stack.functions["BillingApiFunction"].imports
+    assert imports is not None and "notices" in imports["guarded"] and "notices" not in imports["allowed"]
     assert any(r.route_key == "GET /tariffs/{tenant}" for r in real.stack.routes)
     assert real.startup_seconds < 30
     # The notice sender is a verified SES identity, created from the template.

@@ -75,7 +75,7 @@ def test_parameters_the_local_runtime_relies_on_have_their_defaults() -> None:
     assert params["JwtIssuer"]["Default"] == "https://auth.sewerbill.local/"
     assert params["JwtAudience"]["Default"] == "sewerbill-portal"
     assert params["LogRetentionDays"]["Default"] == 30
-    assert params["TariffsDir"]["Default"] == "/var/task/tariffs"
+    assert params["TariffsDir"]["Default"] == "/opt/tariffs"  # the TariffsLayer's folder
 
 
 def test_every_function_handler_imports_and_exposes_a_callable_lambda_handler() -> None:

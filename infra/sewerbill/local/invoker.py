@@ -658,4 +658,5 @@ def _spec(fn: Function) -> dict[str, Any]:
         "memory_mb": fn.memory_mb,
         "timeout_s": fn.timeout_s,
         "code_dir": str(fn.code_dir) if fn.code_dir is not None else None,
+        "imports": fn.imports,
     }

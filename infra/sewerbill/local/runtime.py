@@ -183,6 +183,10 @@ class LocalRuntime:
                 templates.code_dirs(sam, path.parent),
                 f"http://127.0.0.1:{gw_port}",
             ).provision()
+            # Each function imports only what its artifact holds (its worker enforces it).
+            for logical_id, rules in templates.import_rules(sam, path.parent).items():
+                if logical_id in stack.functions:
+                    stack.functions[logical_id].imports = rules
             runtime = cls(
                 emulator,
                 stack,

@@ -56,6 +56,9 @@ NO_OPS = {
     "AWS::ApiGatewayV2::Stage",
     "AWS::ApiGatewayV2::Deployment",
     "AWS::CloudWatch::Dashboard",
+    # A layer's contents are part of each function's artifact (sewerbill.local.template.artifacts):
+    # its modules are importable from the code folder, its tariffs are TariffsDir's folder.
+    "AWS::Lambda::LayerVersion",
 }
 
 
@@ -69,6 +72,8 @@ class Function:
     timeout_s: int = 3
     memory_mb: int = 128
     code_dir: Path | None = None
+    # What its worker may import: sewerbill.local.template.import_rules (None: anything).
+    imports: dict[str, list[str]] | None = None
 
 
 @dataclass

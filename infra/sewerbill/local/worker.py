@@ -27,6 +27,7 @@ imports only the standard library, so a worker starts without the runtime's own 
 from __future__ import annotations
 
 import importlib
+import importlib.abc
 import io
 import logging
 import os
@@ -81,12 +82,55 @@ def resolve(module: Any, dotted: str) -> Any:
     return target
 
 
+class _NotInArtifact(importlib.abc.MetaPathFinder):
+    """Refuses a guarded module the function's artifact does not hold, as the import in AWS
+    would fail (Runtime.ImportModuleError at a cold start, or where a module imports late)."""
+
+    def __init__(self, guarded: frozenset[str], permitted: Callable[[str], bool]) -> None:
+        self.guarded = guarded
+        self.permitted = permitted
+
+    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> None:
+        if fullname.partition(".")[0] in self.guarded and not self.permitted(fullname):
+            raise ModuleNotFoundError(
+                f"No module named {fullname!r} in this function's artifact (its service's package, "
+                "its requirements.txt and its layers: template.yaml)",
+                name=fullname,
+            )
+        return None
+
+
+def confine_imports(rules: dict[str, list[str]] | None) -> None:
+    """Make this process import only what the function's artifact holds (`rules`: from
+    `sewerbill.local.template.import_rules`): of the guarded top-level names (first-party
+    packages, the functions' libraries), only the allowed modules, their submodules and the
+    packages above them. What the forkserver preloaded for every function (other services'
+    domains, notices' PDF libraries) and this artifact lacks is dropped first, so that a
+    function that imports another service's module or a library its artifact lacks fails
+    here as it would in AWS."""
+    if not rules:
+        return
+    guarded = frozenset(rules["guarded"])
+    allowed = tuple(rules["allowed"])
+
+    def permitted(name: str) -> bool:
+        return any(name == a or name.startswith(a + ".") or a.startswith(name + ".") for a in allowed)
+
+    for name in [n for n in sys.modules if n.partition(".")[0] in guarded and not permitted(n)]:
+        del sys.modules[name]
+        parent, _, child = name.rpartition(".")
+        if parent in sys.modules and getattr(sys.modules[parent], child, None) is not None:
+            delattr(sys.modules[parent], child)
+    sys.meta_path.insert(0, _NotInArtifact(guarded, permitted))
+
+
 def serve(conn: Any, fn: dict[str, Any], env: dict[str, str]) -> None:
     """The worker's life: its environment, its cold start, then invocations until told to stop."""
     os.environ.clear()
     os.environ.update(env)
     if fn["forward"]:
         _forward_calls_to(conn, fn["forward"] + "/")
+    confine_imports(fn.get("imports"))
     if fn["code_dir"]:
         sys.path.insert(0, fn["code_dir"])
     clock = SentClock()
