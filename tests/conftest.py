@@ -65,7 +65,9 @@ def dynamodb_on_dynamodb_local() -> Iterator[None]:
 # sockets disabled (pytest-socket); ``make check`` adds the moto tier, still without sockets.
 # The Makefile's RUNTIME_TESTS greps the same pattern (grep -P); "billing@sewerbill.local"
 # and "auth.sewerbill.local" are names, not the runtime.
-RUNTIME_PATTERN = r"LocalRuntime|portal_rt|motoshim|sewerbill\.cli(\.| import )local|(?<![@.\w])sewerbill\.local\b"
+RUNTIME_PATTERN = (
+    r"LocalRuntime|portal_rt|motoshim|sewerbill\.cli(\.| import )local|(?<![@.\w])sewerbill\.local\b"
+)
 _RUNTIME = re.compile(RUNTIME_PATTERN)
 _MOTO = re.compile(r"mock_aws|from moto|import moto")
 _HERE = Path(__file__).resolve()
