@@ -148,16 +148,29 @@ class BillingRepo(Store):
         version's history item, and a history item of a line implies the lines before it."""
         history: list[dict[str, Any]] = []
         current: dict[tuple[str, str], dict[str, Any]] = {}
+        records: dict[tuple[str, str], AccountRecord] = {}
         links: dict[tuple[str, str], dict[str, Any]] = {}
         for t in taken:
             mark = {"run": t.run, "line": t.line, "kind": t.kind}
             history.append({**account_history_item(t.record, t.recorded_at, source), **mark})
             item = {**account_item(t.record, t.recorded_at), **mark, "source": source}
             current[(item["pk"], item["sk"])] = item  # the last version of an account in force
+            records[(item["pk"], item["sk"])] = t.record
             if t.record.parcel_id:
                 link = parcel_link_item(t.record, t.recorded_at)
                 links[(link["pk"], link["sk"])] = link
-        return self.write(history + list(current.values()) + list(links.values()))
+        # The search index follows the version in force (issue 33): from the version stored
+        # now to the last one of these lines, written before the current items, so a crash
+        # before them leaves the stored version and a redelivery computes the same changes.
+        stored = self.get_many(list(current)) if current else {}
+        index: list[dict[str, Any]] = []
+        stale: list[tuple[str, str]] = []
+        for key, record in records.items():
+            kept = stored.get(key)
+            puts, deletes = index_changes(account_of(kept) if kept is not None else None, record)
+            index.extend(puts)
+            stale.extend(deletes)
+        return self.write(history + index + list(current.values()) + list(links.values()), stale)
 
     def current_accounts(self, keys: Sequence[tuple[str, str]]) -> dict[tuple[str, str], dict[str, Any]]:
         """The current items of (tenant, account_id) pairs, as stored (record and marks)."""
