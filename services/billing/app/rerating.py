@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # the consumption projection (and its producers' events) only
 
 
 RERATING_APPROVER = "billing (X-IMMUTABLE re-rating)"
+REFUND_CAUSES = frozenset({"reconsideration", "appeal"})
+"""Determination causes whose lowering of a billed period is a refund (PP-CWU-RECONSIDER)."""
 
 
 def rerate_billed(
@@ -196,6 +198,14 @@ class ParcelChange:
     effective_from: date
     source_event_id: str
     what: str  # as the memo names it: "ERU 2.00 from 2026-09-13 (manual_override OV-1, ...)"
+    cause: str = ""  # the determination's cause ("reconsideration", "appeal", ...); "" for a credit
+
+    @property
+    def reconsidered(self) -> bool:
+        """Is this change the outcome of a reconsideration (PP-CWU-RECONSIDER) or of its
+        appeal (PP-CWU-APPEAL)? What it takes off a billed period is then a refund, which
+        the rule books as "a credit on the account" (CONTRACTS.md: ledger kind ``credit``)."""
+        return self.cause in REFUND_CAUSES
 
 
 def parcel_changes(event: Any) -> list[ParcelChange]:
@@ -213,6 +223,7 @@ def parcel_changes(event: Any) -> list[ParcelChange]:
                 event.event_id,
                 f"ERU of parcel {event.parcel_id} determined {event.eru} from {event.effective_from} "
                 f"({event.cause} {event.cause_ref}, determination {event.sequence}, event {event.event_id})",
+                event.cause,
             )
         ]
     if isinstance(event, CreditChanged) and event.status in ("approved", "revoked"):
@@ -341,6 +352,7 @@ def rerate_parcels(
                         repo=repo,
                         now=now,
                         funds=rerated.funds,
+                        refund=any(c.reconsidered for c in relevant),
                         extra={
                             "kind": "rerating",
                             "account_id": bill.account_id,
