@@ -172,10 +172,21 @@ def test_pp_cwu_reconsider_refund_is_a_ledger_credit_on_the_reconsidered_bills(
     # start of the reconsidered bill's period (10-01) on: October 2.00 + 6.00 = 8.00, a
     # refund of 6.00; September (before the period) is not touched. Delivered twice.
     at.set(datetime(2026, 11, 10, 18, tzinfo=UTC))
-    decided = eru(2, date(2026, 10, 1), "1.00", cause="reconsideration", cause_ref="RC-1")
+    decided = eru(
+        2,
+        date(2026, 10, 1),
+        "1.00",
+        cause="reconsideration",
+        cause_ref="RC-1",
+        occurred_at=datetime(2026, 11, 10, 18, tzinfo=UTC),
+    )
+    # Delivered on Thu 11-12 (a redelivery after a crash, say), then again: the refund is
+    # booked on the day of the decision, not the day a delivery happened to run.
+    at.set(datetime(2026, 11, 12, 18, tzinfo=UTC))
     deliver(decided)
     deliver(decided)
     assert refunds(flow) == [("PPS-1-2026-10-01", "-6.00")]
+    assert {e["posted_on"] for e in of(flow, f"LEDGER#{SW}") if e["kind"] == "credit"} == {"2026-11-10"}
     assert adjustments(flow) == []
     (memo,) = adjusted(flow)
     assert (memo["bill_id"], memo["memo"], memo["kind"], memo["amount"]) == (
