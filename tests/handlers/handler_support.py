@@ -26,6 +26,52 @@ MAIL = f"sewerbill-local-mail-{ACCOUNT}-{REGION}"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "events"
 
 
+def issued(
+    opted_in: bool = True,
+    account: str = "GR-1",
+    *,
+    bill_id: str | None = None,
+    bill_number: str | None = None,
+    email: str | None = "ada@example.org",
+) -> Any:
+    """A Grafton quarter's ``BillIssued`` (GR-SVC 45.00) to Ada Lovelace, for the notices
+    tests: ``opted_in`` to email or not, on ``account`` (bill ``B-<account>``, printed
+    ``GR-2026Q3-<account>`` unless given)."""
+    from datetime import UTC, date, datetime
+    from decimal import Decimal
+
+    from billing.events import BillIssued, IssuedLine, Party
+
+    return BillIssued(
+        occurred_at=datetime(2026, 10, 1, 12, tzinfo=UTC),
+        tenant="grafton-sewer",
+        account_id=account,
+        bill_id=bill_id or f"B-{account}",
+        bill_number=bill_number or f"GR-2026Q3-{account}",
+        period_start=date(2026, 7, 1),
+        period_end=date(2026, 10, 1),
+        bill_date=date(2026, 10, 1),
+        due_date=date(2026, 11, 1),
+        lines=(
+            IssuedLine(
+                rule_id="GR-SVC",
+                description="Quarterly service charge",
+                quantity="1",
+                unit="quarter",
+                rate="45.00",
+                amount=Decimal("45.00"),
+            ),
+        ),
+        total=Decimal("45.00"),
+        previous_balance=Decimal("0"),
+        payments_since=Decimal("0"),
+        amount_due=Decimal("45.00"),
+        recipient=Party(
+            name="Ada Lovelace", address="12 Oak St; Grafton, WI 53024", email=email, email_opt_in=opted_in
+        ),
+    )
+
+
 def fixture_text(name: str) -> str:
     return (FIXTURES / name).read_text(encoding="utf-8")
 

@@ -208,3 +208,31 @@ def test_the_unbilled_report_lists_held_and_not_yet_due_months_and_nothing_bille
     assert summary["held"] == [
         {"account_id": "PPS-2", "reason": pps2["reason"], "who_can_supply": pps2["who_can_supply"]}
     ]
+
+
+def test_x_period_a_redelivered_chunk_counts_its_back_period_bills_in_its_summary(
+    flow: Stack,  # noqa: F811
+    at: clock.FixedClock,
+) -> None:
+    """A chunk's summary (bills, total) counts every bill the run issued for its accounts,
+    back periods included (X-PERIOD): a redelivery after its bills were issued (a crash
+    before the ack) reports what a run without the redelivery reported."""
+    upload(flow, "accounts/late.csv", HEADER + "\n" + line("PPS-1", "2026-01-05") + "\n")
+    for month, gallons in ((1, 3000), (2, 4000), (3, 5000)):
+        consume("PPS-1", month, gallons)
+    run_billing_cycle.lambda_handler(
+        sqs_event(json.dumps({"tenant": PP, "scheduled_time": "2026-04-01T16:00:00Z"})), lambda_context()
+    )
+    queue = flow.issue_queue_url  # type: ignore[attr-defined]
+    (message,) = flow.sqs.receive_message(QueueUrl=queue, MaxNumberOfMessages=10)["Messages"]
+
+    def summaries() -> list[tuple[str, Any, str]]:
+        return [(s["sk"], s["bills"], s["total"]) for s in of(flow, f"CYCLE#{PP}") if "#CHUNK#" in s["sk"]]
+
+    issue_bills.lambda_handler(sqs_event(message["Body"]), lambda_context())
+    once = summaries()
+    expected = sum((Decimal(t) for _, _, t in bills(flow)), Decimal("0.00"))
+    assert [(n, Decimal(t)) for _, n, t in once] == [(3, expected)]
+    issue_bills.lambda_handler(sqs_event(message["Body"]), lambda_context())  # redelivered
+    assert summaries() == once
+    assert len(bills(flow)) == 3

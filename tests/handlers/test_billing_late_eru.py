@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from handler_support import Stack, eventbridge_body, fixture_text, lambda_context, sqs_event
-from test_billing_flow import HEADER, flow, of, upload  # noqa: F401
+from test_billing_flow import HEADER, flow, ledger, of, upload  # noqa: F401
 from test_billing_rerating_followups import _run_stormwater_cycle
 
 from billing.handlers import issue_bills, on_consumption_determined, on_producer_event, run_billing_cycle
@@ -84,6 +84,12 @@ def adjustments(stack: Stack) -> list[tuple[str, str]]:
     return sorted((e["bill_id"], e["amount"]) for e in of(stack, f"LEDGER#{SW}") if e["kind"] == "adjustment")
 
 
+def refunds(stack: Stack) -> list[tuple[str, str]]:
+    """PP-CWU-RECONSIDER: what a reconsideration (or its appeal) took off billed periods,
+    booked as ledger entries of kind ``credit`` on the bill they refer to."""
+    return sorted((e["bill_id"], e["amount"]) for e in of(stack, f"LEDGER#{SW}") if e["kind"] == "credit")
+
+
 def billed(stack: Stack, at: clock.FixedClock, account_class: str, first: ERUDetermined) -> None:
     """PPS-1 on parcel P-1 billed for September and October on ``first`` alone."""
     upload(
@@ -139,17 +145,63 @@ def test_a_backdated_override_then_an_appeal_rerate_each_billed_month_once(
     # 2.40 + 1.50 x 18/30 x 6.00 = 5.40, + 2.00 = 9.80: -1.80. October: 2.00 + 9.00 = 11.00: -3.00.
     at.set(datetime(2026, 11, 25, 18, tzinfo=UTC))
     deliver(eru(3, date(2026, 9, 13), "1.50", cause="appeal", cause_ref="AP-1"))
-    assert adjustments(flow) == [
-        ("PPS-1-2026-09-01", "-1.80"),
-        ("PPS-1-2026-09-01", "3.60"),
-        ("PPS-1-2026-10-01", "-3.00"),
-        ("PPS-1-2026-10-01", "6.00"),
-    ]
+    # The appeal's lowering is a refund: a ledger credit on each bill (PP-CWU-RECONSIDER).
+    assert adjustments(flow) == [("PPS-1-2026-09-01", "3.60"), ("PPS-1-2026-10-01", "6.00")]
+    assert refunds(flow) == [("PPS-1-2026-09-01", "-1.80"), ("PPS-1-2026-10-01", "-3.00")]
     credits = sorted((m["reference"], m["memo"], m["amount"]) for m in adjusted(flow))
     assert [c for c in credits if c[0].endswith("-002")] == [
         ("RERATE-PPS-1-2026-09-01-002", "credit", "-1.80"),
         ("RERATE-PPS-1-2026-10-01-002", "credit", "-3.00"),
     ]
+
+
+def test_pp_cwu_reconsider_refund_is_a_ledger_credit_on_the_reconsidered_bills(
+    flow: Stack,  # noqa: F811
+    at: clock.FixedClock,
+) -> None:
+    """CONTRACTS.md "reconsideration refunds ``credit``": the refund part of a re-rating
+    for a reconsideration is a ledger entry of kind ``credit`` on the bill it refers to,
+    still one adjustment of the bill (``BillAdjusted``, memo ``credit``); the bills
+    themselves are untouched, and the credit pays only its own bill (X-ALLOCATION)."""
+    from billing.domain.ledger import allocate, principal
+
+    billed(flow, at, "residential", eru(1, date(2025, 1, 1), "2.00"))
+    # 2.00 + 2.00 x 6.00 = 14.00 for September and October.
+    assert sorted(b["total"] for b in of(flow, f"BILLS#{SW}")) == ["14.00", "14.00"]
+    # Tue 11-10: a reconsideration of the October bill finds 1.00 ERU, corrected from the
+    # start of the reconsidered bill's period (10-01) on: October 2.00 + 6.00 = 8.00, a
+    # refund of 6.00; September (before the period) is not touched. Delivered twice.
+    at.set(datetime(2026, 11, 10, 18, tzinfo=UTC))
+    decided = eru(
+        2,
+        date(2026, 10, 1),
+        "1.00",
+        cause="reconsideration",
+        cause_ref="RC-1",
+        occurred_at=datetime(2026, 11, 10, 18, tzinfo=UTC),
+    )
+    # Delivered on Thu 11-12 (a redelivery after a crash, say), then again: the refund is
+    # booked on the day of the decision, not the day a delivery happened to run.
+    at.set(datetime(2026, 11, 12, 18, tzinfo=UTC))
+    deliver(decided)
+    deliver(decided)
+    assert refunds(flow) == [("PPS-1-2026-10-01", "-6.00")]
+    assert {e["posted_on"] for e in of(flow, f"LEDGER#{SW}") if e["kind"] == "credit"} == {"2026-11-10"}
+    assert adjustments(flow) == []
+    (memo,) = adjusted(flow)
+    assert (memo["bill_id"], memo["memo"], memo["kind"], memo["amount"]) == (
+        "PPS-1-2026-10-01",
+        "credit",
+        "rerating",
+        "-6.00",
+    )
+    assert "reconsideration RC-1" in memo["reason"]
+    assert sorted(b["total"] for b in of(flow, f"BILLS#{SW}")) == ["14.00", "14.00"]
+    # X-ALLOCATION: the credit belongs to October; September's principal stays 14.00.
+    entries = ledger(flow, "PPS-1", tenant=SW)
+    unpaid = allocate(entries)
+    assert principal(unpaid, entries, "PPS-1-2026-09-01") == Decimal("14.00")
+    assert principal(unpaid, entries, "PPS-1-2026-10-01") == Decimal("8.00")
 
 
 def test_a_late_eru_rerates_the_bills_rated_on_its_parcel_after_the_account_moved_to_another(

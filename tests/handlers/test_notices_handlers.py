@@ -18,6 +18,7 @@ from handler_support import (
     REGION,
     Stack,
     eventbridge_body,
+    issued,
     lambda_context,
     rejections,
     sqs_event,
@@ -29,40 +30,6 @@ from billing.events import BillIssued, BillOverdue, BillsIssued, IssuedLine, Par
 from notices.handlers import on_notice_event
 
 NOW = datetime(2026, 10, 21, 13, 0, tzinfo=UTC)
-
-
-def issued(opted_in: bool = True, account: str = "GR-1") -> BillIssued:
-    return BillIssued(
-        occurred_at=datetime(2026, 10, 1, 12, tzinfo=UTC),
-        tenant="grafton-sewer",
-        account_id=account,
-        bill_id=f"B-{account}",
-        bill_number=f"GR-2026Q3-{account}",
-        period_start=date(2026, 7, 1),
-        period_end=date(2026, 10, 1),
-        bill_date=date(2026, 10, 1),
-        due_date=date(2026, 11, 1),
-        lines=(
-            IssuedLine(
-                rule_id="GR-SVC",
-                description="Quarterly service charge",
-                quantity="1",
-                unit="quarter",
-                rate="45.00",
-                amount=Decimal("45.00"),
-            ),
-        ),
-        total=Decimal("45.00"),
-        previous_balance=Decimal("0"),
-        payments_since=Decimal("0"),
-        amount_due=Decimal("45.00"),
-        recipient=Party(
-            name="Ada Lovelace",
-            address="12 Oak St; Grafton, WI 53024",
-            email="ada@example.org",
-            email_opt_in=opted_in,
-        ),
-    )
 
 
 def chunk_of(*bills: BillIssued) -> BillsIssued:

@@ -6,46 +6,22 @@ import base64
 import hashlib
 import io
 import json
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from handler_support import Stack, eventbridge_body, http_event, lambda_context, sqs_event
+from handler_support import TABLES, Stack, eventbridge_body, http_event, issued, lambda_context, sqs_event
 from pypdf import PdfReader
 
-from billing.events import BillIssued, BillOverdue, IssuedLine, Party
+from billing.events import BillIssued, BillOverdue
 from notices.handlers import api, on_notice_event
 
 STAFF = {"sub": "clerk", "role": "staff", "tenants": "[grafton-sewer]"}
 
 
-def issued() -> BillIssued:
-    return BillIssued(
-        occurred_at=datetime(2026, 10, 1, 12, tzinfo=UTC),
-        tenant="grafton-sewer",
-        account_id="GR-1",
-        bill_id="GR-1-2026-07-01",
-        bill_number="GR-202607-GR-1",
-        period_start=date(2026, 7, 1),
-        period_end=date(2026, 10, 1),
-        bill_date=date(2026, 10, 1),
-        due_date=date(2026, 11, 1),
-        lines=(
-            IssuedLine(
-                rule_id="GR-SVC",
-                description="Quarterly service charge",
-                quantity="1",
-                unit="quarter",
-                rate="45.00",
-                amount=Decimal("45.00"),
-            ),
-        ),
-        total=Decimal("45.00"),
-        previous_balance=Decimal("0"),
-        payments_since=Decimal("0"),
-        amount_due=Decimal("45.00"),
-        recipient=Party(name="Ada Lovelace", address="12 Oak St; Grafton, WI 53024", email_opt_in=False),
-    )
+def issued_here() -> BillIssued:
+    """The bill of these tests: its printed number differs from its id, and no email."""
+    return issued(False, bill_id="GR-1-2026-07-01", bill_number="GR-202607-GR-1", email=None)
 
 
 def overdue() -> BillOverdue:
@@ -66,8 +42,8 @@ def delivered(event: Any) -> None:
     on_notice_event.lambda_handler(sqs_event(eventbridge_body(event)), lambda_context())
 
 
-def get(path: str, claims: dict[str, Any]) -> dict[str, Any]:
-    event = http_event("GET", path)
+def get(path: str, claims: dict[str, Any], query: dict[str, str] | None = None) -> dict[str, Any]:
+    event = http_event("GET", path, query)
     event["requestContext"]["authorizer"] = {"jwt": {"claims": claims, "scopes": None}}
     return api.lambda_handler(event, lambda_context())
 
@@ -78,7 +54,7 @@ def notice_ids(rule: str) -> list[str]:
 
 
 def test_x_audit_a_clerk_reads_a_disconnection_notice_as_sent_and_its_hash_matches(notices: Stack) -> None:
-    delivered(issued())
+    delivered(issued_here())
     delivered(overdue())
     [notice_id] = notice_ids("GR-OVERDUE")
     response = get(f"/staff/grafton-sewer/notices/{notice_id}", STAFF)
@@ -104,7 +80,7 @@ def test_x_audit_a_clerk_reads_a_disconnection_notice_as_sent_and_its_hash_match
 
 
 def test_x_audit_a_bills_notice_points_to_the_bill_pdf_it_carried(notices: Stack) -> None:
-    delivered(issued())
+    delivered(issued_here())
     [notice_id] = notice_ids("N-BILL")
     body = json.loads(get(f"/staff/grafton-sewer/notices/{notice_id}", STAFF)["body"])
     pdf_bytes = base64.b64decode(get(body["pdf"]["route"], STAFF)["body"])
@@ -113,7 +89,7 @@ def test_x_audit_a_bills_notice_points_to_the_bill_pdf_it_carried(notices: Stack
 
 
 def test_x_audit_a_notice_is_staffs_of_its_tenant_only(notices: Stack) -> None:
-    delivered(issued())
+    delivered(issued_here())
     [notice_id] = notice_ids("N-BILL")
     customer = {"sub": "c1", "role": "customer", "tenants": "[grafton-sewer]", "accounts": "[GR-1]"}
     response = get(f"/staff/grafton-sewer/notices/{notice_id}", customer)
@@ -130,3 +106,74 @@ def test_x_audit_a_notice_is_staffs_of_its_tenant_only(notices: Stack) -> None:
     assert (
         get("/staff/grafton-sewer/notices/0123456789abcdef0123456789abcdef/pdf", STAFF)["statusCode"] == 404
     )
+
+
+def test_x_audit_a_tenant_with_5000_notices_answers_a_notice_by_its_key_and_pages_its_log(
+    notices: Stack,
+) -> None:
+    """Volume: 5,000 notices of one tenant (1,000 on account GR-BIG). The notice by id is one
+    key lookup (GetItem on the id's index item, then on the notice: no Scan, no Query),
+    and the account's log, a page of 100 at a time, gives each of its notices once, oldest
+    first."""
+    from unittest import mock
+
+    import botocore.client
+
+    from notices.adapters.aws import _record_item
+    from notices.domain.delivery import NoticeRecord
+
+    delivered(issued_here())
+    [real] = notice_ids("N-BILL")
+    ddb = notices.ddb
+    table = TABLES["notices"]
+    items = []
+    for n in range(5000):
+        account = "GR-BIG" if n < 1000 else f"GR-{n % 40:03d}X"
+        record = NoticeRecord(
+            notice_id=hashlib.sha256(f"bulk-{n}".encode()).hexdigest()[:32],
+            tenant="grafton-sewer",
+            account_id=account,
+            rule="N-BILL",
+            channel="mail",
+            recipient_role="customer",
+            recipient_name=f"Customer {n}",
+            trigger=f"BillIssued#grafton-sewer#{account}#B-{n}",
+            subject=f"Your bill {n}",
+            status="sent",
+            at=datetime(2026, 10, 1, 12, tzinfo=UTC) + timedelta(minutes=n),
+            content_sha256="0" * 64,
+        )
+        items.append(_record_item(record))
+        items.append({"pk": "NOTICEID#grafton-sewer", "sk": record.notice_id, "account_id": account})
+    from common.dynamo import to_item
+
+    for start in range(0, len(items), 25):
+        ddb.batch_write_item(
+            RequestItems={table: [{"PutRequest": {"Item": to_item(i)}} for i in items[start : start + 25]]}
+        )
+
+    calls: list[str] = []
+    real_call = botocore.client.BaseClient._make_api_call
+
+    def counted(self: Any, operation: str, params: dict[str, Any]) -> Any:
+        if self.meta.service_model.service_name == "dynamodb":
+            calls.append(operation)
+        return real_call(self, operation, params)
+
+    with mock.patch.object(botocore.client.BaseClient, "_make_api_call", counted):
+        response = get(f"/staff/grafton-sewer/notices/{real}", STAFF)
+    assert response["statusCode"] == 200 and json.loads(response["body"])["notice_id"] == real
+    assert calls == ["GetItem", "GetItem"]
+
+    seen: list[str] = []
+    query = {"limit": "100"}
+    pages = 0
+    while True:
+        page = json.loads(get("/staff/grafton-sewer/accounts/GR-BIG/notices", STAFF, query)["body"])
+        seen += [n["notice_id"] for n in page["notices"]]
+        pages += 1
+        if page["next_cursor"] is None:
+            break
+        query = {"limit": "100", "cursor": page["next_cursor"]}
+    expected = [hashlib.sha256(f"bulk-{n}".encode()).hexdigest()[:32] for n in range(1000)]
+    assert (pages, seen) == (10, expected)

@@ -83,6 +83,7 @@ def post_adjustment(
     extra: Mapping[str, Any] | None = None,
     rule_id: str | None = None,
     basis: Mapping[str, str] | None = None,
+    refund: bool = False,
 ) -> dict[str, Any]:
     """X-IMMUTABLE: a correction is a credit (negative) or debit memo that refers to the
     bill, with its reason and approver; never an edit of the bill. Idempotent by the
@@ -95,7 +96,12 @@ def post_adjustment(
 
     ``rule_id`` and ``basis``: a staff debit memo charged under a rule of the ordinance
     (:func:`charge_rule`, GR-TOXIC); the entry cites that rule, the entry's description,
-    the reference item and ``BillAdjusted`` carry the basis, and the memo names both."""
+    the reference item and ``BillAdjusted`` carry the basis, and the memo names both.
+
+    ``refund``: the adjustment carries a reconsideration's outcome (PP-CWU-RECONSIDER: "a
+    refund is a credit on the account"): each fund's part that lowers the bill is booked as
+    a ledger entry of kind ``credit`` (CONTRACTS.md), still on the bill it refers to
+    (X-ALLOCATION) and still one adjustment of it in ``BillAdjusted`` and the memo."""
     from billing.adapters.items import entry_item
     from common.dynamo import ConditionFailed, put_if_absent, transact
 
@@ -127,7 +133,7 @@ def post_adjustment(
             tenant=tenant,
             account_id=account_id,
             posted_on=posted_on,
-            kind="adjustment",
+            kind="credit" if refund and part < 0 else "adjustment",
             amount=part,
             fund=fund,
             rule_id=rule_id if charged is not None and rule_id else "X-IMMUTABLE",

@@ -138,8 +138,6 @@ def _load(req: ChunkRequest, repo: BillingRepo) -> tuple[ChunkInputs, list[Bill]
         if b.period_start < req.period_start and b.bill_date > last_bill.get(b.account_id, date.min):
             last_bill[b.account_id] = b.bill_date
     parcels = [a.parcel_id for a in accounts if a.parcel_id]
-    ids = {a.account_id for a in accounts}
-    issued = [b for b in bills if b.period_start == req.period_start and b.account_id in ids]
     inputs = ChunkInputs(
         tenant=req.tenant,
         period_start=req.period_start,
@@ -153,7 +151,6 @@ def _load(req: ChunkRequest, repo: BillingRepo) -> tuple[ChunkInputs, list[Bill]
         else {},
         strength=repo.strength_between(req.tenant, req.first, req.last, req.period_start, req.period_end),
         charges=repo.charges_between(req.tenant, req.first, req.last),
-        billed_total=sum((b.total for b in issued), Decimal("0.00")),
         billed_charges=frozenset(
             str(ln.details.get("charge_id")) for b in bills for ln in b.lines if ln.details.get("charge_id")
         ),
@@ -273,18 +270,33 @@ def issue_chunk(
         for b in result.bills
         if (b.account_id, b.period_start) in was_held
     ]
+    run_bills = bills_of_run(req, inputs, bills, result.bills)
     summary = {
         "pk": f"CYCLE#{req.tenant}",
         "sk": f"PERIOD#{req.period_start.isoformat()}#{req.period_end.isoformat()}#CHUNK#{req.bill_date.isoformat()}#{req.first}",
-        "bills": len(result.bills) + len(inputs.billed & {a.account_id for a in inputs.accounts}),
-        # the chunk's bills, those a crashed delivery issued included: what is stored, not what
-        # this delivery happened to write (issue 26)
-        "total": str(sum((b.total for b in result.bills), inputs.billed_total)),
+        # the chunk's bills, those a crashed delivery issued included (back periods too): what
+        # is stored, not what this delivery happened to write (issue 26)
+        "bills": len(run_bills),
+        "total": str(sum((b.total for b in run_bills), Decimal("0.00"))),
         "held": [_held_row(h) for h in result.held][:500],
         "recorded_at": now.isoformat(),
     }
     repo.write(held_items + [summary], deletes=released)
     return result
+
+
+def bills_of_run(
+    req: ChunkRequest, inputs: ChunkInputs, stored: Sequence[Bill], issued: Sequence[Bill]
+) -> list[Bill]:
+    """Every bill of the chunk's accounts that this run issues: those this delivery wrote
+    and those an earlier (crashed) delivery of the same chunk wrote, of the cycle's own
+    period and of every back period (X-PERIOD) alike. A run's bills are the ones dated
+    with its ``bill_date``; a bill of another run (an earlier cycle, or a back period a
+    later run picked up) is not this chunk's. By bill id, so none is counted twice."""
+    ids = {a.account_id for a in inputs.accounts}
+    out = {b.bill_id: b for b in stored if b.account_id in ids and b.bill_date == req.bill_date}
+    out.update((b.bill_id, b) for b in issued)
+    return [out[k] for k in sorted(out)]
 
 
 def cycle_summary(tenant: str, start: date, end: date, repo: BillingRepo) -> dict[str, Any]:

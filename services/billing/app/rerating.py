@@ -24,6 +24,8 @@ if TYPE_CHECKING:  # the consumption projection (and its producers' events) only
 
 
 RERATING_APPROVER = "billing (X-IMMUTABLE re-rating)"
+REFUND_CAUSES = frozenset({"reconsideration", "appeal"})
+"""Determination causes whose lowering of a billed period is a refund (PP-CWU-RECONSIDER)."""
 
 
 def rerate_billed(
@@ -196,6 +198,15 @@ class ParcelChange:
     effective_from: date
     source_event_id: str
     what: str  # as the memo names it: "ERU 2.00 from 2026-09-13 (manual_override OV-1, ...)"
+    cause: str = ""  # the determination's cause ("reconsideration", "appeal", ...); "" for a credit
+    occurred_at: datetime | None = None  # when stormwater decided it (the event's time)
+
+    @property
+    def reconsidered(self) -> bool:
+        """Is this change the outcome of a reconsideration (PP-CWU-RECONSIDER) or of its
+        appeal (PP-CWU-APPEAL)? What it takes off a billed period is then a refund, which
+        the rule books as "a credit on the account" (CONTRACTS.md: ledger kind ``credit``)."""
+        return self.cause in REFUND_CAUSES
 
 
 def parcel_changes(event: Any) -> list[ParcelChange]:
@@ -213,6 +224,8 @@ def parcel_changes(event: Any) -> list[ParcelChange]:
                 event.event_id,
                 f"ERU of parcel {event.parcel_id} determined {event.eru} from {event.effective_from} "
                 f"({event.cause} {event.cause_ref}, determination {event.sequence}, event {event.event_id})",
+                event.cause,
+                event.occurred_at,
             )
         ]
     if isinstance(event, CreditChanged) and event.status in ("approved", "revoked"):
@@ -224,6 +237,8 @@ def parcel_changes(event: Any) -> list[ParcelChange]:
                 event.event_id,
                 f"{event.rule_id} credit {event.credit_id} of parcel {event.parcel_id} {event.status} "
                 f"({event.credit_percent}%) from {event.effective_from} (event {event.event_id})",
+                "",
+                event.occurred_at,
             )
         ]
     return []
@@ -337,10 +352,11 @@ def rerate_parcels(
                         rerated.reason,
                         RERATING_APPROVER,
                         rerated.reference,
-                        today,
+                        _booked_on(relevant, today),
                         repo=repo,
                         now=now,
                         funds=rerated.funds,
+                        refund=any(c.reconsidered for c in relevant),
                         extra={
                             "kind": "rerating",
                             "account_id": bill.account_id,
@@ -361,6 +377,15 @@ def rerate_parcels(
                 ) from None
     repo.write(refused)
     return booked
+
+
+def _booked_on(changes: Sequence[ParcelChange], today: date) -> date:
+    """The day a parcel change's re-rating is posted: the (local) day stormwater decided the
+    latest of the changes, not the day this delivery ran, so a redelivery after a crash
+    books the same entry on the same day as a delivery without it; ``today`` for a change
+    that carries no time."""
+    times = [c.occurred_at for c in changes if c.occurred_at is not None]
+    return min(local_today(max(times)), today) if times else today
 
 
 def _stands_at(

@@ -23,6 +23,7 @@ payments count on their ``paid_on`` date).
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import date, timedelta
@@ -238,9 +239,19 @@ def _unpaid_of_bill(
     assessment ``added`` so far; X-TAXROLL: payments go to the noticed arrears first)."""
     first = noticed_first(notices)
     allocated: dict[tuple[date, int], dict[str, Decimal]] = {}
+    # ``allocate`` counts only the credits (and reversals) dated by ``paid_by``; every debit
+    # is in. So two days with no credit between them allocate alike: the allocation is kept
+    # by the last credit's day on or before ``paid_by``, and a paid bill's every monthly
+    # anniversary, checked again each day, costs no new allocation (an account with years
+    # of bills was otherwise allocated once per bill and month: quadratic).
+    credit_days = sorted({e.posted_on for e in ledger if e.amount < 0})
 
     def unpaid_of_bill(bill: Bill, paid_by: date) -> Decimal:
-        key = (paid_by, len(added))
+        days = credit_days
+        if any(e.amount < 0 for e in added):
+            days = sorted(set(credit_days) | {e.posted_on for e in added if e.amount < 0})
+        at = bisect_right(days, paid_by)
+        key = (days[at - 1] if at else date.min, len(added))
         if key not in allocated:
             allocated[key] = allocate(ledger + added, paid_by=paid_by, order=terms.payment_order, first=first)
         return principal(allocated[key], ledger, bill.bill_id)

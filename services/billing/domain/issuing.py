@@ -120,9 +120,6 @@ class ChunkInputs:
     total_recs: Decimal | None = None
     charges: Mapping[str, Sequence[Charge]] = field(default_factory=dict)
     billed_charges: frozenset[str] = frozenset()  # charge ids already on an issued bill
-    # the total of the chunk's bills already issued for the period (by an earlier delivery of the
-    # chunk: its summary counts them, as a delivery without the crash would have)
-    billed_total: Decimal = Decimal("0.00")
 
 
 def rating_input(inp: ChunkInputs, account: AccountRecord) -> RatingInput | str:

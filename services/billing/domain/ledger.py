@@ -18,7 +18,7 @@ and a bill's principal (``principal``), is a pure function of the ledger.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
@@ -183,8 +183,9 @@ def allocate(
     later, on their day (so a penalty assessed after a payment never takes that payment
     back from the charges it paid, and a bill's principal never grows by its penalties,
     PP-CWU-PENALTY). A credit on a bill (:func:`on_bill`: a credit line, a refund, a
-    negative adjustment) is applied to that bill's debits only, in the same order; what it
-    leaves over joins the account's credits of its day. A reversal
+    negative adjustment) is applied to that bill's debits posted by its day only, in the
+    same order (so a bill's credit line pays its charges, never the penalties the bill bears
+    later); what it leaves over joins the account's credits of its day. A reversal
     (:data:`REVERSAL_PREFIX`) nets against the debit it names. ``first`` names debits paid
     before all others by those credits dated from a day on (X-TAXROLL: payments go to the
     noticed arrears first, from the notice on; a payment dated before the notice stays
@@ -197,8 +198,9 @@ def allocate(
     debit_ids = {d.entry_id for d in debits}
     reversed_ = _reversals(listed, debit_ids, paid_by)
     unpaid = {d.entry_id: max(d.amount - reversed_.get(d.entry_id, ZERO), ZERO) for d in debits}
-    # A bill's credits, pooled, pay that bill's debits (whenever posted); what they leave
-    # over, and every other credit, pays the account's debits as of the credit's day, in
+    # A bill's credits of a day, pooled, pay that bill's debits posted by then, then its
+    # charges posted later, then its later penalties; what they leave over, and every
+    # other credit, pays the account's debits as of the credit's day, in
     # groups by the day from which their ``first`` debits come first (an earlier group pays
     # before a later one). What is left of a day's credits is the credit balance: it pays
     # the debits posted later, on their day. Credits of one day are pooled, so the split
@@ -226,30 +228,59 @@ def allocate(
         for part in _parts([d for d in debits if d.bill_id in of_bill], order, frozenset()):
             parts_of.setdefault(part[0].bill_id, []).append(part)
         for bill_id, credits in sorted(of_bill.items()):
-            total = -sum((c.amount for c in credits), ZERO)
-            used = total - _apply(total, parts_of.get(bill_id, ()), unpaid)
-            # What the bill's credits leave over is the later credits' (the older ones
-            # paid first): it joins the account's credits on their days.
-            for c in sorted(credits, key=lambda c: (c.posted_on, c.entry_id)):
-                take = min(used, -c.amount)
-                used -= take
-                if -c.amount > take:
-                    add(c.posted_on, -c.amount - take)
+            # A bill's credits of one day, pooled, pay that bill's debits posted by that day
+            # (a PP-CWU-CREDIT line pays its own bill's charges, never the penalties posted
+            # on the bill later: a principal never grows by its penalties, PP-CWU-PENALTY);
+            # what a day's credits leave over joins the account's credits of that day.
+            days: dict[date, Decimal] = {}
+            for c in credits:
+                days[c.posted_on] = days.get(c.posted_on, ZERO) - c.amount
+            for on, total in sorted(days.items()):
+                by_then = [[d for d in part if d.posted_on <= on] for part in parts_of.get(bill_id, ())]
+                left = _apply(total, [part for part in by_then if part], unpaid)
+                # Left over: it still belongs to its bill (X-ALLOCATION): the bill's charges
+                # posted later (a debit memo re-rating it) first, then its later late
+                # charges and penalties, before it goes to the account.
+                for principal_kinds in (True, False):
+                    later = [
+                        [
+                            d
+                            for d in part
+                            if d.posted_on > on and (d.kind in PRINCIPAL_KINDS) == principal_kinds
+                        ]
+                        for part in parts_of.get(bill_id, ())
+                    ]
+                    left = _apply(left, [part for part in later if part], unpaid)
+                if left > 0:
+                    add(on, left)
     if not new:
         return unpaid
     posted: dict[date, list[Entry]] = {}
     for d in debits:
         posted.setdefault(d.posted_on, []).append(d)
-    existing: list[Entry] = []
+    # The order of every debit is fixed (a bill's age is its first debit's day, which is
+    # posted before its others), so it is sorted once per ``ahead`` set; each day's
+    # credits then walk it, taking the debits posted by that day, oldest bill first, and
+    # stop where they run out: no sort per day (an account with years of bills stays
+    # linear in its days, not quadratic).
+    ordered: dict[frozenset[str], list[list[Entry]]] = {}
+
+    def parts_by(day: date, ahead: frozenset[str]) -> Iterator[list[Entry]]:
+        if ahead not in ordered:
+            ordered[ahead] = _parts(debits, order, ahead)
+        for part in ordered[ahead]:
+            if part[0].posted_on > day and all(d.posted_on > day for d in part):
+                continue
+            yield [d for d in part if d.posted_on <= day]
+
     balance_: dict[date, Decimal] = {}  # the credit balance, by group
     for day in sorted(set(posted) | set(new)):
-        existing += posted.get(day, ())
         for since, amount in new.get(day, {}).items():
             balance_[since] = balance_.get(since, ZERO) + amount
         for since in sorted(balance_):
             if balance_[since] > 0:
                 ahead = frozenset(i for i, d in first.items() if d <= since)
-                balance_[since] = _apply(balance_[since], _parts(existing, order, ahead), unpaid)
+                balance_[since] = _apply(balance_[since], parts_by(day, ahead), unpaid)
     return unpaid
 
 

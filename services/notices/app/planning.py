@@ -188,10 +188,7 @@ def plan_overdue(event: BillOverdue, contacts: Contacts) -> Planned:
     return Planned(
         [
             disconnection_notice(
-                tenant=event.tenant,
-                account_id=event.account_id,
-                recipient=recipient,
-                trigger=trigger(event),
+                **_common(event, recipient),
                 service_address=_service_address(recipient),
                 bill_id=printed_number(contacts, event),
                 bill_date=event.bill_date,
@@ -214,10 +211,7 @@ def plan_disconnection_eligible(event: DisconnectionEligible, contacts: Contacts
     return Planned(
         [
             disconnection_notice(
-                tenant=event.tenant,
-                account_id=event.account_id,
-                recipient=recipient,
-                trigger=trigger(event),
+                **_common(event, recipient),
                 service_address=_service_address(recipient),
                 bill_id=printed_number(contacts, event),
                 bill_date=event.bill_date,
@@ -250,10 +244,7 @@ def plan_eligibility_withdrawn(
     return Planned(
         [
             disconnection_withdrawn_notice(
-                tenant=event.tenant,
-                account_id=event.account_id,
-                recipient=recipient,
-                trigger=trigger(event),
+                **_common(event, recipient),
                 service_address=_service_address(recipient),
                 bill_id=printed_number(contacts, event),
                 bill_date=event.bill_date,
@@ -273,10 +264,7 @@ def plan_delinquent(event: BillDelinquent, contacts: Contacts) -> Planned:
     return Planned(
         [
             delinquency_notice(
-                tenant=event.tenant,
-                account_id=event.account_id,
-                recipient=recipient,
-                trigger=trigger(event),
+                **_common(event, recipient),
                 bill_id=printed_number(contacts, event),
                 bill_date=event.bill_date,
                 delinquent_on=event.delinquent_on,
@@ -325,10 +313,7 @@ def plan_adjustment_memo(event: BillAdjusted, contacts: Contacts) -> Planned:
         [
             delivery_notice(
                 rule=Rule.ADJUSTMENT,
-                tenant=event.tenant,
-                account_id=event.account_id,
-                recipient=recipient,
-                trigger=trigger(event),
+                **_common(event, recipient),
                 subject=f"{what} on your bill {event.bill_number}: {money(event.amount)}",
                 content=content,
                 dated=event.posted_on,
@@ -364,10 +349,7 @@ def plan_credit_revocation(event: CreditRevocationProposed, contacts: Contacts) 
     return Planned(
         [
             credit_revocation_notice(
-                tenant=event.tenant,
-                account_id=event.account_id or account_id,
-                recipient=owner,
-                trigger=trigger(event),
+                **_common(event, owner, account_id=event.account_id or account_id),
                 parcel_id=event.parcel_id,
                 credit_percent=Decimal(0),
                 noticed_on=event.notice_date,
@@ -390,10 +372,7 @@ def plan_reconsideration_letter(event: ReconsiderationDecided, contacts: Contact
         [
             delivery_notice(
                 rule=Rule.RECONSIDER,
-                tenant=event.tenant,
-                account_id=event.account_id,
-                recipient=recipient,
-                trigger=trigger(event),
+                **_common(event, recipient),
                 subject=f"Decision on your reconsideration request {event.reconsideration_id}",
                 content={
                     "parcel": event.parcel_id,
@@ -428,10 +407,7 @@ def plan_appeal_letter(event: AppealDecided, contacts: Contacts) -> Planned:
         [
             delivery_notice(
                 rule=Rule.APPEAL,
-                tenant=event.tenant,
-                account_id=account_id,
-                recipient=owner,
-                trigger=trigger(event),
+                **_common(event, owner, account_id=account_id),
                 subject=f"Village Board decision on your appeal {event.appeal_id}",
                 content={
                     "appeal": event.appeal_id,
@@ -466,10 +442,7 @@ def plan_satellite_results(event: SatelliteResultsDelivered, contacts: Contacts)
         [
             delivery_notice(
                 rule=Rule.SAT_SAMPLE,
-                tenant=event.tenant,
-                account_id=event.account_id,
-                recipient=recipient,
-                trigger=trigger(event),
+                **_common(event, recipient),
                 subject=f"Certified lab results for sample {event.sample_id} of {event.sampled_on.isoformat()}",
                 content=content,
                 deadline=event.due_on,
@@ -495,10 +468,7 @@ def plan_satellite_reminder(event: SatelliteResultsDueSoon, contacts: Contacts) 
         [
             delivery_notice(
                 rule=Rule.SAT_SAMPLE,
-                tenant=event.tenant,
-                account_id=event.account_id,
-                recipient=recipient,
-                trigger=trigger(event),
+                **_common(event, recipient),
                 subject=f"Reminder: certified lab results for sample {event.sample_id} of "
                 f"{event.sampled_on.isoformat()} are due by {event.due_on.isoformat()}",
                 content=content,
@@ -517,10 +487,7 @@ def plan_satellite_flow(event: SatelliteFlowReady, contacts: Contacts) -> Planne
         [
             delivery_notice(
                 rule=Rule.SAT_FLOW,
-                tenant=event.tenant,
-                account_id=event.account_id,
-                recipient=recipient,
-                trigger=trigger(event),
+                **_common(event, recipient),
                 subject=f"Monthly flow data for {event.month} (flow monitor {event.meter_id})",
                 content={
                     "month": event.month,
@@ -542,10 +509,7 @@ def plan_report_reminder(event: AnnualReportReminderDue, contacts: Contacts) -> 
         [
             delivery_notice(
                 rule=Rule.REPORT,
-                tenant=event.tenant,
-                account_id=event.account_id,
-                recipient=recipient,
-                trigger=trigger(event),
+                **_common(event, recipient),
                 subject=f"Reminder: your {event.year} annual discharger report is due {event.due_on.isoformat()}",
                 content={
                     "report": f"annual summary of sampling results and maintenance for {event.year}",
@@ -556,6 +520,18 @@ def plan_report_reminder(event: AnnualReportReminderDue, contacts: Contacts) -> 
             )
         ]
     )
+
+
+def _common(event: Any, recipient: Recipient, *, account_id: str | None = None) -> dict[str, Any]:
+    """What every planned notice names alike: the tenant, the account it is logged under
+    (the event's, unless the addressee was found through another), the addressee and the
+    trigger that makes the notice once per event (its business key)."""
+    return {
+        "tenant": event.tenant,
+        "account_id": event.account_id if account_id is None else account_id,
+        "recipient": recipient,
+        "trigger": trigger(event),
+    }
 
 
 def printed_number(contacts: Contacts, event: Any) -> str:

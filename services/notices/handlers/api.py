@@ -22,6 +22,14 @@ install_error_handlers(app)
 
 MAX_LIMIT = 1000
 
+# A notice id is the first 32 hex digits of a SHA-256 (notices.domain.model.notice_id); a
+# path that cannot be one is refused here, never sent to the table (DynamoDB refuses a sort
+# key over 1,024 bytes with a ValidationException, which would be a 5xx).
+NoticeIdPath = Annotated[
+    str, Path(description="Notice id, as the notice log gives it", max_length=64, pattern=r"^[0-9a-f]{1,64}$")
+]
+TenantPath = Annotated[str, Path(description="Tenant id", max_length=64, pattern=r"^[a-z0-9-]+$")]
+
 
 class NoticeEntry(BaseModel):
     notice_id: str
@@ -150,8 +158,8 @@ def _object(key: str, notice_id: str) -> bytes:
     responses={**error_responses(401, 403, 404), 200: {"description": "The notice"}},
 )
 def get_notice(
-    tenant: Annotated[str, Path(description="Tenant id")],
-    notice_id: Annotated[str, Path(description="Notice id, as the notice log gives it")],
+    tenant: TenantPath,
+    notice_id: NoticeIdPath,
 ) -> NoticeCopy:
     require(app.current_event.raw_event, tenant)
     record = _found(tenant, notice_id)
@@ -188,8 +196,8 @@ def get_notice(
     },
 )
 def get_notice_pdf(
-    tenant: Annotated[str, Path(description="Tenant id")],
-    notice_id: Annotated[str, Path(description="Notice id, as the notice log gives it")],
+    tenant: TenantPath,
+    notice_id: NoticeIdPath,
 ):  # no return annotation: a binary body is not validated as JSON
     require(app.current_event.raw_event, tenant)
     record = _found(tenant, notice_id)

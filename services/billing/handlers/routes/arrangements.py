@@ -7,26 +7,27 @@ from decimal import Decimal
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler.openapi.params import Path
-from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from billing import composition
-from billing.app import arrangements, readmodels
+from billing.app import arrangements
 from billing.app.common import local_today
 from billing.domain.arrangements import ArrangementRefused
 from billing.handlers.routes.common import (
     AccountPath,
+    BaseModel,
     Cursor,
     Limit,
     TenantPath,
+    checked_router,
+    error_responses,
     known_tenant,
-    requirer,
+    readmodels,
 )
 from common.clock import RuntimeClock
-from common.http import ApiError, error_responses
+from common.http import ApiError
 
-router = APIGatewayHttpRouter()
-_require = requirer(router)
+router, _require = checked_router()
 
 
 AMOUNT_PATTERN = r"^([1-9][0-9]{0,6}(\.[0-9]{1,2})?|0\.(0[1-9]|[1-9][0-9]?))$"

@@ -4,24 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
-from pydantic import BaseModel
-
 from billing import composition
-from billing.app import readmodels
 from billing.handlers.routes.common import (
     AccountPath,
+    BaseModel,
     Cursor,
     Limit,
     TenantPath,
+    checked_router,
+    error_responses,
     known_tenant,
-    requirer,
+    readmodels,
 )
-from common.http import error_responses
 from common.money import fmt
 
-router = APIGatewayHttpRouter()
-_require = requirer(router)
+router, _require = checked_router()
 
 
 class BillsPage(BaseModel):

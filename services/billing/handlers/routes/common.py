@@ -6,12 +6,15 @@ from collections.abc import Callable
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from aws_lambda_powertools.event_handler.router import Router
+from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter, Router
+from pydantic import BaseModel as BaseModel
 from pydantic import Field
 
 from billing import composition
+from billing.app import readmodels as readmodels
 from common.authz import Caller, require
 from common.http import ApiError
+from common.http import error_responses as error_responses
 
 
 def requirer(router: Router) -> Callable[..., Caller]:
@@ -24,6 +27,14 @@ def requirer(router: Router) -> Callable[..., Caller]:
         return require(router.current_event.raw_event, tenant, roles=roles, account_id=account_id)
 
     return _require
+
+
+def checked_router() -> tuple[APIGatewayHttpRouter, Callable[..., Caller]]:
+    """A router of billing's staff routes with its caller's check (:func:`requirer`), so each
+    routes module starts the same way in one line. ``BaseModel``, ``readmodels`` and
+    ``error_responses`` are re-exported here for those modules."""
+    router = APIGatewayHttpRouter()
+    return router, requirer(router)
 
 
 def known_tenant(tenant: str) -> None:

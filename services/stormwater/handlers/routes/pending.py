@@ -6,20 +6,16 @@ from datetime import date
 from typing import Annotated, Literal
 
 from aws_lambda_powertools.event_handler.openapi.params import Query
-from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
 from pydantic import BaseModel
 
 from stormwater.handlers.routes.common import (
     READ_ERRORS,
     TenantPath,
     _service,
-    owner_or_staff_check,
-    staff_check,
+    checked_router,
 )
 
-router = APIGatewayHttpRouter()
-_staff = staff_check(router)
-_owner_or_staff = owner_or_staff_check(router)
+router, _staff, _ = checked_router()
 
 
 class PendingDecision(BaseModel):

@@ -7,26 +7,21 @@ from __future__ import annotations
 from datetime import date
 from typing import Annotated, Any, Literal
 
-from aws_lambda_powertools.event_handler.openapi.params import Body
-from aws_lambda_powertools.event_handler.router import APIGatewayHttpRouter
-from pydantic import Field
-
-from stormwater.app.service import as_document
 from stormwater.handlers.routes.common import (
     ERRORS,
+    Body,
+    Field,
     IdPath,
     ParcelPath,
     TenantPath,
     _Body,
     _jsonable,
     _service,
-    owner_or_staff_check,
-    staff_check,
+    as_document,
+    checked_router,
 )
 
-router = APIGatewayHttpRouter()
-_staff = staff_check(router)
-_owner_or_staff = owner_or_staff_check(router)
+router, _staff, _owner_or_staff = checked_router()
 
 
 class OverrideRequest(_Body):
