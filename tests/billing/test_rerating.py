@@ -59,7 +59,8 @@ def test_an_actual_read_below_the_estimate_is_a_credit_of_the_volume_difference(
     assert rerated.reference == "RERATE-GR-1-2026-07-01-001"
     # The reason names the consumption corrected (old and new volume, its event) and the rule.
     assert "X-IMMUTABLE" in rerated.reason and "credit memo" in rerated.reason
-    assert "from 23000 gal to 20000 gal (event ev-actual)" in rerated.reason
+    assert "from 23000 gal to 20000 gal; " in rerated.reason
+    assert "ev-actual" not in rerated.reason  # an event id is no reason a customer reads
     assert "GR-VOL 149.50 -> 130.00" in rerated.reason
     assert rerated.tariff_versions == billed_on_estimate.tariff_versions
 

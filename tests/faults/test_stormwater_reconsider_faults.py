@@ -59,12 +59,6 @@ def test_pp_cwu_reconsider_the_faultless_run_refunds_september_and_bills_october
     assert totals[1] == ("PPW-1-2026-09-01", "41.24")
 
 
-# Open finding (v28): with billing's consumer killed at any of the four points, the bills,
-# adjustments, ledger entries and events end as the faultless run's, but one notice of
-# PPW-1 (NOTICE#...#PPW-1 cc0a0fb3...) is stored with another content hash (text and PDF of
-# the same sizes), and after a kill past the TransactWriteItems the ASSESSMENT mark of
-# 2026-10-06 is missing. Not yet explained; kept visible here rather than skipped.
-@pytest.mark.xfail(reason="a notice's content differs after a killed re-rating (open finding)", strict=False)
 @pytest.mark.parametrize("where", POINTS)
 @pytest.mark.parametrize("flow", list(HARNESS))
 def test_pp_cwu_reconsider_a_killed_worker_ends_as_one_never_killed(flow: str, where: str) -> None:

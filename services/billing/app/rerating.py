@@ -61,6 +61,7 @@ def rerate_billed(
     booked: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
     recs: dict[tuple[str, str], Decimal] = {}
+    booked_before: set[str] = set()
     for key, item in sorted(bills.items()):
         r = keys[key]
         bill = bill_of(item)
@@ -124,6 +125,8 @@ def rerate_billed(
             refused.append(_refusal(r, bill.bill_id, str(exc), now))
             continue
         if rerated is None:
+            if chain and chain[-1].get("source_event_id") == r.new.get("source_event_id"):
+                booked_before.add(r.tenant)
             continue
         try:
             booked.append(
@@ -160,7 +163,17 @@ def rerate_billed(
                 f"re-rating of bill {bill.bill_id}: {rerated.reference} was just written"
             ) from None
     repo.write(refused)
+    _mark_again(repo, booked_before)
     return booked
+
+
+def _mark_again(repo: BillingRepo, tenants: set[str]) -> None:
+    """Mark again, for the daily assessment, the tenants of links a delivery before this one
+    booked: that delivery may have died between its transaction and its mark (the mark is
+    its own write, after the transaction), and this delivery, finding the bill already
+    standing at its values, books nothing that would mark it. Marking twice is harmless."""
+    if tenants:
+        repo.assessment_inputs_changed([f"LEDGER#{t}" for t in sorted(tenants)])
 
 
 def _refusal(r: Redetermined, bill_id: str, reason: str, now: datetime) -> dict[str, Any]:
@@ -223,7 +236,7 @@ def parcel_changes(event: Any) -> list[ParcelChange]:
                 event.effective_from,
                 event.event_id,
                 f"ERU of parcel {event.parcel_id} determined {event.eru} from {event.effective_from} "
-                f"({event.cause} {event.cause_ref}, determination {event.sequence}, event {event.event_id})",
+                f"({event.cause} {event.cause_ref}, determination {event.sequence})",
                 event.cause,
                 event.occurred_at,
             )
@@ -236,7 +249,7 @@ def parcel_changes(event: Any) -> list[ParcelChange]:
                 event.effective_from,
                 event.event_id,
                 f"{event.rule_id} credit {event.credit_id} of parcel {event.parcel_id} {event.status} "
-                f"({event.credit_percent}%) from {event.effective_from} (event {event.event_id})",
+                f"({event.credit_percent}%) from {event.effective_from}",
                 "",
                 event.occurred_at,
             )
@@ -286,6 +299,7 @@ def rerate_parcels(
         by_parcel.setdefault(c.parcel_id, []).append(c)
     booked: list[dict[str, Any]] = []
     refused: list[dict[str, Any]] = []
+    booked_before: set[str] = set()
     # The accounts that are, or ever were, on a changed parcel; of their bills, those rated on
     # a changed parcel (the bill's own parcel: an account moved since is still re-rated there).
     accounts = {a.account_id: a for a in repo.accounts(STORMWATER)}
@@ -341,6 +355,8 @@ def rerate_parcels(
                 )
                 continue
             if rerated is None:
+                if chain and chain[-1].get("source_event_id") == relevant[-1].source_event_id:
+                    booked_before.add(STORMWATER)
                 continue
             try:
                 booked.append(
@@ -376,6 +392,7 @@ def rerate_parcels(
                     f"re-rating of bill {bill.bill_id}: {rerated.reference} was just written"
                 ) from None
     repo.write(refused)
+    _mark_again(repo, booked_before)
     return booked
 
 

@@ -79,7 +79,7 @@ class Rerated:
             return f"{RULE_ID} re-rating ({memo} memo): {self.what}; {changed}"
         return (
             f"{RULE_ID} re-rating ({memo} memo): consumption re-determined from {plain(self.from_volume_gal)} gal "
-            f"to {plain(self.to_volume_gal)} gal (event {self.source_event_id}); {changed}"
+            f"to {plain(self.to_volume_gal)} gal; {changed}"
         )
 
 
