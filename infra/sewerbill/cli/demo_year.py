@@ -17,9 +17,6 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import IO, Any
 
-DEFAULT_START = date(2025, 1, 1)
-DEFAULT_OUT = Path("demo-out")
-
 
 @contextlib.contextmanager
 def services_log(path: Path, verbose: bool) -> Iterator[Callable[[str], None]]:

@@ -160,6 +160,11 @@ def up(
             "stack is up, leaving demo-out/ (index.html), then keep running on the demo year.",
         ),
     ] = False,
+    demo_size: Annotated[int, typer.Option("--demo-size", help="With --demo: accounts in all.")] = 300,
+    demo_months: Annotated[int, typer.Option("--demo-months", help="With --demo: simulated months.")] = 12,
+    demo_out: Annotated[
+        Path, typer.Option("--demo-out", help="With --demo: the output folder (as `local demo --out`).")
+    ] = Path("demo-out"),
     state: Annotated[
         Path | None,
         typer.Option(
@@ -171,65 +176,95 @@ def up(
     ] = None,
 ) -> None:
     """Start the emulator and the runtime, print the endpoints and a dev token, poll until Ctrl-C."""
+    import contextlib
+
+
+    with contextlib.ExitStack() as logs:
+        say: Callable[[str], None] = _say
+        if demo:
+            # the services' logs (the functions' processes too, started with the stack) go to
+            # the demo's folder for the whole session; these lines stay on the screen
+            from sewerbill.cli import demo_year
+            from sewerbill.demo import output
+
+            try:
+                output.prepare(demo_out)
+            except FileExistsError as exc:
+                _say(str(exc))
+                raise typer.Exit(2) from None
+            say = logs.enter_context(demo_year.services_log(demo_out / "services.log", verbose=False))
+        _up(template, start, param, port, state, say, (demo_size, demo_months, demo_out) if demo else None)
+
+
+def _up(
+    template: Path,
+    start: str | None,
+    param: list[str] | None,
+    port: int,
+    state: Path | None,
+    say: Callable[[str], None],
+    demo: tuple[int, int, Path] | None,
+) -> None:
     from sewerbill.local.state import StateError
 
     try:
-        rt = _start(template, start, param, port, state)
+        rt = _start(template, start, param, port, state, say=say)
     except StateError as exc:
-        _say(f"cannot use --state {state}: {exc}")
+        say(f"cannot use --state {state}: {exc}")
         raise typer.Exit(1) from None
     clean = False
     try:
         token = rt.mint_token(sub="dev", ttl=12 * 3600)
-        _say(f"  dev token (12 h): {token}")
+        say(f"  dev token (12 h): {token}")
         STATE_FILE.write_text(
             json.dumps({"gateway_url": rt.gateway_url, "endpoint_url": rt.endpoint_url, "pid": os.getpid()})
         )
-        if demo:
-            _demo_in_up(rt)
+        if demo is not None:
+            _demo_in_up(rt, *demo, say)
         if state is not None:
             _stop_cleanly_on_signals(rt)
-        _say("polling queues and streams; Ctrl-C to stop")
+        say("polling queues and streams; Ctrl-C to stop")
         rt.run_forever(
-            on_pass=lambda n: _say(f"  handled {n} message(s); {len(rt.invocations)} invocations so far")
+            on_pass=lambda n: say(f"  handled {n} message(s); {len(rt.invocations)} invocations so far")
         )
         clean = True
     except KeyboardInterrupt:
-        _say("stopping")
+        say("stopping")
         clean = state is None
     finally:
         if STATE_FILE.exists() and json.loads(STATE_FILE.read_text()).get("pid") == os.getpid():
             STATE_FILE.unlink()
         if state is not None and clean:
-            _say(f"stopping: saving the state to {state} ...")
+            say(f"stopping: saving the state to {state} ...")
         elif state is not None:
-            _say(f"interrupted: state not saved ({state} keeps the state it had)")
+            say(f"interrupted: state not saved ({state} keeps the state it had)")
         rt.stop(save=clean)
         if rt.saved is not None:
             saved = rt.saved
-            _say(
+            say(
                 f"saved {saved['items']} item(s), {saved['objects']} object(s), {saved['messages']} "
                 f"message(s), {saved['dead_letters']} dead letter(s), clock {saved['clock']} "
                 f"in {saved['seconds']:.2f} s"
             )
 
 
-def _demo_in_up(rt: Any) -> None:
+def _demo_in_up(rt: Any, size: int, months: int, out: Path, say: Callable[[str], None]) -> None:
     """`up --demo`: the year from the clock's day in the utilities' zone (any day: the
-    generator dates everything from it), the output folder written, the stack kept up."""
+    generator dates everything from it; the runner moves the clock only forward), the output
+    folder written, the stack kept up on the demo year."""
     from zoneinfo import ZoneInfo
 
     from sewerbill.cli import demo_year
-    from sewerbill.demo import output
 
     first = rt.clock.now.astimezone(ZoneInfo("America/Chicago")).date()
-    out = demo_year.DEFAULT_OUT
-    output.prepare(out)
-    with demo_year.services_log(out / "services.log", verbose=False) as say:
-        summary = demo_year.run_year(rt, say, out, size=300, seed=1, start=first, months=12, save_state=False)
-    _say(f"demo year {'done' if summary['ok'] else 'done, SOME FIGURES DIFFER'}: {out / 'summary.txt'}")
-    _say(
-        f"open {summary['index']} in a browser; the portal shows the year now (clock {rt.clock.now.isoformat()})"
+    say(f"running the demo year from {first.isoformat()} (the services' logs: {out / 'services.log'}) ...")
+    summary = demo_year.run_year(
+        rt, say, out, size=size, seed=1, start=first, months=months, save_state=False
+    )
+    say((out / "summary.txt").read_text(encoding="utf-8").rstrip())
+    say(f"demo year {'done' if summary['ok'] else 'done, SOME FIGURES DIFFER'} in {summary['seconds']} s")
+    say(
+        f"open {summary['index']} in a browser; the portal shows the demo year (clock {rt.clock.now.isoformat()})"
     )
 
 

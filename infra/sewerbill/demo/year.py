@@ -210,7 +210,7 @@ class YearRunner:
         bills = sum(1 for (_, _, s), b in self.bills.items() if b["_learned"] == (y, m))
         paid = sum(1 for p in self._paid if (p.paid_on.year, p.paid_on.month) == (y, m))
         uploads = sum(1 for f in self.demo.files if (f.on.year, f.on.month) == (y, m) and f.on <= self._last)
-        row = {
+        row: dict[str, Any] = {
             "month": f"{y:04d}-{m:02d}"
             + ("-01 year end: the last period's reads and cycles" if final else ""),
             "uploads": uploads,
@@ -226,7 +226,7 @@ class YearRunner:
         row["busiest"] = {k: round(v, 1) for k, v in sorted(spent.items(), key=lambda kv: -kv[1])[:4]}
         self.log.months.append(row)
         self.say(
-            f"  {row['month'][:7]}  {uploads:3d} files  {bills:4d} bills  {paid:4d} payments  "
+            f"  {y:04d}-{m:02d}  {uploads:3d} files  {bills:4d} bills  {paid:4d} payments  "
             f"{row['invocations']:6d} invocations  dead letters {row['dead_letters']}  ({row['seconds']:.1f} s)"
             + ("  year end: the last period's reads and cycles" if final else "")
         )
