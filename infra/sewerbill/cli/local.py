@@ -178,7 +178,6 @@ def up(
     """Start the emulator and the runtime, print the endpoints and a dev token, poll until Ctrl-C."""
     import contextlib
 
-
     with contextlib.ExitStack() as logs:
         say: Callable[[str], None] = _say
         if demo:

@@ -192,7 +192,10 @@ class YearRunner:
                 self._pay(day)  # an intent due today (bill date and payment the same day)
             day += timedelta(days=1)
         # ``end`` is the first day after the year: its files (the last period's reads) went
-        # in and its cycles ran; what the last bills' payers pay falls after the year
+        # in and its cycles ran. One day more releases the stormwater bills notices holds for
+        # a partner until the day after their bill date (N-BILL-COMBINED), so every bill of
+        # the year has its document; what the last bills' payers pay falls after the year.
+        self.rt.clock.advance(to=local_instant(end + timedelta(days=1), 12, 0))
         self._month_line(month, month_began, month_mark, final=True)
         for payments in self._due.values():
             for p in payments:
