@@ -108,6 +108,7 @@ class YearLog:
     paid_amount: dict[str, Decimal] = field(default_factory=dict)
     intents_without_bill: list[dict[str, str]] = field(default_factory=list)
     payments_after_year: dict[str, int] = field(default_factory=dict)
+    read_files: list[tuple[str, str, int]] = field(default_factory=list)  # key, read_on, lines
     months: list[dict[str, Any]] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -182,8 +183,11 @@ class YearRunner:
             for call in calls_by_day.get(day, ()):
                 self._staff_call(call)
             for f in files_by_day.get(day, ()):
-                self.rt.upload(UPLOADS, f.key, f.data())
+                data = f.data()
+                self.rt.upload(UPLOADS, f.key, data)
                 self.log.uploads[f.kind] = self.log.uploads.get(f.kind, 0) + 1
+                if f.kind == "reads":
+                    self.log.read_files.append((f.key, f.on.isoformat(), max(0, data.count(b"\n") - 1)))
             self._pay(day)
             if day in cycle_days:
                 # the cycle runs at 06:00 local: move past it, then read the new bills back
@@ -513,6 +517,13 @@ def _checks(
         {t: paid_got[t] + after[t] for t in TENANTS},
     )
     check("intents whose bill never came", [], log.intents_without_bill)
+    # reads taken in: each read file's lines less those metering's rejection report lists
+    reads: dict[str, dict[str, int]] = {t: {} for t in expected["reads_per_period"]}
+    for key, read_on, lines in log.read_files:
+        tenant = next(t for t in reads if f"-{t}-" in key)
+        refused = sum(r["rows"] or 0 for r in reports if key in r["key"] and "reject" in r["key"])
+        reads[tenant][read_on] = reads[tenant].get(read_on, 0) + lines - refused
+    check("register reads taken in per period end", expected["reads_per_period"], reads)
     rejected = sum(r["rows"] or 0 for r in reports if "reject" in r["key"])
     check("rejected lines in the demo's files", 0, rejected)
     check("dead letters", 0, len(rt.dead_letters))
