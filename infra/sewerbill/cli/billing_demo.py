@@ -1,5 +1,6 @@
-"""Billing's part of ``sewerbill local demo`` (issue 12): accounts are loaded, the cycle
-issues bills, a payment posts, and a penalty falls due as the clock passes its day."""
+"""A small fixed 2025 data set for the portal tests (tests/portal/conftest.py): three accounts
+loaded, a stormwater parcel's ERU published, so a February cycle issues bills. (It was part
+of the old tour ``sewerbill local demo`` was; the demo is now a generated year, issue 32.)"""
 
 from __future__ import annotations
 

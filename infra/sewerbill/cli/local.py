@@ -3,7 +3,8 @@
 `up` starts the stack from template.yaml and keeps it running; `clock advance`, `upload`,
 `token`, `dlq` and `status` talk to that running stack through the gateway's loopback-only
 control endpoints (`/_local/...`), found through a state file written by `up` (or
-`--gateway` / `SEWERBILL_LOCAL_GATEWAY`). `demo` runs the main job end to end and exits.
+`--gateway` / `SEWERBILL_LOCAL_GATEWAY`). `demo` runs a year of the generated demo utility
+(`sewerbill.cli.demo_year`) and exits.
 """
 
 from __future__ import annotations
@@ -12,19 +13,15 @@ import json
 import os
 import re
 import tempfile
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from datetime import UTC, datetime, timedelta
+from collections.abc import Callable
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-
-from sewerbill.cli import billing_demo, notices_demo, stormwater_demo
-
-DEMO_DATA = Path(__file__).resolve().parent / "demo_data"  # metering's demo files (issue 9)
 
 local_app = typer.Typer(no_args_is_help=True, help="Run the whole stack locally (no AWS account, no Docker).")
 clock_app = typer.Typer(no_args_is_help=True, help="The simulated clock that fires the template's schedules.")
@@ -115,11 +112,18 @@ def _call(gateway: str, method: str, path: str, body: bytes | None = None, timeo
 
 
 def _start(  # noqa: ANN202
-    template: Path, start: str | None, params: list[str] | None, port: int = 0, state: Path | None = None
+    template: Path,
+    start: str | None,
+    params: list[str] | None,
+    port: int = 0,
+    state: Path | None = None,
+    say: Callable[[str], None] | None = None,
 ):
     from sewerbill.local import LocalRuntime
 
-    _say(f"starting the local stack from {template} ...")
+    tell = say or _say
+
+    tell(f"starting the local stack from {template} ...")
     rt = LocalRuntime.start(
         template,
         start_time=_parse_time(start) if start else None,
@@ -127,14 +131,14 @@ def _start(  # noqa: ANN202
         gateway_port=port,
         state_dir=state,
     )
-    _say(f"local stack {rt.stack.name} up in {rt.startup_seconds:.2f} s")
-    _say(f"  emulator  {rt.endpoint_url}   (AWS_ENDPOINT_URL for boto3 / aws --endpoint-url)")
-    _say(f"  gateway   {rt.gateway_url}   (OpenAPI: {rt.gateway_url}/openapi.json)")
-    _say(f"  portal    {rt.gateway_url}/portal/   (demo sign-in: choose an identity)")
-    _say(f"  clock     {rt.clock.now.isoformat()}")
+    tell(f"local stack {rt.stack.name} up in {rt.startup_seconds:.2f} s")
+    tell(f"  emulator  {rt.endpoint_url}   (AWS_ENDPOINT_URL for boto3 / aws --endpoint-url)")
+    tell(f"  gateway   {rt.gateway_url}   (OpenAPI: {rt.gateway_url}/openapi.json)")
+    tell(f"  portal    {rt.gateway_url}/portal/   (demo sign-in: choose an identity)")
+    tell(f"  clock     {rt.clock.now.isoformat()}")
     if state is not None:
-        _say_restored(rt, state, start)
-    _say(
+        _say_restored(rt, state, start, tell)
+    tell(
         f"  functions {len(rt.stack.functions)}, queues/streams polled {len(rt.stack.queue_sources) + len(rt.stack.stream_sources)}, "
         f"routes {len(rt.stack.routes)}, schedules {len(rt.stack.schedules)}"
     )
@@ -149,8 +153,18 @@ def up(
     param: ParamOpt = None,
     port: Annotated[int, typer.Option(help="Gateway port (0: any free port).")] = 0,
     demo: Annotated[
-        bool, typer.Option("--demo", help="Run the demo once the stack is up, then keep running.")
+        bool,
+        typer.Option(
+            "--demo",
+            help="Run a year of the demo utility from the clock's day (--start, default today) once the "
+            "stack is up, leaving demo-out/ (index.html), then keep running on the demo year.",
+        ),
     ] = False,
+    demo_size: Annotated[int, typer.Option("--demo-size", help="With --demo: accounts in all.")] = 300,
+    demo_months: Annotated[int, typer.Option("--demo-months", help="With --demo: simulated months.")] = 12,
+    demo_out: Annotated[
+        Path, typer.Option("--demo-out", help="With --demo: the output folder (as `local demo --out`).")
+    ] = Path("demo-out"),
     state: Annotated[
         Path | None,
         typer.Option(
@@ -162,47 +176,95 @@ def up(
     ] = None,
 ) -> None:
     """Start the emulator and the runtime, print the endpoints and a dev token, poll until Ctrl-C."""
+    import contextlib
+
+    with contextlib.ExitStack() as logs:
+        say: Callable[[str], None] = _say
+        if demo:
+            # the services' logs (the functions' processes too, started with the stack) go to
+            # the demo's folder for the whole session; these lines stay on the screen
+            from sewerbill.cli import demo_year
+            from sewerbill.demo import output
+
+            try:
+                output.prepare(demo_out)
+            except FileExistsError as exc:
+                _say(str(exc))
+                raise typer.Exit(2) from None
+            say = logs.enter_context(demo_year.services_log(demo_out / "services.log", verbose=False))
+        _up(template, start, param, port, state, say, (demo_size, demo_months, demo_out) if demo else None)
+
+
+def _up(
+    template: Path,
+    start: str | None,
+    param: list[str] | None,
+    port: int,
+    state: Path | None,
+    say: Callable[[str], None],
+    demo: tuple[int, int, Path] | None,
+) -> None:
     from sewerbill.local.state import StateError
 
     try:
-        rt = _start(template, start, param, port, state)
+        rt = _start(template, start, param, port, state, say=say)
     except StateError as exc:
-        _say(f"cannot use --state {state}: {exc}")
+        say(f"cannot use --state {state}: {exc}")
         raise typer.Exit(1) from None
     clean = False
     try:
         token = rt.mint_token(sub="dev", ttl=12 * 3600)
-        _say(f"  dev token (12 h): {token}")
+        say(f"  dev token (12 h): {token}")
         STATE_FILE.write_text(
             json.dumps({"gateway_url": rt.gateway_url, "endpoint_url": rt.endpoint_url, "pid": os.getpid()})
         )
-        if demo:
-            _run_demo(rt)
+        if demo is not None:
+            _demo_in_up(rt, *demo, say)
         if state is not None:
             _stop_cleanly_on_signals(rt)
-        _say("polling queues and streams; Ctrl-C to stop")
+        say("polling queues and streams; Ctrl-C to stop")
         rt.run_forever(
-            on_pass=lambda n: _say(f"  handled {n} message(s); {len(rt.invocations)} invocations so far")
+            on_pass=lambda n: say(f"  handled {n} message(s); {len(rt.invocations)} invocations so far")
         )
         clean = True
     except KeyboardInterrupt:
-        _say("stopping")
+        say("stopping")
         clean = state is None
     finally:
         if STATE_FILE.exists() and json.loads(STATE_FILE.read_text()).get("pid") == os.getpid():
             STATE_FILE.unlink()
         if state is not None and clean:
-            _say(f"stopping: saving the state to {state} ...")
+            say(f"stopping: saving the state to {state} ...")
         elif state is not None:
-            _say(f"interrupted: state not saved ({state} keeps the state it had)")
+            say(f"interrupted: state not saved ({state} keeps the state it had)")
         rt.stop(save=clean)
         if rt.saved is not None:
             saved = rt.saved
-            _say(
+            say(
                 f"saved {saved['items']} item(s), {saved['objects']} object(s), {saved['messages']} "
                 f"message(s), {saved['dead_letters']} dead letter(s), clock {saved['clock']} "
                 f"in {saved['seconds']:.2f} s"
             )
+
+
+def _demo_in_up(rt: Any, size: int, months: int, out: Path, say: Callable[[str], None]) -> None:
+    """`up --demo`: the year from the clock's day in the utilities' zone (any day: the
+    generator dates everything from it; the runner moves the clock only forward), the output
+    folder written, the stack kept up on the demo year."""
+    from zoneinfo import ZoneInfo
+
+    from sewerbill.cli import demo_year
+
+    first = rt.clock.now.astimezone(ZoneInfo("America/Chicago")).date()
+    say(f"running the demo year from {first.isoformat()} (the services' logs: {out / 'services.log'}) ...")
+    summary = demo_year.run_year(
+        rt, say, out, size=size, seed=1, start=first, months=months, save_state=False
+    )
+    say((out / "summary.txt").read_text(encoding="utf-8").rstrip())
+    say(f"demo year {'done' if summary['ok'] else 'done, SOME FIGURES DIFFER'} in {summary['seconds']} s")
+    say(
+        f"open {summary['index']} in a browser; the portal shows the demo year (clock {rt.clock.now.isoformat()})"
+    )
 
 
 def _stop_cleanly_on_signals(rt: Any) -> None:
@@ -218,123 +280,69 @@ def _stop_cleanly_on_signals(rt: Any) -> None:
     signal.signal(signal.SIGTERM, clean_stop)
 
 
-def _say_restored(rt: Any, state: Path, start: str | None) -> None:
+def _say_restored(rt: Any, state: Path, start: str | None, tell: Callable[[str], None] = _say) -> None:
     got = rt.restored
     if got is None:
-        _say(f"  state     none yet in {state}; saved there at a clean stop")
+        tell(f"  state     none yet in {state}; saved there at a clean stop")
         return
-    _say(
+    tell(
         f"  state     restored from {state}: {got['items']} item(s), {got['objects']} object(s), "
         f"{got['messages']} message(s), {got['dead_letters']} dead letter(s) in {got['seconds']:.2f} s"
     )
     if start:
-        _say(f"            --start ignored: the clock continues from the saved {got['clock']}")
+        tell(f"            --start ignored: the clock continues from the saved {got['clock']}")
 
 
 @local_app.command("demo")
-def demo(template: TemplateOpt = Path("template.yaml"), param: ParamOpt = None) -> None:
-    """Run the main job end to end on a fresh local stack, print what happened, and exit."""
-    rt = _start(template, "2025-01-31T12:00:00Z", param)
+def demo(
+    template: TemplateOpt = Path("template.yaml"),
+    param: ParamOpt = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="The output folder (replaced if it holds a demo).")
+    ] = Path("demo-out"),
+    size: Annotated[int, typer.Option("--size", help="Accounts in all, four tenants.")] = 300,
+    seed: Annotated[int, typer.Option("--seed", help="The generator's seed.")] = 1,
+    start: Annotated[
+        str, typer.Option("--start", help="First simulated day, YYYY-MM-DD (fixed: the same year every run).")
+    ] = "2025-01-01",
+    months: Annotated[int, typer.Option("--months", help="Simulated months.")] = 12,
+    verbose: Annotated[bool, typer.Option("--verbose", help="The services' logs on the screen too.")] = False,
+) -> None:
+    """Run a year of the generated demo utility on a fresh local stack, say what happened,
+    and leave it in --out: index.html (every bill, letter, batch and report) and the state."""
+    from sewerbill.cli import demo_year
+    from sewerbill.demo import output
+
+    first = _demo_start(start)
     try:
-        ok = _run_demo(rt)
-    finally:
-        rt.stop()
-    raise typer.Exit(0 if ok else 1)
-
-
-def _run_demo(rt: Any) -> bool:
-    ok = True
-    bucket = "UploadsBucket" if "UploadsBucket" in rt.stack.resources else None
-    if bucket:
-        # Metering demo data (issue 9): a rollover, an exchange, a read left to estimate.
-        _say(f"[1/4] uploading meters/demo.csv and reads/demo-2025-01.csv to {rt.resource(bucket)} ...")
-        before = len(rt.invocations)
-        began = time.perf_counter()
-        rt.upload(bucket, "meters/demo.csv", (DEMO_DATA / "meters.csv").read_bytes())
-        rt.upload(bucket, "reads/demo-2025-01.csv", (DEMO_DATA / "reads.csv").read_bytes())
-        for inv in rt.invocations[before:]:
-            _say(
-                f"      {inv.function:<45} {inv.trigger:<9} {inv.records} record(s)"
-                f"{'' if not inv.failures else f', {inv.failures} failed'}{'' if not inv.error else ' ERROR ' + inv.error}"
-            )
-        reached = {i.function for i in rt.invocations[before:]}
-        _say(f"      drained in {time.perf_counter() - began:.2f} s")
-        for fn in ("MeteringOnReadFileUploadedFunction", "BillingOnConsumptionDeterminedFunction"):
-            if fn in rt.stack.functions:
-                mark = "ok" if fn in reached else "MISSING"
-                ok &= fn in reached
-                _say(f"      {mark}: reached {fn}")
-    if bucket and "BillingOnFileUploadedFunction" in rt.stack.functions:
-        billing_demo.load_accounts(rt, bucket, _say)
-    target = rt.clock.now.replace(day=1, hour=0, minute=0, second=0) + timedelta(days=32)
-    target = target.replace(day=1, hour=14)
-    _say(f"[2/4] advancing the clock from {rt.clock.now:%Y-%m-%d %H:%M} to {target:%Y-%m-%d %H:%M} UTC ...")
-    before = len(rt.invocations)
-    fired = rt.clock.advance(
-        to=target,
-        progress=lambda f, n, total: _say(
-            f"      ({n}/{total}) {f.schedule} at {f.scheduled_time:%Y-%m-%d %H:%M}Z"
-        ),
-    )
-    _say(f"      {len(fired)} schedule firing(s), {len(rt.invocations) - before} invocation(s)")
-    if bucket and "BillingTable" in rt.stack.resources:
-        ok &= _say_consumptions(rt)
-    if bucket and "BillingOnFileUploadedFunction" in rt.stack.functions:
-        ok &= billing_demo.after_cycle(rt, bucket, _say)
-        ok &= notices_demo.run(rt, _say)  # issue 13: the bills by email and in the print batch
-    _say("[3/4] calling the HTTP API with a minted token ...")
-    # The tariff in force (any valid token), then a clerk's read of the stormwater bills
-    # issued above (a staff token of that tenant, as CONTRACTS.md's staff read routes ask).
-    calls: tuple[tuple[str, dict[str, Any]], ...] = (
-        ("/tariffs/pleasant-prairie-sewer?on=2025-01-15", {}),
-        (
-            "/staff/pleasant-prairie-stormwater/accounts/PPW-0001/bills",
-            {"role": "staff", "tenants": ["pleasant-prairie-stormwater"]},
-        ),
-    )
-    for path, claims in calls:
-        token = rt.mint_token(sub="demo-clerk", claims=claims)
-        req = urllib.request.Request(rt.gateway_url + path, headers={"authorization": f"Bearer {token}"})
+        output.prepare(out)
+    except FileExistsError as exc:
+        _say(str(exc))
+        raise typer.Exit(2) from None
+    log = out / "services.log"
+    _say(f"services' logs: {log}" + (" (and the screen)" if verbose else ""))
+    with demo_year.services_log(log, verbose) as say:
+        rt = _start(template, demo_year.start_time(first).isoformat(), param, say=say)
         try:
-            with urllib.request.urlopen(req, timeout=30) as resp:  # noqa: S310 - loopback gateway
-                status, text = resp.status, resp.read()[:120].decode(errors="replace")
-        except urllib.error.HTTPError as err:
-            status, text = err.code, err.read()[:120].decode(errors="replace")
-        ok &= status == 200
-        _say(f"      GET {path.split('?')[0]} -> {status} {text}")
-    from sewerbill.cli import sampling_demo  # issue 10: a lab upload reclassifies PP-0002 to B
-
-    ok &= sampling_demo.run(rt, _say)
-    ok &= stormwater_demo.run(rt, _say)
-    _say(f"[4/4] dead letters: {len(rt.dead_letters)}")
-    for letter in rt.dead_letters:
-        _say(f"      {letter.queue}: {letter.message_id} {letter.body[:200]}")
-    ok &= not rt.dead_letters
-    _say(f"demo {'passed' if ok else 'FAILED'}: {len(rt.invocations)} invocations")
-    from sewerbill.local.portal_site import mint
-
-    _say(f"portal {rt.gateway_url}/portal/  demo customer token (Ada, PP-0001): {mint(rt, 'ada')}")
-    return ok
+            summary = demo_year.run_year(
+                rt, say, out, size=size, seed=seed, start=first, months=months, save_state=True
+            )
+        finally:
+            rt.stop()
+    _say("")
+    _say((out / "summary.txt").read_text(encoding="utf-8").rstrip())
+    _say("")
+    _say(f"demo {'passed' if summary['ok'] else 'FAILED'} in {summary['seconds']} s")
+    _say(f"open {summary['index']} in a browser: every bill, letter, print batch and report of the year")
+    _say(f"the portal on this year: sewerbill local up --state {out / 'state'}")
+    raise typer.Exit(0 if summary["ok"] else 1)
 
 
-def _say_consumptions(rt: Any) -> bool:
-    """Metering's consumptions as billing keeps them (issue 9): rollover, exchange, estimate."""
-    from boto3.dynamodb.types import TypeDeserializer
-
-    des = TypeDeserializer()
-    items = rt.client("dynamodb").scan(TableName=rt.resource("BillingTable"))["Items"]
-    kept = sorted(
-        ({k: des.deserialize(v) for k, v in i.items()} for i in items if i["pk"]["S"].startswith("USAGE#")),
-        key=lambda i: (i["account_id"], i["period_start"]),
-    )
-    for i in kept:
-        _say(
-            f"      billing keeps {i['account_id']} {i['period_start']}..{i['period_end']}: {i['volume_gal']} gal"
-        )
-    wanted = {("PP-0001", "2024-12-01"), ("PP-0002", "2024-12-01"), ("PP-0003", "2024-12-01")}
-    found = wanted <= {(i["account_id"], i["period_start"]) for i in kept}
-    _say(f"      {'ok' if found else 'MISSING'}: December of the rollover, the exchange and the estimate")
-    return found
+def _demo_start(text: str) -> date:
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise typer.BadParameter(f"--start: not a date (YYYY-MM-DD): {text!r}") from None
 
 
 @clock_app.command("advance")

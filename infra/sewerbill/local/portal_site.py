@@ -29,8 +29,10 @@ CONTENT_TYPES = {
 }
 MAX_FILE = 2 * 1024 * 1024
 
-# Who the demo chooser can sign in as: two customers, an owner and staff on two tenants
-# (the accounts and parcel of ``sewerbill local demo``).
+# Who the demo chooser can sign in as: two customers, an owner and staff on two tenants. The
+# ids are the generated demo utility's (sewerbill.demo.generator, ``expected["identities"]``;
+# tests/demo/test_demo_year.py checks they agree): Ada Demo is PP-0001 and stormwater PPW-0001
+# on parcel PP-P-0001, which Olive Owner owns and rents to her; Ben Demo is PP-0002.
 DEMO_IDENTITIES: dict[str, dict[str, Any]] = {
     "ada": {
         "label": "Ada Demo, customer (sewer PP-0001, stormwater PPW-0001, parcel PP-P-0001)",
