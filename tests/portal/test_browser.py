@@ -30,7 +30,9 @@ ARGS = [
 
 sync_api = pytest.importorskip("playwright.sync_api")
 if not Path(CHROMIUM).exists():
-    pytest.skip(f"no chromium at {CHROMIUM} (make chromium installs it with apt-get)", allow_module_level=True)
+    pytest.skip(
+        f"no chromium at {CHROMIUM} (make chromium installs it with apt-get)", allow_module_level=True
+    )
 
 
 def _money(text: str) -> Decimal:
