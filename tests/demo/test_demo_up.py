@@ -6,18 +6,13 @@ stack stays up with the demo's bills for the portal's identities."""
 from __future__ import annotations
 
 import json
-import os
-import re
-import signal
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from local_child import READY, local_up
 from sewerbill.demo.generator import MIN_SIZE
 from sewerbill.local.portal_site import DEMO_IDENTITIES
 
@@ -31,7 +26,6 @@ START = "2026-12-17T15:00:00Z"  # mid-month, mid-day: before it, nothing of the 
 def up_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, str]]:
     base = tmp_path_factory.mktemp("up-demo")
     out = base / "demo-out"
-    env = {**os.environ, "SEWERBILL_LOCAL_STATE": str(base / "local.json"), "PYTHONUNBUFFERED": "1"}
     args = [
         "--start",
         START,
@@ -43,36 +37,9 @@ def up_demo(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Pat
         "--demo-out",
         str(out),
     ]
-    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and package
-        [sys.executable, "-m", "sewerbill", "local", "up", *args],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
-    lines: list[str] = []
-    try:
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 900
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "polling queues and streams" in line:
-                break
-        text = "".join(lines)
-        gateway = re.search(r"gateway\s+(http://127\.0\.0\.1:\d+)", text)
-        assert gateway and "polling queues and streams" in text, text[-5000:]
-        yield gateway.group(1), out, text
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.communicate(timeout=240)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+    with local_up(args, state=base / "local.json", ready_within=900, stderr_too=True) as child:
+        assert child.gateway and READY in child.text, child.text[-5000:]
+        yield child.gateway, out, child.text
 
 
 def test_up_demo_runs_the_year_from_the_clocks_day_and_stays_up(up_demo: tuple[str, Path, str]) -> None:

@@ -14,10 +14,8 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +24,7 @@ from urllib.parse import unquote, urlparse
 
 import pytest
 
+from local_child import local_up
 from sewerbill.demo.generator import MIN_SIZE
 from sewerbill.local.portal_site import DEMO_IDENTITIES
 
@@ -136,37 +135,9 @@ def reopened(demo_run: tuple[Path, str], tmp_path_factory: pytest.TempPathFactor
     """`sewerbill local up --state <the demo's state>` in a child process; its gateway URL."""
     out, _ = demo_run
     state = tmp_path_factory.mktemp("up") / "local.json"
-    env = {**os.environ, "SEWERBILL_LOCAL_STATE": str(state), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and package
-        [*SEWERBILL, "local", "up", "--state", str(out / "state")],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    lines: list[str] = []
-    try:
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "polling queues and streams" in line:
-                break
-        text = "".join(lines)
-        gateway = re.search(r"gateway\s+(http://127\.0\.0\.1:\d+)", text)
-        assert gateway and "restored from" in text, text
-        yield gateway.group(1)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.communicate(timeout=240)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
+    with local_up(["--state", str(out / "state")], state=state, ready_within=300) as child:
+        assert child.gateway and "restored from" in child.text, child.text
+        yield child.gateway
 
 
 def test_local_up_on_the_demos_state_shows_each_identitys_bills(

@@ -9,18 +9,15 @@ report).
 from __future__ import annotations
 
 import json
-import os
 import re
-import signal
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+from local_child import local_up
 from sewerbill.cli import local
 
 pytestmark = pytest.mark.integration
@@ -33,42 +30,14 @@ SEWERBILL = [sys.executable, "-m", "sewerbill"]
 def running_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """`sewerbill local up` in a child process, as a user starts it; yields its gateway URL."""
     state = tmp_path_factory.mktemp("state") / "local.json"
-    env = {**os.environ, "SEWERBILL_LOCAL_STATE": str(state), "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and package
-        [*SEWERBILL, "local", "up", "--start", "2025-02-01T00:00:00Z"],
-        cwd=REPO,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-    )
-    lines: list[str] = []
-    try:
-        assert proc.stdout is not None
-        deadline = time.monotonic() + 300
-        while time.monotonic() < deadline:
-            line = proc.stdout.readline()
-            if not line:
-                break
-            lines.append(line)
-            if "polling queues and streams" in line:
-                break
-        text = "".join(lines)
-        gateway = re.search(r"gateway\s+(http://127\.0\.0\.1:\d+)", text)
-        assert gateway, text
-        assert re.search(r"dev token \(12 h\): \S+\.\S+\.\S+", text)
+    with local_up(["--start", "2025-02-01T00:00:00Z"], state=state, ready_within=300) as child:
+        assert child.gateway, child.text
+        assert re.search(r"dev token \(12 h\): \S+\.\S+\.\S+", child.text)
         # `up` leaves where it runs for the other commands to find.
-        assert json.loads(state.read_text())["gateway_url"] == gateway.group(1)
-        yield gateway.group(1)
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            rest, _ = proc.communicate(timeout=240)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            raise
-    assert proc.returncode == 0
-    assert "stopping" in rest
+        assert json.loads(state.read_text())["gateway_url"] == child.gateway
+        yield child.gateway
+    assert child.returncode == 0
+    assert "stopping" in child.rest
     assert not state.exists()  # `up` removes its state file when it stops
 
 
