@@ -147,6 +147,9 @@ def translate_template(
     return result
 
 
+CACHE_KEEP = 40  # translations kept in the cache folder
+
+
 def _cache_file(
     source: bytes, overrides: Mapping[str, Any] | None, region: str, account_id: str
 ) -> Path | None:
@@ -191,6 +194,11 @@ def _store(target: Path, translated: dict[str, Any]) -> None:
         finally:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(tmp)
+        # the newest translations only (tests translate variants of the template too)
+        kept = sorted(target.parent.glob("sam-translation-*.json"), key=lambda p: p.stat().st_mtime)
+        for old in kept[:-CACHE_KEEP]:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 LOCAL_CODE_BUCKET = "sewerbill-local-code"
