@@ -290,7 +290,10 @@ async function accountCard(tenant, account) {
   form.amount.id = `amount-${tenant}-${account}`;
   form.addEventListener("submit", (ev) => pay(ev, tenant, account, card));
   const parcels = listed(state.claims.parcels);
-  if (parcels.length && bills.bills.length) {
+  // PP-CWU-RECONSIDER: a reconsideration is of a stormwater charge, so it is offered only on an
+  // account billed one (not on the same customer's sewer account)
+  const stormwater = bills.bills.some((b) => (b.lines || []).some((l) => String(l.rule_id || "").startsWith("PP-CWU")));
+  if (parcels.length && stormwater) {
     const box = $(".reconsider", card);
     const f = $(".reconsider-form", box);
     for (const p of parcels) f.parcel.append(el("option", { value: p, text: p }));
