@@ -39,6 +39,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("bench_invoker", []),
     ("bench_import_memory", []),
     ("bench_cost", []),
+    ("bench_startup", []),
 ]
 # run by hand, not by `make bench` (each says why)
 BY_HAND = {
