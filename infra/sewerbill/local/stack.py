@@ -434,7 +434,8 @@ class Provisioner:
         attributes = {k: _attr_text(v) for k, v in p.items() if k in names}
         sqs = self._client("sqs")
         url = sqs.create_queue(QueueName=attrs["QueueName"], Attributes=attributes)["QueueUrl"]
-        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        # a queue's ARN is its region, account and name (SQS's own format): no call to ask it
+        arn = f"arn:aws:sqs:{self.stack.region}:{self.stack.account}:{attrs['QueueName']}"
         attrs.update({"Ref": url, "QueueUrl": url, "Arn": arn})
         self.stack.queue_urls_by_arn[arn] = url
 
