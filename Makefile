@@ -155,19 +155,10 @@ static: lint typecheck validate
 check: static
 	$(BIN)/python -m pytest -n 2 -q -p no:cacheprovider $(NO_SOCKETS) -m "not integration"
 
-## Benchmarks print figures; they are never timed unit tests.
-PIN_ONE_CORE := $(shell command -v taskset >/dev/null 2>&1 && echo taskset -c 0)
+## Benchmarks print figures; they are never timed unit tests. Each runs in its own process on
+## one core (tests/benchmarks/report.py), and the page they make is BENCHMARKS.md.
 bench: $(STAMP)
-	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_rating.py
-	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_metering.py
-	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_schedules.py
-	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_lab_files.py
-	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_stormwater.py
-	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_notices.py
-	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_cycle.py
-	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_invoker.py
-	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_import_memory.py
-	$(PIN_ONE_CORE) $(BIN)/python tests/benchmarks/bench_cost.py
+	$(BIN)/python tests/benchmarks/report.py --out BENCHMARKS.md
 
 ## A deployable build, by sam build alone: each function gets its own service's package and
 ## libraries, every function the CommonLayer (common, the events modules, the shared libraries)

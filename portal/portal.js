@@ -290,7 +290,10 @@ async function accountCard(tenant, account) {
   form.amount.id = `amount-${tenant}-${account}`;
   form.addEventListener("submit", (ev) => pay(ev, tenant, account, card));
   const parcels = listed(state.claims.parcels);
-  if (parcels.length && bills.bills.length) {
+  // PP-CWU-RECONSIDER: a reconsideration is of a stormwater charge, so it is offered only on an
+  // account billed one (not on the same customer's sewer account)
+  const stormwater = bills.bills.some((b) => (b.lines || []).some((l) => String(l.rule_id || "").startsWith("PP-CWU")));
+  if (parcels.length && stormwater) {
     const box = $(".reconsider", card);
     const f = $(".reconsider-form", box);
     for (const p of parcels) f.parcel.append(el("option", { value: p, text: p }));
@@ -763,6 +766,7 @@ async function showStaff() {
   const start = $("#cycle-start");
   if (!start.value) start.value = state.config.default_cycle || "2025-01-01";
   $("#cycle-form").addEventListener("submit", (ev) => { ev.preventDefault(); loadCycle(); });
+  showReports();
   await loadCycle();
 }
 
@@ -788,6 +792,91 @@ async function loadCycle() {
   } catch (e) {
     box.replaceChildren(el("p", { class: "bad", text: "No summary: " + e.message }));
   }
+}
+
+// --- staff: reports (aging, revenue, reconciliation, unbilled, suspense, failed notices) --------
+// Each one as a table on screen, the route's own CSV (spreadsheet-safe, written by the service)
+// to download, and a printable page (the print style sheet shows the report alone).
+const REPORT_NAMES = {
+  aging: "Aging of balances", revenue: "Revenue by fund", reconciliation: "Reconciliation of funds",
+  unbilled: "Unbilled accounts", suspense: "Payments waiting in suspense", "failed-notices": "Notices that could not be sent",
+};
+const DECIMAL = /^-?\d+\.\d{2}$/;
+const REPORT_COLUMNS = { aging: ["account_id", "current", "30", "60", "90+", "balance"] };
+const COLUMN_NAMES = { account_id: "Account", "30": "30 days past due", "60": "60 days past due", "90+": "90 days or more past due" };
+const columnName = (c) => COLUMN_NAMES[c] || (c.charAt(0).toUpperCase() + c.slice(1)).replace(/_/g, " ");
+
+function showReports() {
+  const tenants = listed(state.claims.tenants);
+  $("#report-tenant").replaceChildren(...tenants.map((t) => el("option", { value: t, text: utility(t) })));
+  $("#reports").hidden = false;
+  $("#report-form").addEventListener("submit", (ev) => { ev.preventDefault(); loadReport(); });
+}
+
+function reportPath(tenant, kind, format) {
+  if (kind === "failed-notices") return staffPath(tenant, "notices/failed");
+  const q = new URLSearchParams();
+  const start = $("#report-start").value, end = $("#report-end").value;
+  if ((kind === "revenue" || kind === "reconciliation") && start) q.set("start", start);
+  if ((kind === "revenue" || kind === "reconciliation") && end) q.set("end", end);
+  if (format) q.set("format", format);
+  const qs = q.toString();
+  return staffPath(tenant, `reports/${kind}`) + (qs ? "?" + qs : "");
+}
+
+async function loadReport() {
+  const tenant = $("#report-tenant").value, kind = $("#report-kind").value;
+  const box = $("#report");
+  box.replaceChildren(el("p", { text: "Loading…" }));
+  try {
+    let rows = [];
+    if (kind === "suspense") rows = await allPages(reportPath(tenant, kind), "rows");
+    else {
+      const body = await api("GET", reportPath(tenant, kind));
+      rows = body.rows || body.notices || body.failed || [];
+    }
+    // a report's own order where JavaScript would not keep it (keys like "30" come first)
+    const fixed = REPORT_COLUMNS[kind];
+    const columns = fixed && rows.length ? fixed.filter((c) => c in rows[0])
+      : rows.length ? Object.keys(rows[0]).filter((k) => typeof rows[0][k] !== "object" || rows[0][k] === null) : [];
+    const numeric = columns.map((c, i) => (rows.every((r) => r[c] == null || DECIMAL.test(String(r[c]))) && rows.length ? i : -1)).filter((i) => i >= 0);
+    const cells = rows.map((r) => columns.map((c, i) => {
+      const v = r[c];
+      if (v == null) return "";
+      if (numeric.includes(i)) return dollars(cents(String(v)));
+      if (/_on$|_date$|^period_(start|end)$/.test(c) && /^\d{4}-\d{2}-\d{2}$/.test(String(v))) return usDate(String(v));
+      return String(v);
+    }));
+    const title = `${REPORT_NAMES[kind]} · ${utility(tenant)}`;
+    const actions = el("p", { class: "no-print" });
+    if (kind !== "failed-notices") {
+      const csv = el("button", { type: "button", text: "Download CSV" });
+      csv.addEventListener("click", () => downloadCsv(tenant, kind));
+      actions.append(csv, " ");
+    }
+    const print = el("button", { type: "button", text: "Print" });
+    print.addEventListener("click", () => {
+      document.body.classList.add("printing-report");
+      window.addEventListener("afterprint", () => document.body.classList.remove("printing-report"), { once: true });
+      window.print();
+    });
+    actions.append(print);
+    box.replaceChildren(el("h3", { text: title }), el("p", { class: "hint", text: `${rows.length} row${rows.length === 1 ? "" : "s"}` }),
+      table(title, columns.map(columnName), cells, numeric), actions);
+  } catch (e) {
+    box.replaceChildren(el("p", { class: "bad", text: "No report: " + e.message }));
+  }
+}
+
+async function downloadCsv(tenant, kind) {
+  const r = await fetch(state.api + reportPath(tenant, kind, "csv"), { headers: { authorization: `Bearer ${state.token}` } });
+  if (!r.ok) { say(`The CSV could not be made (${r.status}).`, true); return; }
+  const url = URL.createObjectURL(await r.blob());
+  const a = el("a", { href: url, download: `${tenant}-${kind}.csv` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
 }
 
 // Reconsiderations, appeals and credit applications awaiting a decision (stormwater's route),

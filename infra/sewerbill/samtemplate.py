@@ -6,15 +6,14 @@ No AWS calls are made: managed policy names resolve to their well-known ARNs off
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import boto3
 import yaml
-from samtranslator.parser.parser import Parser
-from samtranslator.translator.translator import Translator
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE_PATH = REPO_ROOT / "template.yaml"
@@ -23,7 +22,12 @@ DEFAULT_REGION = "us-east-1"
 DEFAULT_ACCOUNT_ID = "123456789012"  # moto's default account
 
 
-class _CfnLoader(yaml.SafeLoader):
+# libyaml's parser where PyYAML was built with it (its wheels are): the template's 2,800
+# lines parse in a tenth of the pure-Python parser's time, a large part of a stack's start.
+_SafeLoader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _CfnLoader(_SafeLoader):  # type: ignore[misc, valid-type]
     """A YAML loader that understands CloudFormation's short intrinsic tags (!Ref, !Sub...)."""
 
 
@@ -118,13 +122,83 @@ def translate_template(
     Intrinsics other than those SAM itself resolves are left in place (``{"Ref": ...}``,
     ``{"Fn::Sub": ...}``); resolving them against created resources is the caller's job.
     """
+    source = Path(path).read_bytes()
+    cached = _cache_file(source, parameter_overrides, region, account_id)
+    if cached is not None:
+        with contextlib.suppress(OSError, ValueError):
+            translated: dict[str, Any] = json.loads(cached.read_text(encoding="utf-8"))
+            return translated
+    # The translator (0.6 s of imports) only when there is something to translate.
+    import boto3
+    from samtranslator.parser.parser import Parser
+    from samtranslator.translator.translator import Translator
+
     template = _with_placeholder_code(load_template(path))
     values = parameter_values(template, parameter_overrides, region=region, account_id=account_id)
     # A session with an explicit region: translation must work with no AWS configuration.
     session = boto3.session.Session(region_name=region)
     translator = Translator(None, Parser(), boto_session=session)
     policies = _OfflinePolicyLoader().load()
-    return translator.translate(copy.deepcopy(template), values, get_managed_policy_map=lambda: policies)
+    result: dict[str, Any] = translator.translate(
+        copy.deepcopy(template), values, get_managed_policy_map=lambda: policies
+    )
+    if cached is not None:
+        _store(cached, result)
+    return result
+
+
+CACHE_KEEP = 40  # translations kept in the cache folder
+
+
+def _cache_file(
+    source: bytes, overrides: Mapping[str, Any] | None, region: str, account_id: str
+) -> Path | None:
+    """Where the translation of this exact template (its bytes, the overrides, region and
+    account, the translator's version and this module's own code) is kept between processes:
+    `sewerbill local up` and every runtime test start the same template, and translating it
+    is about a second of a start. SEWERBILL_CACHE_DIR chooses the folder (default
+    ~/.cache/sewerbill); SEWERBILL_CACHE_DIR=off translates every time. None: no cache."""
+    import hashlib
+    import os
+    from importlib.metadata import version
+
+    folder = os.environ.get("SEWERBILL_CACHE_DIR") or str(Path.home() / ".cache" / "sewerbill")
+    if folder == "off":
+        return None
+    digest = hashlib.sha256()
+    for part in (
+        source,
+        json.dumps(dict(overrides or {}), sort_keys=True, default=str).encode(),
+        region.encode(),
+        account_id.encode(),
+        version("aws-sam-translator").encode(),
+        Path(__file__).read_bytes(),
+    ):
+        digest.update(len(part).to_bytes(8, "big") + part)
+    return Path(folder) / f"sam-translation-{digest.hexdigest()[:32]}.json"
+
+
+def _store(target: Path, translated: dict[str, Any]) -> None:
+    """Write the translation atomically (a concurrent reader sees all of it or nothing);
+    a folder that cannot be written only costs the next start its translation."""
+    import os
+    import tempfile
+
+    with contextlib.suppress(OSError, TypeError, ValueError):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".sam-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(translated, handle)
+            os.replace(tmp, target)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)
+        # the newest translations only (tests translate variants of the template too)
+        kept = sorted(target.parent.glob("sam-translation-*.json"), key=lambda p: p.stat().st_mtime)
+        for old in kept[:-CACHE_KEEP]:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 LOCAL_CODE_BUCKET = "sewerbill-local-code"

@@ -163,3 +163,40 @@ def test_local_up_on_the_demos_state_shows_each_identitys_bills(
         reopened, "/owners/pleasant-prairie-stormwater/parcels/PP-P-0001/bills", _token(reopened, "olive")
     )
     assert olive["bills"], olive
+
+
+def test_the_portal_on_the_demos_state_shows_ada_her_bills_and_reconsideration_where_it_applies(
+    demo_run: tuple[Path, str], reopened: str
+) -> None:
+    """In Chromium: Ada Demo signs in on the reopened demo year and sees a card per account
+    with every bill of the year; the stormwater reconsideration form (PP-CWU-RECONSIDER) is
+    on her stormwater account's card only, not on her sewer account's."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no chromium at {CHROMIUM}")
+    out, _ = demo_run
+    expected = json.loads((out / "expected.json").read_text())
+    claims = DEMO_IDENTITIES["ada"]["claims"]
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(
+            executable_path=CHROMIUM, args=["--headless", "--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda exc: errors.append(str(exc)))
+            page.goto(reopened + "/portal/")
+            page.get_by_label(DEMO_IDENTITIES["ada"]["label"]).check()
+            page.get_by_role("button", name="Sign in").click()
+            cards = {}
+            for tenant, account in zip(claims["tenants"], claims["accounts"], strict=True):
+                card = page.locator(f'[data-account="{account}"][data-tenant="{tenant}"]')
+                card.wait_for(timeout=60000)
+                cards[tenant] = card
+                periods = expected["tenants"][tenant]["periods"]
+                assert card.locator(".bills details.bill").count() == len(periods), (tenant, account)
+            assert cards["pleasant-prairie-stormwater"].locator(".reconsider").is_visible()
+            assert not cards["pleasant-prairie-sewer"].locator(".reconsider").is_visible()
+            assert errors == []
+        finally:
+            browser.close()

@@ -21,7 +21,6 @@ from urllib.parse import parse_qsl, unquote, urlsplit
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError
 
-from common.openapi import build_document
 from sewerbill.local import portal_site
 from sewerbill.local.auth import Forbidden, Unauthorized, gateway_claims, token_scopes
 from sewerbill.local.stack import Route
@@ -246,6 +245,8 @@ class Gateway:
                 resolvers.append(_FunctionResolver(self.runtime.invoker, function))
             else:
                 bare.append(function)
+        from common.openapi import build_document  # Powertools' OpenAPI models: 0.3 s, asked rarely
+
         doc: dict[str, Any] = build_document(resolvers) if resolvers else {"openapi": "3.1.0", "paths": {}}
         doc.setdefault("info", {"title": self.runtime.stack.name, "version": "local"})
         for route in self.runtime.stack.routes:

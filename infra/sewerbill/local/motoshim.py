@@ -294,6 +294,10 @@ _in_transaction: contextvars.ContextVar[bool] = contextvars.ContextVar("in_trans
 _listeners: list[Callable[[str, str], None]] = []
 _originals: dict[str, Any] = {}
 _lock = threading.Lock()
+# Held while a stream record is appended and while `sewerbill.local.retention` drops old
+# ones, so a record's sequence number (the shard's starting number plus its place) is never
+# computed from a starting number that is moving.
+stream_lock = threading.Lock()
 
 
 class Created:
@@ -341,7 +345,7 @@ class _Undo:
 
     def __init__(self, backend: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
         self.items: list[tuple[Table, Any, Any, Item | None]] = []
-        self.streams: dict[str, tuple[StreamShard, int]] = {}
+        self.streams: dict[str, tuple[StreamShard, int]] = {}  # shard, its next sequence number
         for action in transact_items:
             op_type, op = next(iter(action.items()))
             table = backend.tables.get(op.get("TableName", ""))
@@ -356,7 +360,8 @@ class _Undo:
             self.items.append((table, hash_key, range_key, copy.deepcopy(current)))
             TransactionCost.items_backed_up += 1
             if table.stream_shard is not None and table.name not in self.streams:
-                self.streams[table.name] = (table.stream_shard, len(table.stream_shard.items))
+                shard = table.stream_shard
+                self.streams[table.name] = (shard, shard.starting_sequence_number + len(shard.items))
 
     def apply(self) -> None:
         for table, hash_key, range_key, before in reversed(self.items):
@@ -373,8 +378,9 @@ class _Undo:
                     table.items.pop(hash_key, None)
             else:
                 ranges[range_key] = before
-        for shard, length in self.streams.values():
-            del shard.items[length:]
+        with stream_lock:  # by sequence number: old records may have been dropped meanwhile
+            for shard, end in self.streams.values():
+                del shard.items[max(0, end - shard.starting_sequence_number) :]
         for table in {id(t): t for t, *_ in self.items}.values():
             _forget_orders(table)  # the undo set the items back without put_item/delete_item
 
@@ -1700,9 +1706,10 @@ def _shard_add(self: StreamShard, old: Any, new: Any) -> None:
         _originals["shard_add"](self, old, new)
     else:
         event_name = "INSERT" if old is None else "REMOVE" if new is None else "MODIFY"
-        seq = len(self.items) + self.starting_sequence_number
         view = self.table.stream_specification["StreamViewType"]  # type: ignore[index]
-        self.items.append(StreamRecord(self.table, view, event_name, old, new, seq))
+        with stream_lock:
+            seq = len(self.items) + self.starting_sequence_number
+            self.items.append(StreamRecord(self.table, view, event_name, old, new, seq))
     _notify("stream", self.table.name)
 
 

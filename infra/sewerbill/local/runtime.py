@@ -31,6 +31,7 @@ from sewerbill.local.clock import Firing, SimulatedClock
 from sewerbill.local.emulator import Emulator
 from sewerbill.local.gateway import Gateway
 from sewerbill.local.invoker import Invocation, Invoker, preload_in_process, start_forkserver
+from sewerbill.local.retention import Retention
 from sewerbill.local.sources import DeadLetter, DeadLetterWatch, SqsPoller, StreamPoller
 from sewerbill.local.stack import Provisioner, ScheduledTarget, Stack, StreamSource
 from sewerbill.local.worker import stamp_logs_with
@@ -114,6 +115,9 @@ class LocalRuntime:
         self._activity = threading.Event()
         self._activity_lock = threading.Lock()
         self.clock = SimulatedClock(start_time, stack, self._fire, self.drain)
+        # moto in this process: what it keeps beyond the stored data (stream records, sent
+        # mail) trimmed as AWS does, each time a drain settles (sewerbill.local.retention)
+        self.retention = Retention(lambda: self.clock.now) if observed("stream") else None
         self.gateway: Gateway | None = None
         self.startup_seconds = 0.0
         self._poll_lock = threading.RLock()
@@ -436,6 +440,8 @@ class LocalRuntime:
                     waiting = any(self._waiting(p) for p in self._pollers)
                 if not waiting:
                     self._check_dead_letters()
+                    if self.retention is not None:
+                        self.retention.after_drain()
                     return total
                 if time.monotonic() > deadline:
                     break
@@ -465,6 +471,8 @@ class LocalRuntime:
             if on_pass is not None and handled:
                 on_pass(handled)
             if not handled:
+                if self.retention is not None:
+                    self.retention.after_drain()
                 self._activity.wait(idle_wait if idle_wait is not None else 1.0)
 
     def start_background_polling(self, interval: float = 0.25) -> None:

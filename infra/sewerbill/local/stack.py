@@ -223,6 +223,15 @@ class Provisioner:
         }
         for lid, res in self.resources.items():
             self.stack.types[lid] = res["Type"]
+        self._clients: dict[str, Any] = {}
+
+    def _client(self, service: str) -> Any:
+        """One client per service for the whole provisioning (a boto3 client takes tens of
+        milliseconds to build; the stack's 34 queues alone built one each)."""
+        client = self._clients.get(service)
+        if client is None:
+            client = self._clients[service] = self.emulator.client(service)
+        return client
 
     # --- naming -----------------------------------------------------------------------
     def _default_name(self, logical_id: str, limit: int = 64, lower: bool = False) -> str:
@@ -287,10 +296,10 @@ class Provisioner:
         for lid in self._of_type("AWS::SES::EmailIdentity"):
             self._email_identity(lid)
         for lid in self._of_type("AWS::SNS::Topic"):
-            self.emulator.client("sns").create_topic(Name=self.r.attrs[lid]["TopicName"])
+            self._client("sns").create_topic(Name=self.r.attrs[lid]["TopicName"])
         for lid in self._of_type("AWS::SNS::Subscription"):
             p = self._props(lid)
-            self.emulator.client("sns").subscribe(
+            self._client("sns").subscribe(
                 TopicArn=p["TopicArn"], Protocol=p["Protocol"], Endpoint=p.get("Endpoint", "")
             )
         for lid in self._of_type("AWS::Lambda::Function"):
@@ -369,7 +378,7 @@ class Provisioner:
     def _table(self, lid: str) -> None:
         p = self._props(lid)
         name = self.r.attrs[lid]["Ref"]
-        ddb = self.emulator.client("dynamodb")
+        ddb = self._client("dynamodb")
         args: dict[str, Any] = {
             "TableName": name,
             "KeySchema": p["KeySchema"],
@@ -423,9 +432,10 @@ class Provisioner:
             "FifoThroughputLimit",
         }
         attributes = {k: _attr_text(v) for k, v in p.items() if k in names}
-        sqs = self.emulator.client("sqs")
+        sqs = self._client("sqs")
         url = sqs.create_queue(QueueName=attrs["QueueName"], Attributes=attributes)["QueueUrl"]
-        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        # a queue's ARN is its region, account and name (SQS's own format): no call to ask it
+        arn = f"arn:aws:sqs:{self.stack.region}:{self.stack.account}:{attrs['QueueName']}"
         attrs.update({"Ref": url, "QueueUrl": url, "Arn": arn})
         self.stack.queue_urls_by_arn[arn] = url
 
@@ -438,7 +448,7 @@ class Provisioner:
             policy = json.loads(policy)
         target = policy["deadLetterTargetArn"]
         policy = {"deadLetterTargetArn": target, "maxReceiveCount": int(policy["maxReceiveCount"])}
-        self.emulator.client("sqs").set_queue_attributes(
+        self._client("sqs").set_queue_attributes(
             QueueUrl=self.r.attrs[lid]["Ref"], Attributes={"RedrivePolicy": json.dumps(policy)}
         )
         dlq_url = self.stack.queue_urls_by_arn.get(target)
@@ -447,7 +457,7 @@ class Provisioner:
             self.stack.dead_letter_queues[dlq_url] = dlq_lid
 
     def _bus(self, lid: str) -> None:
-        events = self.emulator.client("events")
+        events = self._client("events")
         name = self.r.attrs[lid]["Ref"]
         try:
             arn = events.create_event_bus(Name=name)["EventBusArn"]
@@ -458,7 +468,7 @@ class Provisioner:
     def _bucket(self, lid: str) -> None:
         p = self._props(lid)
         name = self.r.attrs[lid]["Ref"]
-        s3 = self.emulator.client("s3")
+        s3 = self._client("s3")
         try:
             if self.stack.region == "us-east-1":
                 s3.create_bucket(Bucket=name)
@@ -485,7 +495,7 @@ class Provisioner:
 
     def _email_identity(self, lid: str) -> None:
         identity = self.r.attrs[lid]["Ref"]
-        ses = self.emulator.client("ses")
+        ses = self._client("ses")
         if "@" in identity:
             ses.verify_email_identity(EmailAddress=identity)
         else:
@@ -511,7 +521,7 @@ class Provisioner:
         bus = p.get("EventBusName")
         if isinstance(bus, str) and bus.startswith("arn:"):
             bus = bus.rsplit("/", 1)[-1]
-        events = self.emulator.client("events")
+        events = self._client("events")
         args: dict[str, Any] = {"Name": name, "State": p.get("State", "ENABLED")}
         if bus:
             args["EventBusName"] = bus
