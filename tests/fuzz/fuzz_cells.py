@@ -11,13 +11,22 @@ line. :func:`as_file` then writes the rows with a drawn line end (LF, CRLF, CR) 
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
+from hypothesis import settings
 from hypothesis import strategies as st
+
+
+def examples(n: int) -> settings:
+    """``n`` examples a property (``make test``: derandomized, under a minute for the whole
+    directory); ``FUZZ_EXAMPLES`` sets another number, to hunt with ``HYPOTHESIS_PROFILE=dev``."""
+    return settings(max_examples=int(os.environ.get("FUZZ_EXAMPLES") or n))
+
 
 TRIED: Counter[str] = Counter()  # files tried per kind, printed at the session's end (conftest)
 TAKEN: Counter[str] = Counter()  # lines accepted or changed per kind: the rules were checked on them

@@ -20,7 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 import fuzz_cells as fc
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from billing.adapters.items import account_of
@@ -39,7 +39,7 @@ TODAY = date(2026, 10, 6)
 TENANTS = frozenset(BOOK.tenants)
 RULES = bills_from_rules(BOOK, TODAY)
 FIRST = {t: BOOK.first_effective(t) for t in TENANTS}
-EXAMPLES = settings(max_examples=60)
+EXAMPLES = fc.examples(60)
 
 
 class MemoryDynamo:

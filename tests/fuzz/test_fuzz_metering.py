@@ -17,7 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 import fuzz_cells as fc
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 from support import METERS_HEADER as METERS_TEXT
 from support import TENANTS, MemoryReport, Utility
@@ -35,7 +35,7 @@ SIZES = {t: composition.tariff_sizes(BOOK.in_force(t, TODAY)) for t in TENANTS}
 METERS_HEADER = tuple(METERS_TEXT.strip().split(","))
 READS_HEADER = ("tenant", "meter_id", "read_on", "reading", "read_type")
 INTERVAL_HEADER = ("tenant", "meter_id", "interval_start", "volume")
-EXAMPLES = settings(max_examples=60)
+EXAMPLES = fc.examples(60)
 
 
 def utility() -> Utility:

@@ -14,7 +14,7 @@ from collections.abc import Collection, Sequence
 from datetime import date
 
 import fuzz_cells as fc
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from common.fields import DateWindow
@@ -38,7 +38,7 @@ HEADER = (
     "lab",
 )
 TENANTS = sorted(CLASSIFIED_TENANTS)
-EXAMPLES = settings(max_examples=60)
+EXAMPLES = fc.examples(60)
 
 
 class MemorySampling:
