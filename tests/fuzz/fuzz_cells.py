@@ -191,10 +191,19 @@ class Drawn:
 def mutate(
     draw: st.DrawFn, row: Sequence[str], cell: st.SearchStrategy[str] = hostile_cell
 ) -> tuple[str, ...]:
-    """``row`` with one or two cells replaced by hostile ones, or a cell dropped or added."""
+    """``row`` with one or two cells replaced by hostile ones, a cell dropped or added, a
+    control character put inside a cell or a formula start in front of one."""
     cells = list(row)
-    how = draw(st.sampled_from(("cell", "cell", "cell", "two", "drop", "extra")))
-    if how == "drop":
+    how = draw(st.sampled_from(("cell", "cell", "cell", "two", "drop", "extra", "control", "formula")))
+    if how in ("control", "formula"):  # inside a cell, or in front of it: every column, every kind
+        i = draw(st.integers(0, len(cells) - 1))
+        if how == "control":
+            at = draw(st.integers(0, len(cells[i])))
+            ch = draw(st.sampled_from(CONTROLS))
+            cells[i] = cells[i][:at] + ch + cells[i][at:]
+        else:
+            cells[i] = draw(st.sampled_from(FORMULA)) + cells[i]
+    elif how == "drop":
         del cells[draw(st.integers(0, len(cells) - 1))]
     elif how == "extra":
         cells.insert(draw(st.integers(0, len(cells))), draw(cell))
@@ -277,6 +286,26 @@ def refuse_with(cells: dict[int, Sequence[str]]) -> Callable[[st.DrawFn, tuple[s
         return tuple(out)
 
     return refusing
+
+
+CONTROLS = tuple(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)))
+
+
+def spoil(column: int) -> Callable[[st.DrawFn, tuple[str, ...]], tuple[str, ...]]:
+    """Column ``column`` given a control character (anywhere in it) or a formula start: a
+    cell no kind may keep as it is (it is refused, or the whitespace at its ends stripped)."""
+
+    def spoiling(draw: st.DrawFn, row: tuple[str, ...]) -> tuple[str, ...]:
+        out = list(row)
+        cell = out[column]
+        if draw(st.booleans()):
+            at = draw(st.integers(0, len(cell)))
+            out[column] = cell[:at] + draw(st.sampled_from(CONTROLS)) + cell[at:]
+        else:
+            out[column] = draw(st.sampled_from(FORMULA)) + cell
+        return tuple(out)
+
+    return spoiling
 
 
 UNSAFE_IDS = ("=X1", "+X1", "-X1", "@X1", "A#1", "A/1", "A B", "A\x00", "x" * 65, "../x", "\t=X1")

@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any
 
 import fuzz_cells as fc
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -357,3 +358,34 @@ def test_a_lockbox_file_of_refused_lines_writes_nothing(drawn: fc.Drawn) -> None
     counted(result, drawn, "billing payments/ refused")
     assert result.counts.rejected == len(drawn.rows), (result.counts, result.rejected)
     assert (db.state(), db.marks) == (before, marks)
+
+
+# --- every column given a control character or a formula start ------------------------------
+COLUMN = fc.examples(5)
+
+
+@pytest.mark.parametrize("column", range(len(HEADER)), ids=HEADER)
+@COLUMN
+@given(data=st.data())
+def test_no_accounts_column_keeps_a_control_character_or_a_formula(column: int, data: st.DataObject) -> None:
+    fc.TRIED["billing accounts/ spoiled column"] += 1
+    drawn = data.draw(fc.csv_file(HEADER, account_row(), all_mutated=True, refusing=fc.spoil(column)))
+    db = MemoryDynamo()
+    result = accounts_file(db, drawn.data, "run-1")
+    assert result is not None
+    counted(result, drawn, "billing accounts/ spoiled column")
+    accounts_keep_the_rules(db)
+
+
+@pytest.mark.parametrize("column", range(len(PAY_HEADER)), ids=PAY_HEADER)
+@COLUMN
+@given(data=st.data())
+def test_no_lockbox_column_keeps_a_control_character_or_a_formula(column: int, data: st.DataObject) -> None:
+    fc.TRIED["billing payments/ spoiled column"] += 1
+    drawn = data.draw(fc.csv_file(PAY_HEADER, payment_row(), all_mutated=True, refusing=fc.spoil(column)))
+    db = MemoryDynamo()
+    accounts_file(db, (",".join(HEADER) + "\n" + KNOWN).encode(), "run-0")
+    result = lockbox_file(db, drawn.data, "run-1")
+    assert result is not None
+    counted(result, drawn, "billing payments/ spoiled column")
+    payments_keep_the_rules(db)

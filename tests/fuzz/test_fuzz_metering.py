@@ -17,6 +17,7 @@ from decimal import Decimal
 from typing import Any
 
 import fuzz_cells as fc
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from support import METERS_HEADER as METERS_TEXT
@@ -322,3 +323,45 @@ def test_an_interval_file_of_refused_lines_stores_nothing(drawn: fc.Drawn) -> No
     counted(result, drawn, "metering reads/interval/ refused")
     assert result.accepted == 0 and result.rejected == len(drawn.rows), result.counts
     assert stored(u) == before
+
+
+# --- every column given a control character or a formula start ------------------------------
+COLUMN = fc.examples(6)
+
+
+@pytest.mark.parametrize("column", range(len(METERS_HEADER)), ids=METERS_HEADER)
+@COLUMN
+@given(data=st.data())
+def test_no_meters_column_keeps_a_control_character_or_a_formula(column: int, data: st.DataObject) -> None:
+    fc.TRIED["metering meters/ spoiled column"] += 1
+    drawn = data.draw(fc.csv_file(METERS_HEADER, meter_row(), all_mutated=True, refusing=fc.spoil(column)))
+    u = utility()
+    counted(upload(u, "meters", drawn.data, "e1"), drawn, "metering meters/ spoiled column")
+    meters_keep_the_rules(u)
+
+
+@pytest.mark.parametrize("column", range(len(READS_HEADER)), ids=READS_HEADER)
+@COLUMN
+@given(data=st.data())
+def test_no_reads_column_keeps_a_control_character_or_a_formula(column: int, data: st.DataObject) -> None:
+    fc.TRIED["metering reads/ spoiled column"] += 1
+    drawn = data.draw(fc.csv_file(READS_HEADER, read_row(), all_mutated=True, refusing=fc.spoil(column)))
+    u = utility()
+    u.meters(*REGISTERED)
+    counted(upload(u, "reads", drawn.data, "e1"), drawn, "metering reads/ spoiled column")
+    reads_keep_the_rules(u)
+
+
+@pytest.mark.parametrize("column", range(len(INTERVAL_HEADER)), ids=INTERVAL_HEADER)
+@COLUMN
+@given(data=st.data())
+def test_no_interval_column_keeps_a_control_character_or_a_formula(column: int, data: st.DataObject) -> None:
+    fc.TRIED["metering reads/interval/ spoiled column"] += 1
+    drawn = data.draw(
+        fc.csv_file(INTERVAL_HEADER, interval_row(), all_mutated=True, refusing=fc.spoil(column))
+    )
+    u = utility()
+    u.meters(*INTERVAL_METERS)
+    result = upload(u, "interval", drawn.data, "e1")
+    counted(result, drawn, "metering reads/interval/ spoiled column")
+    days_keep_the_rules(u)

@@ -14,6 +14,7 @@ from collections.abc import Collection, Sequence
 from datetime import date
 
 import fuzz_cells as fc
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -159,3 +160,14 @@ def test_a_lab_file_of_refused_lines_stores_nothing(drawn: fc.Drawn) -> None:
     before = repo.state()
     assert take_in(repo, drawn, "f1", "sampling lab file refused") == 0
     assert repo.state() == before
+
+
+@pytest.mark.parametrize("column", range(len(HEADER)), ids=HEADER)
+@fc.examples(6)
+@given(data=st.data())
+def test_no_lab_column_keeps_a_control_character_or_a_formula(column: int, data: st.DataObject) -> None:
+    fc.TRIED["sampling lab file spoiled column"] += 1
+    drawn = data.draw(fc.csv_file(HEADER, lab_row(), all_mutated=True, refusing=fc.spoil(column)))
+    repo = MemorySampling()
+    take_in(repo, drawn, "f1", "sampling lab file spoiled column")
+    results_keep_the_rules(repo)

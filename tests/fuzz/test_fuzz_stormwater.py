@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import IO, Any
 
 import fuzz_cells as fc
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -277,3 +278,15 @@ def test_a_gis_geojson_never_raises_and_keeps_the_rules(data: bytes) -> None:
     take_in(repo, data, "gis/a.geojson", "stormwater gis/ GeoJSON")
     parcels_keep_the_rules(repo)
     same_again(repo, data, "gis/b.geojson", "stormwater gis/ GeoJSON")
+
+
+@pytest.mark.parametrize("column", range(len(HEADER)), ids=HEADER)
+@fc.examples(6)
+@given(data=st.data())
+def test_no_gis_csv_column_keeps_a_control_character_or_a_formula(column: int, data: st.DataObject) -> None:
+    fc.TRIED["stormwater gis/ CSV spoiled column"] += 1
+    drawn = data.draw(fc.csv_file(HEADER, parcel_row(), all_mutated=True, refusing=fc.spoil(column)))
+    repo = MemoryParcels()
+    result = take_in(repo, drawn.data, "gis/a.csv", "stormwater gis/ CSV spoiled column")
+    assert result.lines == len(drawn.rows), result
+    parcels_keep_the_rules(repo)
