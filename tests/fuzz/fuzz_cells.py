@@ -36,6 +36,7 @@ ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:()+\-]{0,63}", re.ASCII)
 ZIP = re.compile(r"[0-9]{5}(-[0-9]{4})?", re.ASCII)
 FORMULA = ("=", "+", "-", "@", "\t", "\r")
 AHEAD = timedelta(days=366)
+PLAIN_NEGATIVE = re.compile(r"-[0-9]+(\.[0-9]+)?", re.ASCII)
 
 
 def safe_id(value: object) -> bool:
@@ -45,12 +46,13 @@ def safe_id(value: object) -> bool:
 
 
 def printable(value: object, maximum: int = 200) -> bool:
-    """README: text cells printable, at most 200 characters, not a formula."""
+    """README: text cells printable, at most 200 characters, not a formula (a plain negative
+    number excepted: no spreadsheet runs it, and ``csvsafe`` writes it as it is)."""
     return (
         isinstance(value, str)
         and len(value) <= maximum
         and not any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in value)
-        and not value.startswith(FORMULA)
+        and (not value.startswith(FORMULA) or PLAIN_NEGATIVE.fullmatch(value) is not None)
     )
 
 
