@@ -258,7 +258,15 @@ def as_json(value: Any) -> str:
 def geojson_file(draw: st.DrawFn) -> bytes:
     features = draw(st.lists(feature(), max_size=8))
     text = as_json({"type": "FeatureCollection", "features": features})
-    how = draw(st.sampled_from(("plain", "plain", "plain", "bom", "utf-16", "latin-1", "cut", "crlf")))
+    how = draw(
+        st.sampled_from(("plain", "plain", "plain", "bom", "utf-16", "latin-1", "cut", "crlf", "deep"))
+    )
+    if how == "deep":  # nested past the reader's 32 levels, in a feature or around the features
+        depth = draw(st.sampled_from((33, 200, 5_000)))
+        bomb = "[" * depth + "]" * depth
+        if features and draw(st.booleans()):
+            return text.replace('"properties"', f'"extra": {bomb}, "properties"', 1).encode()
+        return ('{"type": "FeatureCollection", "features": ' + bomb + "}").encode()
     if how == "cut":
         return text.encode()[: draw(st.integers(0, len(text.encode())))]
     if how == "crlf":
