@@ -290,21 +290,25 @@ def refuse_with(cells: dict[int, Sequence[str]]) -> Callable[[st.DrawFn, tuple[s
     return refusing
 
 
+SPACES = (" ", "\t", "\x0b", "\x0c", "\x1c", "\x1f", "\x85", "\xa0", "\u2003", "\u3000")
 CONTROLS = tuple(chr(c) for c in (*range(0x20), *range(0x7F, 0xA0)))
 
 
 def spoil(column: int) -> Callable[[st.DrawFn, tuple[str, ...]], tuple[str, ...]]:
-    """Column ``column`` given a control character (anywhere in it) or a formula start: a
-    cell no kind may keep as it is (it is refused, or the whitespace at its ends stripped)."""
+    """Column ``column`` given a control character (anywhere in it) or a formula start (bare
+    or behind whitespace): a cell no kind may keep as it is (it is refused, or the
+    whitespace at its ends stripped)."""
 
     def spoiling(draw: st.DrawFn, row: tuple[str, ...]) -> tuple[str, ...]:
         out = list(row)
         cell = out[column]
-        if draw(st.booleans()):
+        how = draw(st.sampled_from(("control", "formula", "disguised")))
+        if how == "control":
             at = draw(st.integers(0, len(cell)))
             out[column] = cell[:at] + draw(st.sampled_from(CONTROLS)) + cell[at:]
-        else:
-            out[column] = draw(st.sampled_from(FORMULA)) + cell
+        else:  # a formula, or one behind whitespace a reader strips (str.strip: Unicode's)
+            space = draw(st.sampled_from(SPACES)) if how == "disguised" else ""
+            out[column] = space + draw(st.sampled_from(FORMULA)) + cell
         return tuple(out)
 
     return spoiling

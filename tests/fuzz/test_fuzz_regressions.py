@@ -39,3 +39,29 @@ def test_a_printable_gis_owner_name_is_kept_as_it_was() -> None:
     data = (GIS_HEADER + f'{T},P-1,"Zoë O\'Neil, Jr.",residential,15000,2000\n').encode()
     (row,) = read_extract(io.BytesIO(data), "gis/x.csv", tenants={T})
     assert isinstance(row, ParcelRecord) and row.owner_name == "Zoë O'Neil, Jr."
+
+
+BILLING_HEADER = "tenant,account_id,name,service_address,mailing_address,zip,opened_on,class\n"
+
+
+@pytest.mark.parametrize("space", ["\xa0", "\u2003", "\u3000", "\x0b", "\x0c", "\x1c", "\x1f", "\x85"])
+def test_a_billing_formula_behind_unicode_whitespace_is_refused(space: str) -> None:
+    """Before: billing checked a cell for a formula after stripping spaces only, then kept it
+    stripped of all whitespace (``str.strip``: Unicode's), so ``\\xa0=HYPERLINK(1)`` was
+    stored as the account's name ``=HYPERLINK(1)``."""
+    from billing.domain.accounts import parse_account_file
+
+    line = f"grafton-sewer,GR-1,{space}=HYPERLINK(1),1 Main,1 Main,53024,2026-01-01,residential\n"
+    accepted, errors = parse_account_file((BILLING_HEADER + line).encode(), {"grafton-sewer"})
+    assert accepted == []
+    assert [(e.line, e.column, e.reason) for e in errors] == [
+        (2, "name", "starts with '=': a spreadsheet formula is refused (CSV injection)")
+    ]
+
+
+def test_a_billing_cell_of_plain_text_behind_whitespace_is_still_kept_stripped() -> None:
+    from billing.domain.accounts import parse_account_file
+
+    line = "grafton-sewer,GR-1,\xa0Ann Lee\xa0,1 Main,1 Main,53024,2026-01-01,residential\n"
+    accepted, errors = parse_account_file((BILLING_HEADER + line).encode(), {"grafton-sewer"})
+    assert errors == [] and [a.name for _, a in accepted] == ["Ann Lee"]
