@@ -100,3 +100,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.integration)
         elif "moto" in needs:
             item.add_marker(pytest.mark.moto)
+
+
+# --- the hostile import suite's tally (tests/fuzz) under pytest-xdist ---------------------------
+# Each worker hands its per-kind counts back (tests/fuzz/conftest.py, ``workeroutput``); the
+# controller adds them up and prints them once, as a run without workers prints its own.
+_FUZZ_TALLY: dict[str, dict[str, int]] = {"tried": {}, "taken": {}}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: object, error: object) -> None:
+    for part, counts in getattr(node, "workeroutput", {}).get("fuzz_tally", {}).items():
+        for kind, n in counts.items():
+            _FUZZ_TALLY[part][kind] = _FUZZ_TALLY[part].get(kind, 0) + n
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    tried, taken = _FUZZ_TALLY["tried"], _FUZZ_TALLY["taken"]
+    if not tried:
+        return
+    terminalreporter.section("hostile import files tried, per kind (all workers)")
+    for kind, n in sorted(tried.items()):
+        terminalreporter.write_line(f"{kind:<40} {n:>6} files {taken.get(kind, 0):>7} lines taken in")
+    terminalreporter.write_line(
+        f"{'total':<40} {sum(tried.values()):>6} files {sum(taken.values()):>7} lines taken in"
+    )

@@ -161,7 +161,9 @@ def stream_rows(
         row = {n: c.strip() for n, c in zip(names, cells, strict=False) if c.strip()}
         bad = next((n for n, c in zip(names, cells, strict=False) if formula_cell(c)), None)
         if bad is not None:
-            first = next(c for n, c in zip(names, cells, strict=False) if n == bad).lstrip(" ")[:1]
+            cell = next(c for n, c in zip(names, cells, strict=False) if n == bad)
+            spaced = cell.lstrip(" ")
+            first = (spaced if spaced.startswith(FORMULA_STARTS) else cell.strip())[:1]
             yield (
                 line,
                 BadCell(bad, f"starts with {first!r}: a spreadsheet formula is refused (CSV injection)"),
@@ -174,9 +176,13 @@ def formula_cell(cell: str) -> bool:
     """A cell a spreadsheet would run: it starts (after spaces) with ``=``, ``+``, ``-``,
     ``@``, a tab or a carriage return (OWASP "CSV Injection"), and is not a plain number
     (``-12.50``, a returned check's amount). Refused in every column, as metering's readers
-    refuse them (``metering.domain.csvinput``), so no export can write one back out."""
-    text = cell.lstrip(" ")
-    return text.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(text.strip())
+    refuse them (``metering.domain.csvinput``), so no export can write one back out.
+    The cell as it is kept (stripped of the whitespace at its ends, Unicode's included) is
+    checked too: ``\xa0=HYPERLINK(...)`` is kept as ``=HYPERLINK(...)``."""
+    return any(
+        text.startswith(FORMULA_STARTS) and not _PLAIN_NUMBER.fullmatch(text.strip())
+        for text in (cell.lstrip(" "), cell.strip())
+    )
 
 
 def key_cell(row: dict[str, str], column: str) -> str:

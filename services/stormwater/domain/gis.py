@@ -120,7 +120,10 @@ def _text(raw: Mapping[str, Any], name: str, limit: int) -> str | None:
     if len(text) > limit:
         raise _RowError(name, f"longer than {limit} characters")
     _no_formula(name, text)
-    return text
+    try:  # printable, as every reader's text cells are (an owner's name reaches notices and exports)
+        return fields.text(name, text, maximum=limit)
+    except BadField as bad:
+        raise _RowError(name, bad.reason) from None
 
 
 def _no_formula(name: str, text: str, *, number: bool = False) -> None:
