@@ -53,6 +53,7 @@ class LocalRuntime:
         cfn: dict[str, Any],
         start_time: datetime,
         isolate: str | None,
+        limits: str | float | None = None,
     ) -> None:
         self.emulator = emulator
         self.stack = stack
@@ -67,6 +68,7 @@ class LocalRuntime:
             stack.account,
             isolate=isolate,
             clock=_SimulatedNow(self),
+            limits=limits,
         )
         self._sqs: Any = emulator.client("sqs")
         if emulator.observes_activity("sqs"):  # moto in this process: its queues directly
@@ -139,6 +141,7 @@ class LocalRuntime:
         gateway: bool = True,
         gateway_port: int = 0,
         state_dir: str | Path | None = None,
+        limits: str | float | None = None,
     ) -> LocalRuntime:
         """Start (or reach) the emulator, create the template's resources, start the gateway.
 
@@ -148,6 +151,8 @@ class LocalRuntime:
         `isolate`: "process" (a process per function, the default) or "modules" (see invoker).
         `state_dir`: restore the state saved there (if any) before the first invocation, and
         save there at a clean stop (`sewerbill.local.state`); None: nothing is kept.
+        `limits`: each function's Timeout and MemorySize enforced ("on", the default), not
+        ("off"), or scaled by a factor; None: SEWERBILL_LOCAL_LIMITS's (see invoker).
         """
         began = time.perf_counter()
         if state_dir is not None:
@@ -194,6 +199,7 @@ class LocalRuntime:
                 cfn,
                 start_time or datetime.now(UTC).replace(microsecond=0),
                 isolate,
+                limits,
             )
             for poller in runtime._stream_pollers:
                 poller.start()
