@@ -314,6 +314,7 @@ class _Worker:
             daemon=True,
         )
         self.lock = threading.Lock()
+        self.busy = threading.Lock()  # held by the invocation it runs (`Invoker._checkout`)
         self.exited = False
         with _main_not_imported_again():
             self.process.start()
@@ -416,13 +417,45 @@ def _served_here(endpoint: str | None) -> str | None:
     return endpoint if endpoint in shim._clients else None
 
 
+# One AWS call at a time on moto in this process: each is atomic, as a DynamoDB item's
+# conditional write or an SQS receive is on AWS (moto's backends check and then change, with
+# no lock of their own), while functions running at once (a gateway's requests, concurrent
+# sources: `LocalRuntime`'s concurrency) interleave between their calls, as on AWS.
+EMULATOR_LOCK = threading.RLock()
+
+
 def _aws_call(method: str, url: str, headers: dict[str, str], body: bytes) -> Any:
     """A worker's AWS call, answered by moto in this process when the runtime started it
     here (motoshim's in-process transport, the same application its server runs); None
     otherwise (the worker then sends it over HTTP)."""
     from sewerbill.local import motoshim
 
-    return motoshim._answer_in_process(method, url, headers, body)
+    with EMULATOR_LOCK:
+        return motoshim._answer_in_process(method, url, headers, body)
+
+
+class Serialized:
+    """`target` (the runtime's own SQS client, a stream reader) with each call made under
+    `EMULATOR_LOCK`, so the runtime's pollers, running at once, and the workers' calls reach
+    moto one at a time; attributes that are not methods are read as they are."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value) or isinstance(value, type):
+            return value
+
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with EMULATOR_LOCK:
+                return value(*args, **kwargs)
+
+        return locked
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with EMULATOR_LOCK:
+            return self._target(*args, **kwargs)
 
 
 def _call_name(method: str, url: str, headers: dict[str, str]) -> str:
@@ -551,6 +584,10 @@ class Invoker:
         self._overrides: dict[str, dict[str, str]] = {}  # configure(): variables per function
         self._system_clock: set[str] = set()  # configure(): functions on the system clock
         self._workers: dict[str, _Worker] = {}
+        # concurrent: invocations of one function at once, each in a worker of its own (the
+        # first in `_workers`, the others here), as Lambda scales out a function
+        self.concurrent = False
+        self._spares: dict[str, list[_Worker]] = {}
         self._starting = threading.Lock()
         self._handlers: dict[str, Callable[..., Any]] = {}
         self._modules: dict[str, dict[str, ModuleType]] = {}  # function -> its private modules
@@ -587,11 +624,13 @@ class Invoker:
             self._overrides[logical_id] = dict(environment or {})
             (self._system_clock.discard if simulated_clock else self._system_clock.add)(logical_id)
             retired = self._workers.pop(logical_id, None)
+            spares = self._spares.pop(logical_id, [])
             self._handlers.pop(logical_id, None)
             self._entry_modules.pop(logical_id, None)
             self._modules.pop(logical_id, None)
-        if retired is not None:
-            retired.stop()
+        for old in [retired, *spares]:
+            if old is not None:
+                old.stop()
 
     def _now(self, logical_id: str) -> datetime | None:
         if self.clock is None or logical_id in self._system_clock:
@@ -623,6 +662,37 @@ class Invoker:
                 found = self._workers[logical_id] = _Worker(fn, env)
             return found
 
+    def _checkout(self, logical_id: str) -> _Worker:
+        """A worker of the function for one invocation, its `busy` lock taken. One after
+        another (not `concurrent`): the function's one worker, waited for while it works.
+        Concurrent: the first one not busy, else a new one (a cold start), as Lambda gives
+        a function another execution environment while each it has is busy."""
+        first = self._worker(logical_id)
+        if not self.concurrent:
+            first.busy.acquire()
+            return first
+        if first.busy.acquire(blocking=False):
+            return first
+        with self._starting:
+            spares = self._spares.setdefault(logical_id, [])
+            for spare in list(spares):
+                if not spare.usable:
+                    spares.remove(spare)
+                    spare.stop()
+                elif spare.busy.acquire(blocking=False):
+                    return spare
+            fn = self.functions[logical_id]
+            env = {k: v for k, v in os.environ.items() if k in worker.PASSED_THROUGH}
+            env.update(self.environment(fn))
+            spare = _Worker(fn, env)
+            spare.busy.acquire()
+            spares.append(spare)
+            return spare
+
+    def workers_started(self, logical_id: str) -> int:
+        """How many workers the function has now (more than one only when `concurrent`)."""
+        return int(logical_id in self._workers) + len(self._spares.get(logical_id, []))
+
     def worker_pids(self) -> dict[str, int | None]:
         """The process of each function started so far (isolate="process")."""
         return {lid: w.pid for lid, w in self._workers.items()}
@@ -631,6 +701,8 @@ class Invoker:
         """Stop every function's process (the runtime's stop calls this)."""
         with self._starting:
             workers, self._workers = list(self._workers.values()), {}
+            workers += [w for spares in self._spares.values() for w in spares]
+            self._spares = {}
         for w in workers:
             w.stop()
 
@@ -777,7 +849,7 @@ class Invoker:
 
     def _invoke_in_worker(self, entry: Invocation, event: Any, extra_env: dict[str, str] | None) -> None:
         logical_id = entry.function
-        proc = self._worker(logical_id)
+        proc = self._checkout(logical_id)
         watch = self.faults.watch(logical_id) if self.faults is not None else None
         budget = self.budget(logical_id)
         started = time.perf_counter()
@@ -787,6 +859,8 @@ class Invoker:
             )
         except WorkerExited as exc:  # the process died mid-invocation: the next one is a cold start
             entry.error, trace = f"{exc.error_type}: {exc}", None
+        finally:
+            proc.busy.release()
         entry.duration_ms = (time.perf_counter() - started) * 1000
         if entry.error:
             log.warning("%s failed: %s\n%s", logical_id, entry.error, trace or "")
