@@ -437,7 +437,8 @@ def _aws_call(method: str, url: str, headers: dict[str, str], body: bytes) -> An
 class Serialized:
     """`target` (the runtime's own SQS client, a stream reader) with each call made under
     `EMULATOR_LOCK`, so the runtime's pollers, running at once, and the workers' calls reach
-    moto one at a time; attributes that are not methods are read as they are."""
+    moto one at a time; attributes that are not methods are read as they are (each time:
+    `DirectSqs.default_events` changes with each receive), a method's wrapper made once."""
 
     def __init__(self, target: Any) -> None:
         self._target = target
@@ -451,6 +452,7 @@ class Serialized:
             with EMULATOR_LOCK:
                 return value(*args, **kwargs)
 
+        setattr(self, name, locked)  # found on the instance from now on, without __getattr__
         return locked
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
