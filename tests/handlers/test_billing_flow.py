@@ -586,6 +586,38 @@ def test_two_redeterminations_racing_each_other_leave_the_later_one_kept_and_bil
     assert sum(e.amount for e in ledger(flow, "GR-1")) == Decimal("181.50")
 
 
+@pytest.mark.parametrize("first_read", ["earlier", "later"])
+def test_two_first_determinations_of_a_period_at_once_leave_the_later_one_kept(
+    flow: Stack, monkeypatch: pytest.MonkeyPatch, first_read: str
+) -> None:
+    # Nothing kept for GR-1's period yet: one delivery has read that (nothing kept) when the
+    # other is handled whole by another delivery (the consumer runs up to five at once).
+    # Whichever order they write in, the later determination is what stays kept.
+    from billing.adapters.projections import Projections
+
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    earlier = _consumption("GR-1", 20000).model_copy(
+        update={"occurred_at": datetime(2026, 10, 9, tzinfo=UTC)}
+    )
+    later = _consumption("GR-1", 21000).model_copy(update={"occurred_at": datetime(2026, 10, 12, tzinfo=UTC)})
+    reading, racing = (earlier, later) if first_read == "earlier" else (later, earlier)
+    original = Projections.put_all_new
+    raced: list[Any] = []
+
+    def racing_put(self: Projections, items: Any) -> Any:
+        if items and not raced:  # the first delivery has read nothing kept: the other one runs now
+            raced.append("racing")
+            raced[0] = _deliver(racing)
+        return original(self, items)
+
+    monkeypatch.setattr(Projections, "put_all_new", racing_put)
+    assert _deliver(reading) == {"batchItemFailures": []}
+    assert raced == [{"batchItemFailures": []}]
+    [usage] = [i for i in of(flow, "USAGE#grafton-sewer") if i["sk"] == "GR-1"]
+    assert (usage["volume_gal"], usage["source_event_id"]) == ("21000", later.event_id)
+    assert of(flow, "ADJUSTMENT#") == []  # nothing was billed: nothing to re-rate
+
+
 def test_a_read_that_changes_nothing_billed_books_nothing(flow: Stack) -> None:
     upload(flow, "accounts/2026.csv", ACCOUNTS)
     _deliver(_consumption("GR-1", 23000, estimated=True))
@@ -630,15 +662,18 @@ def test_a_billed_period_that_cannot_be_rated_again_is_kept_for_staff_and_the_re
     assert usage["volume_gal"] == "20000"
 
 
-def test_keeping_a_chunk_of_new_consumptions_stays_one_batch_get_and_batched_writes(flow: Stack) -> None:
+def test_keeping_a_chunk_of_new_consumptions_stays_one_batch_get_and_one_conditional_write(
+    flow: Stack,
+) -> None:
     from billing.adapters.projections import Projections
 
     kept = Projections(flow.ddb, TABLES["billing"])
     seen: list[Any] = []
     events = [_consumption(f"GR-{n:03d}", 1000 + n) for n in range(30)]
     assert kept.keep_consumptions(events, datetime(2026, 10, 5, tzinfo=UTC), redetermined=seen.append) == 30
-    # 30 items: one BatchGetItem, two BatchWriteItem (25 + 5); nothing re-determined.
-    assert kept.requests == {"BatchGetItem": 1, "BatchWriteItem": 2}
+    # 30 new items: one BatchGetItem, one TransactWriteItems (each on condition that nothing
+    # is kept for its period yet); nothing re-determined.
+    assert kept.requests == {"BatchGetItem": 1, "TransactWriteItems": 1}
     assert seen == []
     # Two of them re-determined: handed over together, once, with the item kept before.
     again = [_consumption("GR-000", 5000), _consumption("GR-001", 1001), _consumption("GR-002", 7000)]
@@ -653,7 +688,7 @@ def test_keeping_a_chunk_of_new_consumptions_stays_one_batch_get_and_batched_wri
         r.old["recorded_at"] == "2026-10-05T00:00:00+00:00" and "source_event_id" in r.old for r in handed
     )
     # each replacement is one PutItem on condition that the item read is still kept
-    assert kept.requests == {"BatchGetItem": 2, "BatchWriteItem": 2, "PutItem": 2}
+    assert kept.requests == {"BatchGetItem": 2, "TransactWriteItems": 1, "PutItem": 2}
 
 
 def test_new_consumptions_are_kept_without_building_the_re_rating_and_a_correction_builds_it(

@@ -118,6 +118,7 @@ def _start(  # noqa: ANN202
     port: int = 0,
     state: Path | None = None,
     say: Callable[[str], None] | None = None,
+    concurrency: str | None = None,
 ):
     from sewerbill.local import LocalRuntime
 
@@ -130,6 +131,7 @@ def _start(  # noqa: ANN202
         parameters=_parameters(template, params),
         gateway_port=port,
         state_dir=state,
+        concurrency=concurrency,
     )
     tell(f"local stack {rt.stack.name} up in {rt.startup_seconds:.2f} s")
     tell(f"  emulator  {rt.endpoint_url}   (AWS_ENDPOINT_URL for boto3 / aws --endpoint-url)")
@@ -207,7 +209,16 @@ def _up(
     from sewerbill.local.state import StateError
 
     try:
-        rt = _start(template, start, param, port, state, say=say)
+        # sources at once, as on AWS (SEWERBILL_LOCAL_CONCURRENCY=sequential: one at a time)
+        rt = _start(
+            template,
+            start,
+            param,
+            port,
+            state,
+            say=say,
+            concurrency=os.environ.get("SEWERBILL_LOCAL_CONCURRENCY") or "concurrent",
+        )
     except StateError as exc:
         say(f"cannot use --state {state}: {exc}")
         raise typer.Exit(1) from None

@@ -23,6 +23,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationErro
 
 from sewerbill.local import portal_site
 from sewerbill.local.auth import Forbidden, Unauthorized, gateway_claims, token_scopes
+from sewerbill.local.invoker import TimedOut
 from sewerbill.local.stack import Route
 
 if TYPE_CHECKING:
@@ -462,6 +463,10 @@ class _Handler(BaseHTTPRequestHandler):
         log.info(
             "%s %s -> %s (%.0f ms)", method, raw_path, route.function, (time.perf_counter() - started) * 1000
         )
+        if inv.error and inv.error.startswith(TimedOut.error_type):
+            # the function ran past its Timeout (every route's is within the HTTP API's 30 s
+            # integration limit): answered as a gateway timeout, not as the function's error
+            return self._json(504, {"message": "Gateway Timeout"})
         if inv.error:
             return self._json(500, {"message": "Internal Server Error"})
         self._respond(inv.result)

@@ -34,6 +34,42 @@ included; over HTTP instead of the pipe a message cost about twice as much), sta
 0.6-2.4 s more (the forkserver's imports); the 12 runtime test modules, each in its own
 process, took 1,265 s in "process" and 1,289 s in "modules" (run side by side).
 
+Limits (process isolation only; `limits`, or `SEWERBILL_LOCAL_LIMITS`): an invocation is
+held to its function's Timeout and MemorySize from the template, so what fails in Lambda
+fails the same way here (issue 27). The runtime watches the worker while it waits for its
+answer (`_Budget`: `conn.poll` with a timeout, every `MEMORY_POLL_S` and at each message):
+
+- Timeout: past ``Timeout`` seconds of wall time (the AWS calls it makes included, as in
+  Lambda) the worker is killed (SIGKILL) and the invocation fails with
+  ``Sandbox.Timedout: Task timed out after N.NN seconds``.
+- Memory: when the worker's resident set exceeds ``MemorySize`` MB, at a poll or when it
+  hands back its answer (so a function that ends holding too much is caught however fast
+  it ran), the worker is killed and the invocation fails with ``Runtime.OutOfMemory:
+  Runtime exited with error: signal: killed``.
+
+Either way the event source sees a failed invocation, as it sees Lambda's (an SQS message is
+redelivered, then dead-lettered after its queue's maxReceiveCount; a stream batch retried
+from its checkpoint; a route answered 504, see `sewerbill.local.gateway`), and the next
+invocation is a cold start in a new process.
+
+The measure of memory is the worker's whole RSS (`/proc/<pid>/statm`'s resident pages),
+the pages it shares with the forkserver counted in full, as a Lambda sandbox, which shares
+nothing, holds them itself. Measured on the real template (a 2-core machine, every
+function cold-started once): the forkserver 88 MB RSS; a fresh worker 77-81 MB RSS, 17-46
+MB PSS, 12-20 MB USS (its own pages only), against MemorySize 512 or 1024 MB (256 for the
+portal's triggers, which the runtime does not run). USS alone would let a worker hold the
+preloaded libraries for free (about 70 MB a Lambda process pays for too) and would grow
+with each copy-on-write of a shared page; RSS overstates what Lambda would count only by
+the preloaded modules the function's artifact lacks (a few MB of other services' domains),
+so a function within its MemorySize here is within it in Lambda, with that margin.
+statm costs about 35 us a read (smaps_rollup, for PSS and USS, 4-7 ms on a loaded machine),
+so it is read at every answer. `/proc` is Linux's: elsewhere memory is not watched (logged
+once). Functions in this process (isolate="modules") have no limits: nothing can be killed.
+
+``SEWERBILL_LOCAL_LIMITS``: unset or ``on``: the template's limits (the default, in tests and
+`local up`); ``off``: none (a debugger paused in a handler); a number: both limits scaled by
+it (``3``: three times each Timeout and MemorySize, for a very slow machine).
+
 Both modes answer `invoke`, `configure` (a function's variables, or the system clock as
 deployed: the next invocation is a cold start) and `call_entry` (call something the
 handler's module holds, e.g. its resolver's OpenAPI document, in the function's own
@@ -82,6 +118,10 @@ class Invocation:
 
 ISOLATION_ENV = "SEWERBILL_LOCAL_ISOLATE"
 ISOLATIONS = ("process", "modules")
+LIMITS_ENV = "SEWERBILL_LOCAL_LIMITS"
+# How often a running invocation's memory is read while the runtime waits for its worker.
+MEMORY_POLL_S = 0.05
+_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 # Imported once by the forkserver, before it forks a worker: the libraries handlers import
 # that cost most to import (about 4 s in all); a worker then imports only its own code.
 # Only libraries: a function's own modules (its code folder) are imported by its worker.
@@ -123,6 +163,40 @@ def isolation(isolate: str | None) -> str:
     if mode not in ISOLATIONS:
         raise ValueError(f"isolate must be one of {ISOLATIONS}, got {mode!r}")
     return mode
+
+
+def limits_scale(limits: str | float | None = None) -> float | None:
+    """The factor applied to every function's Timeout and MemorySize (None: no limits), from
+    `limits` or else SEWERBILL_LOCAL_LIMITS: unset, "on" or "1": 1.0; "off" or "0": None; a
+    positive number: that factor."""
+    value = limits if limits is not None else os.environ.get(LIMITS_ENV)
+    if value is None:
+        return 1.0
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("", "on", "true", "yes"):
+            return 1.0
+        if text in ("off", "false", "no", "none"):
+            return None
+        try:
+            value = float(text)
+        except ValueError:
+            raise ValueError(
+                f"{LIMITS_ENV} must be on, off or a positive number, got {limits or text!r}"
+            ) from None
+    if value < 0:
+        raise ValueError(f"{LIMITS_ENV} must be on, off or a positive number, got {value!r}")
+    return float(value) if value > 0 else None
+
+
+def resident_bytes(pid: int) -> int | None:
+    """The resident set of process `pid` in bytes (its statm's second field), None where
+    /proc cannot tell (not Linux, or the process is gone)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as statm:
+            return int(statm.read().split()[1]) * _PAGE
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def preload_in_process(isolate: str | None) -> None:
@@ -240,6 +314,7 @@ class _Worker:
             daemon=True,
         )
         self.lock = threading.Lock()
+        self.busy = threading.Lock()  # held by the invocation it runs (`Invoker._checkout`)
         self.exited = False
         with _main_not_imported_again():
             self.process.start()
@@ -254,23 +329,33 @@ class _Worker:
     def pid(self) -> int | None:
         return self.process.pid
 
-    def ask(self, message: tuple[Any, ...], watch: FaultWatch | None = None) -> Any:
+    def ask(
+        self, message: tuple[Any, ...], watch: FaultWatch | None = None, budget: _Budget | None = None
+    ) -> Any:
         with self.lock:
             try:
                 worker.send(self.conn, message)
             except OSError:
                 self.exited = True
                 raise WorkerExited("its pipe is closed") from None
-            return self._receive(watch)
+            if budget is not None:
+                budget.start()
+            return self._receive(watch, budget)
 
-    def _receive(self, watch: FaultWatch | None = None) -> Any:
+    def _receive(self, watch: FaultWatch | None = None, budget: _Budget | None = None) -> Any:
         """The worker's answer; meanwhile, the AWS calls it makes (see worker). ``watch`` (a
         fault plan's, `sewerbill.local.faults`) is asked before each call is answered and
-        before the answer is taken: when it says so, the worker is killed there (SIGKILL)."""
+        before the answer is taken: when it says so, the worker is killed there (SIGKILL).
+        ``budget``: the invocation's Timeout and MemorySize, enforced while waiting and on
+        the answer (the worker killed past either: `TimedOut`, `OutOfMemory`)."""
         try:
             while True:
+                if budget is not None:
+                    budget.wait(self)
                 message = self.conn.recv()
                 if message[0] == "done":
+                    if budget is not None:
+                        budget.check_memory(self)
                     if watch is not None and watch.kill_before_ack():
                         self._kill(watch)
                     return message[1]
@@ -287,6 +372,13 @@ class _Worker:
         self.process.join(timeout=5)
         self.exited = True
         raise WorkerExited(f"killed by the fault plan {watch.describe()} (exit code {self.process.exitcode})")
+
+    def end(self, reason: WorkerExited) -> None:
+        """End the process as Lambda ends a sandbox past a limit (SIGKILL), raising `reason`."""
+        self.process.kill()
+        self.process.join(timeout=5)
+        self.exited = True
+        raise reason
 
     @property
     def usable(self) -> bool:
@@ -325,13 +417,47 @@ def _served_here(endpoint: str | None) -> str | None:
     return endpoint if endpoint in shim._clients else None
 
 
+# One AWS call at a time on moto in this process: each is atomic, as a DynamoDB item's
+# conditional write or an SQS receive is on AWS (moto's backends check and then change, with
+# no lock of their own), while functions running at once (a gateway's requests, concurrent
+# sources: `LocalRuntime`'s concurrency) interleave between their calls, as on AWS.
+EMULATOR_LOCK = threading.RLock()
+
+
 def _aws_call(method: str, url: str, headers: dict[str, str], body: bytes) -> Any:
     """A worker's AWS call, answered by moto in this process when the runtime started it
     here (motoshim's in-process transport, the same application its server runs); None
     otherwise (the worker then sends it over HTTP)."""
     from sewerbill.local import motoshim
 
-    return motoshim._answer_in_process(method, url, headers, body)
+    with EMULATOR_LOCK:
+        return motoshim._answer_in_process(method, url, headers, body)
+
+
+class Serialized:
+    """`target` (the runtime's own SQS client, a stream reader) with each call made under
+    `EMULATOR_LOCK`, so the runtime's pollers, running at once, and the workers' calls reach
+    moto one at a time; attributes that are not methods are read as they are (each time:
+    `DirectSqs.default_events` changes with each receive), a method's wrapper made once."""
+
+    def __init__(self, target: Any) -> None:
+        self._target = target
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value) or isinstance(value, type):
+            return value
+
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with EMULATOR_LOCK:
+                return value(*args, **kwargs)
+
+        setattr(self, name, locked)  # found on the instance from now on, without __getattr__
+        return locked
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with EMULATOR_LOCK:
+            return self._target(*args, **kwargs)
 
 
 def _call_name(method: str, url: str, headers: dict[str, str]) -> str:
@@ -345,6 +471,71 @@ def _call_name(method: str, url: str, headers: dict[str, str]) -> str:
 
 class WorkerExited(RuntimeError):
     """A function's process ended while the runtime was waiting on it."""
+
+    error_type = "Runtime.ExitError"  # what the invocation's error says first, as Lambda's
+
+
+class TimedOut(WorkerExited):
+    """The runtime killed a worker that ran past its function's Timeout."""
+
+    error_type = "Sandbox.Timedout"
+
+
+class OutOfMemory(WorkerExited):
+    """The runtime killed a worker whose resident set grew past its function's MemorySize."""
+
+    error_type = "Runtime.OutOfMemory"
+
+
+class _Budget:
+    """One invocation's limits (see the module's docstring): ``timeout_s`` of wall time from
+    `start` and ``memory_mb`` of resident set; None: that one is not enforced."""
+
+    _unwatched_logged = False
+
+    def __init__(self, timeout_s: float | None, memory_mb: float | None) -> None:
+        self.timeout_s = timeout_s
+        self.memory_bytes = None if memory_mb is None else int(memory_mb * 1024 * 1024)
+        self.deadline = float("inf")
+        self.next_check = float("inf")
+
+    def start(self) -> None:
+        now = time.monotonic()
+        if self.timeout_s is not None:
+            self.deadline = now + self.timeout_s
+        if self.memory_bytes is not None:
+            self.next_check = now + MEMORY_POLL_S
+
+    def wait(self, proc: _Worker) -> None:
+        """Return when the worker has a message; kill it meanwhile past a limit."""
+        while True:
+            now = time.monotonic()
+            if now >= self.deadline:
+                proc.end(TimedOut(f"Task timed out after {self.timeout_s:.2f} seconds"))
+            if now >= self.next_check:
+                self.check_memory(proc)
+                self.next_check = now + MEMORY_POLL_S
+            until = min(self.deadline, self.next_check)
+            if proc.conn.poll(None if until == float("inf") else max(0.0, until - now)):
+                return
+
+    def check_memory(self, proc: _Worker) -> None:
+        if self.memory_bytes is None or proc.pid is None:
+            return
+        used = resident_bytes(proc.pid)
+        if used is None:
+            if not _Budget._unwatched_logged:
+                _Budget._unwatched_logged = True
+                log.warning("memory limits are not enforced: /proc/<pid>/statm cannot be read here")
+            self.memory_bytes = None
+            return
+        if used > self.memory_bytes:
+            proc.end(
+                OutOfMemory(
+                    "Runtime exited with error: signal: killed "
+                    f"(resident {used / 2**20:.0f} MB, MemorySize {self.memory_bytes / 2**20:.0f} MB)"
+                )
+            )
 
 
 class FaultWatch(Protocol):
@@ -375,9 +566,13 @@ class Invoker:
         account: str,
         isolate: str | None = None,
         clock: Any = None,
+        limits: str | float | None = None,
     ) -> None:
         self.functions = functions
         self.isolate = isolation(isolate)
+        # the factor on each function's Timeout and MemorySize (None: not enforced); read
+        # at each invocation, so a test may change it between two
+        self.limits = limits_scale(limits)
         start_forkserver(self.isolate, [(fn.code_dir, fn.handler) for fn in functions.values()])
         # The simulated clock: sent with each invocation (process) or installed into each
         # function's own copy of common.clock at its cold start (modules). Deployed code
@@ -391,6 +586,10 @@ class Invoker:
         self._overrides: dict[str, dict[str, str]] = {}  # configure(): variables per function
         self._system_clock: set[str] = set()  # configure(): functions on the system clock
         self._workers: dict[str, _Worker] = {}
+        # concurrent: invocations of one function at once, each in a worker of its own (the
+        # first in `_workers`, the others here), as Lambda scales out a function
+        self.concurrent = False
+        self._spares: dict[str, list[_Worker]] = {}
         self._starting = threading.Lock()
         self._handlers: dict[str, Callable[..., Any]] = {}
         self._modules: dict[str, dict[str, ModuleType]] = {}  # function -> its private modules
@@ -427,11 +626,13 @@ class Invoker:
             self._overrides[logical_id] = dict(environment or {})
             (self._system_clock.discard if simulated_clock else self._system_clock.add)(logical_id)
             retired = self._workers.pop(logical_id, None)
+            spares = self._spares.pop(logical_id, [])
             self._handlers.pop(logical_id, None)
             self._entry_modules.pop(logical_id, None)
             self._modules.pop(logical_id, None)
-        if retired is not None:
-            retired.stop()
+        for old in [retired, *spares]:
+            if old is not None:
+                old.stop()
 
     def _now(self, logical_id: str) -> datetime | None:
         if self.clock is None or logical_id in self._system_clock:
@@ -463,6 +664,37 @@ class Invoker:
                 found = self._workers[logical_id] = _Worker(fn, env)
             return found
 
+    def _checkout(self, logical_id: str) -> _Worker:
+        """A worker of the function for one invocation, its `busy` lock taken. One after
+        another (not `concurrent`): the function's one worker, waited for while it works.
+        Concurrent: the first one not busy, else a new one (a cold start), as Lambda gives
+        a function another execution environment while each it has is busy."""
+        first = self._worker(logical_id)
+        if not self.concurrent:
+            first.busy.acquire()
+            return first
+        if first.busy.acquire(blocking=False):
+            return first
+        with self._starting:
+            spares = self._spares.setdefault(logical_id, [])
+            for spare in list(spares):
+                if not spare.usable:
+                    spares.remove(spare)
+                    spare.stop()
+                elif spare.busy.acquire(blocking=False):
+                    return spare
+            fn = self.functions[logical_id]
+            env = {k: v for k, v in os.environ.items() if k in worker.PASSED_THROUGH}
+            env.update(self.environment(fn))
+            spare = _Worker(fn, env)
+            spare.busy.acquire()
+            spares.append(spare)
+            return spare
+
+    def workers_started(self, logical_id: str) -> int:
+        """How many workers the function has now (more than one only when `concurrent`)."""
+        return int(logical_id in self._workers) + len(self._spares.get(logical_id, []))
+
     def worker_pids(self) -> dict[str, int | None]:
         """The process of each function started so far (isolate="process")."""
         return {lid: w.pid for lid, w in self._workers.items()}
@@ -471,6 +703,8 @@ class Invoker:
         """Stop every function's process (the runtime's stop calls this)."""
         with self._starting:
             workers, self._workers = list(self._workers.values()), {}
+            workers += [w for spares in self._spares.values() for w in spares]
+            self._spares = {}
         for w in workers:
             w.stop()
 
@@ -617,18 +851,28 @@ class Invoker:
 
     def _invoke_in_worker(self, entry: Invocation, event: Any, extra_env: dict[str, str] | None) -> None:
         logical_id = entry.function
-        proc = self._worker(logical_id)
+        proc = self._checkout(logical_id)
         watch = self.faults.watch(logical_id) if self.faults is not None else None
+        budget = self.budget(logical_id)
         started = time.perf_counter()
         try:
             entry.result, entry.error, trace, _ = proc.ask(
-                ("invoke", event, self._now(logical_id), extra_env), watch
+                ("invoke", event, self._now(logical_id), extra_env), watch, budget
             )
         except WorkerExited as exc:  # the process died mid-invocation: the next one is a cold start
-            entry.error, trace = f"Runtime.ExitError: {exc}", None
+            entry.error, trace = f"{exc.error_type}: {exc}", None
+        finally:
+            proc.busy.release()
         entry.duration_ms = (time.perf_counter() - started) * 1000
         if entry.error:
             log.warning("%s failed: %s\n%s", logical_id, entry.error, trace or "")
+
+    def budget(self, logical_id: str) -> _Budget | None:
+        """The limits of an invocation of `logical_id` now (None: limits are off)."""
+        if self.limits is None:
+            return None
+        fn = self.functions[logical_id]
+        return _Budget(fn.timeout_s * self.limits, fn.memory_mb * self.limits)
 
     def _invoke_here(self, entry: Invocation, event: Any, extra_env: dict[str, str] | None) -> None:
         if self.faults is not None:

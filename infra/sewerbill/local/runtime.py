@@ -12,10 +12,12 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -30,13 +32,25 @@ from sewerbill.local.auth import LocalIssuer
 from sewerbill.local.clock import Firing, SimulatedClock
 from sewerbill.local.emulator import Emulator
 from sewerbill.local.gateway import Gateway
-from sewerbill.local.invoker import Invocation, Invoker, preload_in_process, start_forkserver
+from sewerbill.local.invoker import Invocation, Invoker, Serialized, preload_in_process, start_forkserver
 from sewerbill.local.retention import Retention
 from sewerbill.local.sources import DeadLetter, DeadLetterWatch, SqsPoller, StreamPoller
 from sewerbill.local.stack import Provisioner, ScheduledTarget, Stack, StreamSource
 from sewerbill.local.worker import stamp_logs_with
 
 log = logging.getLogger("sewerbill.local")
+
+
+CONCURRENCY_ENV = "SEWERBILL_LOCAL_CONCURRENCY"
+CONCURRENCIES = ("sequential", "concurrent")
+
+
+def concurrency_mode(concurrency: str | None) -> str:
+    """The mode asked for, else SEWERBILL_LOCAL_CONCURRENCY's, else "sequential"."""
+    mode = concurrency or os.environ.get(CONCURRENCY_ENV) or "sequential"
+    if mode not in CONCURRENCIES:
+        raise ValueError(f"concurrency must be one of {CONCURRENCIES}, got {mode!r}")
+    return mode
 
 
 class DrainIncomplete(RuntimeError):
@@ -54,6 +68,8 @@ class LocalRuntime:
         cfn: dict[str, Any],
         start_time: datetime,
         isolate: str | None,
+        limits: str | float | None = None,
+        concurrency: str | None = None,
     ) -> None:
         self.emulator = emulator
         self.stack = stack
@@ -68,12 +84,13 @@ class LocalRuntime:
             stack.account,
             isolate=isolate,
             clock=_SimulatedNow(self),
+            limits=limits,
         )
-        self._sqs: Any = emulator.client("sqs")
-        if emulator.observes_activity("sqs"):  # moto in this process: its queues directly
-            from sewerbill.local import motoshim
-
-            self._sqs = motoshim.DirectSqs(self._sqs, stack.account, stack.region)
+        # concurrent: every due source at once, an SQS source up to its MaximumConcurrency
+        # invocations at once (`_poll_concurrently`); sequential: one after another
+        self.concurrent = concurrency_mode(concurrency) == "concurrent"
+        self.invoker.concurrent = self.concurrent
+        self._sqs = self._runtime_sqs()
         account = stack.account if emulator.started_here else None
         self._pollers: list[SqsPoller | StreamPoller] = [
             SqsPoller(source, self._sqs, self.invoker, stack.region, account)
@@ -84,9 +101,16 @@ class LocalRuntime:
         if emulator.observes_activity("stream"):  # moto in this process: read its shards directly
             from sewerbill.local import motoshim
 
-            direct = motoshim.stream_entries
+            direct = Serialized(motoshim.stream_entries)
         self._stream_pollers = [
-            StreamPoller(source, streams, self.invoker, stack.region, self._give_up, direct)
+            StreamPoller(
+                source,
+                None if streams is None else Serialized(streams),
+                self.invoker,
+                stack.region,
+                self._give_up,
+                direct,
+            )
             for source in stack.stream_sources
         ]
         self._pollers.extend(self._stream_pollers)
@@ -112,6 +136,10 @@ class LocalRuntime:
         self._dlqs_watched = observed("sqs")
         self._pending: set[tuple[str, str]] = set()
         self._dlqs_pending: set[str] = set()
+        # concurrent mode: each SQS poller's further slots (pollers of the same source, each
+        # with its own receive state), and the threads the sources run in during a pass
+        self._slots: dict[int, list[SqsPoller]] = {}
+        self._threads: ThreadPoolExecutor | None = None
         self._activity = threading.Event()
         self._activity_lock = threading.Lock()
         self.clock = SimulatedClock(start_time, stack, self._fire, self.drain)
@@ -143,6 +171,8 @@ class LocalRuntime:
         gateway: bool = True,
         gateway_port: int = 0,
         state_dir: str | Path | None = None,
+        limits: str | float | None = None,
+        concurrency: str | None = None,
     ) -> LocalRuntime:
         """Start (or reach) the emulator, create the template's resources, start the gateway.
 
@@ -152,6 +182,11 @@ class LocalRuntime:
         `isolate`: "process" (a process per function, the default) or "modules" (see invoker).
         `state_dir`: restore the state saved there (if any) before the first invocation, and
         save there at a clean stop (`sewerbill.local.state`); None: nothing is kept.
+        `limits`: each function's Timeout and MemorySize enforced ("on", the default), not
+        ("off"), or scaled by a factor; None: SEWERBILL_LOCAL_LIMITS's (see invoker).
+        `concurrency`: "sequential" (the default: one source, one invocation at a time, as
+        the tests' expectations were written) or "concurrent" (`local up`: as AWS runs them,
+        see `poll_once`); None: SEWERBILL_LOCAL_CONCURRENCY's.
         """
         began = time.perf_counter()
         if state_dir is not None:
@@ -198,6 +233,8 @@ class LocalRuntime:
                 cfn,
                 start_time or datetime.now(UTC).replace(microsecond=0),
                 isolate,
+                limits,
+                concurrency,
             )
             for poller in runtime._stream_pollers:
                 poller.start()
@@ -249,6 +286,9 @@ class LocalRuntime:
         if self.gateway is not None:
             self.gateway.stop()
             self.gateway = None
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
+            self._threads = None
         self.invoker.stop()
         self.emulator.stop()
         heap.unsettle()
@@ -397,18 +437,29 @@ class LocalRuntime:
             self._activity.clear()
         return pending, (dlqs if self._dlqs_watched else None)
 
+    def _runtime_sqs(self) -> Any:
+        """An SQS client for the runtime's own calls, each made under the emulator's lock
+        (`invoker.Serialized`): moto's queues directly when moto runs in this process."""
+        sqs: Any = self.emulator.client("sqs")
+        if self.emulator.observes_activity("sqs"):  # moto in this process: its queues directly
+            from sewerbill.local import motoshim
+
+            sqs = motoshim.DirectSqs(sqs, self.stack.account, self.stack.region)
+        return Serialized(sqs)
+
     def poll_once(self, check_dead_letters: bool = True) -> int:
         """One pass over the sources that can have something; returns how many messages or
-        records were handled. A source that may have more is kept pending."""
+        records were handled. A source that may have more is kept pending. Sequential: each
+        source in turn, one invocation each. Concurrent: `_poll_concurrently`."""
         with self._poll_lock:
             pending, dlqs = self._take_pending()
             handled = 0
-            due = self._unwatched + [n for key in pending for n in self._positions.get(key, ())]
-            for n in sorted(due):
+            due = sorted(self._unwatched + [n for key in pending for n in self._positions.get(key, ())])
+            runs = self._poll_concurrently(due) if self.concurrent else self._poll_in_turn(due)
+            for n, slot, count in runs:
                 poller = self._pollers[n]
-                count = poller.poll_once()
                 handled += count
-                if poller.key in self._watched and (poller.more or not count and self._waiting(poller)):
+                if poller.key in self._watched and (slot.more or not count and self._waiting(poller)):
                     with self._activity_lock:
                         self._pending.add(poller.key)
             if check_dead_letters and (dlqs is None or dlqs):
@@ -417,6 +468,53 @@ class LocalRuntime:
                 with self._activity_lock:
                     self._dlqs_pending |= dlqs
             return handled
+
+    def _poll_in_turn(self, due: list[int]) -> list[tuple[int, SqsPoller | StreamPoller, int]]:
+        return [(n, self._pollers[n], self._pollers[n].poll_once()) for n in due]
+
+    def _poll_concurrently(self, due: list[int]) -> list[tuple[int, SqsPoller | StreamPoller, int]]:
+        """Every due source at once, each in a thread, as the Lambda service polls each event
+        source on its own: different functions run at the same time, and an SQS source up to
+        its ScalingConfig MaximumConcurrency invocations at once (1 without one), its visible
+        messages shared among them (each takes at most its share, never more than BatchSize),
+        each invocation in a worker of its own (`Invoker.concurrent`). A stream is read by one
+        invocation at a time per shard, as Lambda reads it (moto keeps one shard a table).
+        The pass returns when every invocation it started has ended, so `drain` still waits
+        for everything to settle; AWS calls stay atomic (`invoker.EMULATOR_LOCK`), what runs
+        between them interleaves however the threads are scheduled."""
+        runs: list[tuple[int, SqsPoller | StreamPoller]] = []
+        for n in due:
+            poller = self._pollers[n]
+            if (
+                isinstance(poller, SqsPoller)
+                and poller.source.enabled
+                and poller.source.maximum_concurrency > 1
+            ):
+                visible = poller.visible()
+                slots = max(1, min(poller.source.maximum_concurrency, visible))
+                share = max(1, -(-visible // slots))
+                for slot in self._slot_pollers(n, slots):
+                    slot.batch_limit = share
+                    runs.append((n, slot))
+            else:
+                runs.append((n, poller))
+        if len(runs) <= 1:
+            return [(n, slot, slot.poll_once()) for n, slot in runs]
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(max_workers=64, thread_name_prefix="sewerbill-source")
+        counts = list(self._threads.map(lambda run: run[1].poll_once(), runs))
+        return [(n, slot, count) for (n, slot), count in zip(runs, counts, strict=True)]
+
+    def _slot_pollers(self, n: int, slots: int) -> list[SqsPoller]:
+        """The SQS poller `n` and as many more pollers of its source as make `slots`."""
+        poller = self._pollers[n]
+        assert isinstance(poller, SqsPoller)
+        extra = self._slots.setdefault(n, [])
+        while len(extra) < slots - 1:
+            extra.append(
+                SqsPoller(poller.source, self._runtime_sqs(), self.invoker, self.stack.region, poller.account)
+            )
+        return [poller, *extra[: slots - 1]]
 
     @staticmethod
     def _waiting(poller: SqsPoller | StreamPoller) -> bool:

@@ -104,13 +104,17 @@ class SqsPoller:
         self.key = ("sqs", source.queue_arn)  # what the emulator's activity reports name
         self._tests = [compiled(f) for f in source.filters]  # made once, asked of every message
         self._default_events: set[str] = set()  # this batch's deliveries lacking `account`
+        # at most this many messages a batch (None: the mapping's BatchSize): set by the
+        # runtime when it shares a queue's messages among concurrent invocations
+        self.batch_limit: int | None = None
 
     def _receive(self) -> list[dict[str, Any]]:
         messages: list[dict[str, Any]] = []
         self.more = False
         self._default_events = set()
-        while len(messages) < self.source.batch_size:
-            asked = min(10, self.source.batch_size - len(messages))
+        size = min(self.batch_limit or self.source.batch_size, self.source.batch_size)
+        while len(messages) < size:
+            asked = min(10, size - len(messages))
             got = self.sqs.receive_message(
                 QueueUrl=self.source.queue_url,
                 MaxNumberOfMessages=asked,
@@ -198,6 +202,13 @@ class SqsPoller:
                     for n, m in enumerate(chunk)
                 ],
             )
+
+    def visible(self) -> int:
+        """The queue's messages that a receive can take now (ApproximateNumberOfMessages)."""
+        attrs = self.sqs.get_queue_attributes(
+            QueueUrl=self.source.queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+        )["Attributes"]
+        return int(attrs["ApproximateNumberOfMessages"])
 
     def in_flight(self) -> int:
         attrs = self.sqs.get_queue_attributes(

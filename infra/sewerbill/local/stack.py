@@ -87,6 +87,9 @@ class QueueSource:
     report_batch_item_failures: bool = False
     enabled: bool = True
     filters: list[dict[str, Any]] = field(default_factory=list)
+    # ScalingConfig.MaximumConcurrency: invocations at once when the runtime runs sources
+    # concurrently (absent: 1 here, so a queue without one is handled in order)
+    maximum_concurrency: int = 1
 
 
 @dataclass
@@ -616,6 +619,7 @@ class Provisioner:
                     report_batch_item_failures=reports,
                     enabled=enabled,
                     filters=parse_filters(p.get("FilterCriteria")),
+                    maximum_concurrency=int((p.get("ScalingConfig") or {}).get("MaximumConcurrency", 1)),
                 )
             )
         elif ":dynamodb:" in source_arn and "/stream/" in source_arn:

@@ -44,6 +44,9 @@ def _plain(model: Any) -> dict[str, Any]:
 
 
 _NEVER = datetime.min.replace(tzinfo=UTC)
+# Rounds of `keep_consumptions` for periods another delivery keeps first meanwhile, before the
+# message is handed back to its queue (TransientError) to be delivered again.
+RACED_ATTEMPTS = 3
 
 
 def _determined(item: dict[str, Any]) -> datetime:
@@ -128,6 +131,7 @@ class Projections(Store):
         events: Iterable[ConsumptionDetermined],
         now: datetime,
         redetermined: Callable[[list[Redetermined]], object] | None = None,
+        _attempt: int = 1,
     ) -> int:
         """Kept once per (tenant, account, period): a redelivery or duplicate publish changes
         nothing, a later re-determination (by ``occurred_at``, the event's contract) with another
@@ -140,9 +144,13 @@ class Projections(Store):
         re-rating of a bill already issued for the period (X-IMMUTABLE: the bill stays as it
         is); only then is the new item written, so a crash in between is finished by the
         redelivery (the booking is idempotent by its business key). A replacement is written
-        on condition that the kept item is the one read (``_replace``); new items go in
-        batches, which cannot be conditional (what that leaves open: ``_replace``)."""
+        on condition that the kept item is the one read (``_replace``); a first determination
+        on condition that nothing is kept for its period yet (``put_all_new``: 100 to a
+        transaction), so two first determinations of one period delivered at once (the
+        consumer runs up to five at once) cannot leave the earlier one kept by writing last:
+        the one that finds the other kept is weighed against it as a re-determination."""
         items: dict[tuple[str, str], dict[str, Any]] = {}
+        chosen: dict[tuple[str, str], ConsumptionDetermined] = {}  # the event behind each item
         tenants: dict[tuple[str, str], str] = {}
         meters: dict[tuple[str, str], dict[tuple[str, str], dict[str, Any]]] = {}
         for e in events:
@@ -172,6 +180,7 @@ class Projections(Store):
             if key in items and _determined(items[key]) > e.occurred_at:
                 continue  # the chunk holds a later determination of the period
             items[key] = item
+            chosen[key] = e
             tenants[key] = e.tenant
             for m in e.meters:
                 indexed = meter_items(e.tenant, e.account_id, [m.meter_id])
@@ -196,10 +205,18 @@ class Projections(Store):
             redetermined(replaced)
         # meters of one account share words (``W#`` keys): each key once in the batch
         new_meters = {key: i for k, indexed in meters.items() if k not in old for key, i in indexed.items()}
-        self.write([items[k] for k in changed if k not in old] + list(new_meters.values()))
+        raced = self.put_all_new([items[k] for k in changed if k not in old])
+        self.write(list(new_meters.values()))
         for r in replaced:
             self._replace(r.old, r.new)
-        return len(changed)
+        if not raced:
+            return len(changed)
+        # another delivery kept a first determination of these periods after they were read:
+        # weighed again against it (the later determination stays, whichever wrote first)
+        if _attempt >= RACED_ATTEMPTS:
+            raise TransientError(f"{len(raced)} consumption(s) kept changing while being kept")
+        again = [chosen[(str(i["pk"]), str(i["sk"]))] for i in raced]
+        return len(changed) - len(raced) + self.keep_consumptions(again, now, redetermined, _attempt + 1)
 
     def _replace(self, old: dict[str, Any], new: dict[str, Any]) -> None:
         """Put ``new`` in place of the kept ``old`` only if ``old`` is still what is kept (its
@@ -208,10 +225,8 @@ class Projections(Store):
         second finds it changed and is retried (TransientError), and then weighs its
         determination against the one now kept, so the later determination is what stays.
 
-        Left open: new items go in batches, and BatchWriteItem cannot be conditional, so two
-        different first determinations of a period nothing was kept for, delivered at the
-        same moment, are both written and the last write stays. A conditional put per new
-        item would close it at several times a read file's cost (issue 7's note)."""
+        A first determination of a period nothing was kept for is written on condition that
+        nothing is kept still (`keep_consumptions`), so the same holds for two of them."""
         kept = {":kept": {"S": str(old.get("source_event_id"))}}
         if not self.put_if(new, "source_event_id = :kept", kept):
             raise TransientError(

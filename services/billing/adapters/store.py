@@ -1,7 +1,8 @@
 """Bulk reads and writes on billing's table (injected low-level client).
 
 Writes go in BatchWriteItem requests of 25 (unprocessed items retried), reads as range
-queries over one partition; transactions only where two items must change together.
+queries over one partition; transactions where two items must change together, or where
+new items must not overwrite what another writer put meanwhile (`put_all_new`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from common.dynamo import batch_get, from_item, to_item
+from common.dynamo import MAX_TRANSACT_ACTIONS, ConditionFailed, batch_get, from_item, to_item, transact
 from common.errors import TransientError
 
 BATCH_WRITE_MAX = 25
@@ -99,6 +100,38 @@ class Store:
     def put_new(self, item: dict[str, Any]) -> bool:
         """A conditional put of one item; False if its key is already there."""
         return self.put_if(item, "attribute_not_exists(pk)")
+
+    def put_all_new(self, items: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Put each item on condition that its key is not there yet, 100 to a transaction
+        (TransactWriteItems: a batch write cannot be conditional); returns the items whose
+        key another writer put first (none of them written). A transaction that one of them
+        cancels is written again without them, so each call of 100 new items is one request
+        when no writer raced it."""
+        present: list[dict[str, Any]] = []
+        for start in range(0, len(items), MAX_TRANSACT_ACTIONS):
+            pending = list(items[start : start + MAX_TRANSACT_ACTIONS])
+            while pending:
+                self._count("TransactWriteItems")
+                try:
+                    transact(
+                        self.client,
+                        [
+                            {
+                                "Put": {
+                                    "TableName": self.table,
+                                    "Item": to_item(item),
+                                    "ConditionExpression": "attribute_not_exists(pk)",
+                                }
+                            }
+                            for item in pending
+                        ],
+                    )
+                except ConditionFailed as failed:
+                    present += [pending[i] for i in failed.indexes]
+                    pending = [item for i, item in enumerate(pending) if i not in set(failed.indexes)]
+                    continue
+                break
+        return present
 
     def put_if(self, item: dict[str, Any], condition: str, values: dict[str, Any] | None = None) -> bool:
         """Put one item if ``condition`` (with its ``values``, typed) holds; False if it did not."""
