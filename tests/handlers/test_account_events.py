@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -131,6 +131,37 @@ def test_each_recorded_version_is_published_once_packed_per_tenant(
     )
     (version,) = AccountsChanged.model_validate(json.loads(changed)["detail"]).accounts
     assert version.service_address == "9102 Bain Station Rd" and version.version > first.version
+
+
+def test_the_staff_account_route_publishes_the_version_it_records(
+    env: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from billing.handlers import api as billing_api
+
+    accounts_file(env, monkeypatch, "accounts/a.csv", account_line("PP-0101", "9100 Bain Station Rd"))
+    env.clock.advance(timedelta(minutes=1))  # type: ignore[attr-defined]
+    event = http_event("PUT", f"/staff/{PP}/accounts/PP-0101")
+    event["body"] = json.dumps(
+        {
+            "name": "Brewer PP-0101",
+            "service_address": "9100 Bain Station Rd",
+            "mailing_address": "PO Box 1",
+            "zip": "53158",
+            "opened_on": "2025-01-01",
+            "closed_on": "2025-12-31",
+            "class": "nonresidential",
+            "meter_size": "5/8",
+        }
+    )
+    event["headers"]["content-type"] = "application/json"
+    event["requestContext"]["authorizer"] = {
+        "jwt": {"claims": {"sub": "clerk-bo", "role": "staff", "tenants": f"[{PP}]"}, "scopes": None}
+    }
+    resp = billing_api.lambda_handler(event, lambda_context())
+    assert resp["statusCode"] == 200, resp["body"]
+    [record] = account_records(env.stream_records("billing"))
+    (closed,) = AccountsChanged.model_validate_json(record.detail).accounts
+    assert (closed.account_id, closed.closed_on) == ("PP-0101", date(2025, 12, 31))
 
 
 def test_a_lab_result_for_a_billed_account_is_taken_in_at_its_service_address(
