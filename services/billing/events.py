@@ -171,6 +171,99 @@ def chunk_bills(detail: object) -> list[tuple[str, object]]:
     return keyed
 
 
+# The most account versions one ``AccountsChanged`` carries; the publisher also keeps each
+# chunk's entry under EventBridge's 256 KB (a version's detail is at most about 2.6 KB with
+# every text at its longest, so 80 of them always fit).
+ACCOUNTS_PER_CHUNK_MAX = 80
+_TEXT = 500  # the longest name or address an account version carries on the bus
+
+
+class AccountVersion(BaseModel):
+    """One recorded version of an account, as other services keep it (issue 26): what
+    sampling needs to take in a lab result (the account exists, its class, its service
+    address as the sampling point until staff register one, satellite, SIC), what metering
+    needs to take in a meter (the account exists), and the addresses and opt-ins notices
+    sends to.
+
+    ``version`` is when billing recorded the version (its ``ACCOUNT-HISTORY`` item): a
+    later version of the same account has a later time, so a consumer keeps a version only
+    when it is later than the one it holds, and a version delivered twice, or after a later
+    one, changes nothing."""
+
+    model_config = ConfigDict(frozen=True)
+
+    account_id: str = Field(min_length=1, max_length=200)
+    version: AwareDatetime
+    opened_on: date
+    closed_on: date | None = None
+    account_class: Literal["residential", "nonresidential"]
+    name: str = Field(max_length=_TEXT)
+    service_address: str = Field(max_length=_TEXT)
+    mailing_address: str = Field(max_length=_TEXT)
+    zip: str = Field(max_length=20)
+    email: str | None = Field(default=None, max_length=320)
+    email_opt_in: bool = False
+    parcel_id: str | None = Field(default=None, max_length=200)
+    satellite: bool = False
+    sic: str | None = Field(default=None, max_length=200)
+
+
+class AccountsChanged(Event):
+    """Account versions of one tenant that billing recorded (issue 26), in the order they
+    were written: an account opened (its first version), changed (a later one) or closed
+    (a version with ``closed_on``), from an accounts file or the staff account route.
+
+    The billing table's stream publishes it (``billing.adapters.bill_outbox``): each
+    version's history item is its own outbox (one fact, one item), so a version committed
+    is published even if the writer crashes right after; the history INSERTs of a stream
+    batch are packed, per run of one tenant's versions, into entries of at most
+    :data:`ACCOUNTS_PER_CHUNK_MAX` versions. Consumers keep each version by its business
+    key (tenant, account, version): a chunk delivered twice, or two chunks sharing versions
+    after a retried batch is packed anew, change nothing. Business key: the tenant and the
+    chunk's first and last versions."""
+
+    SOURCE = SOURCE
+    BUSINESS_KEY = ("tenant", "first_account_id", "first_version", "last_account_id", "last_version")
+
+    tenant: str
+    first_account_id: str
+    first_version: AwareDatetime
+    last_account_id: str
+    last_version: AwareDatetime
+    accounts: tuple[AccountVersion, ...] = Field(min_length=1, max_length=ACCOUNTS_PER_CHUNK_MAX)
+
+    @model_validator(mode="after")
+    def _first_to_last(self) -> AccountsChanged:
+        first, last = self.accounts[0], self.accounts[-1]
+        if (first.account_id, first.version, last.account_id, last.version) != (
+            self.first_account_id,
+            self.first_version,
+            self.last_account_id,
+            self.last_version,
+        ):
+            raise ValueError("first_* and last_* name the chunk's first and last versions")
+        return self
+
+
+def chunk_accounts(detail: object) -> list[tuple[str, object]]:
+    """An ``AccountsChanged`` detail's versions, each as ``(key, detail)``, for a consumer
+    that validates and keeps every version on its own (one malformed version never costs
+    the others theirs): ``key`` names the version's place and account (``accounts.3 (GR-1)``).
+    ValueError when the detail holds no list of versions."""
+    accounts = detail.get("accounts") if isinstance(detail, dict) else None
+    if not isinstance(accounts, list) or not accounts:
+        raise ValueError("accounts: a list of at least one account version is required")
+    if len(accounts) > ACCOUNTS_PER_CHUNK_MAX:
+        raise ValueError(f"accounts: at most {ACCOUNTS_PER_CHUNK_MAX}, got {len(accounts)}")
+    keyed = []
+    for index, account in enumerate(accounts):
+        account_id = account.get("account_id") if isinstance(account, dict) else None
+        keyed.append(
+            (f"accounts.{index} ({str(account_id)[:200]})" if account_id else f"accounts.{index}", account)
+        )
+    return keyed
+
+
 class AdjustedFund(BaseModel):
     """The part of an adjustment booked to one fund (GR-FUNDS, SU-FUNDS; ``om`` otherwise)."""
 

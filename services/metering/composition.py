@@ -29,6 +29,8 @@ if TYPE_CHECKING:
     from common.tariffs import TariffBook
     from metering.adapters.dynamodb import DynamoMeteringRepository
     from metering.app import ingest
+    from metering.app.accounts import AccountsKept
+    from metering.domain.accounts import BilledAccount
     from metering.domain.determination import TenantSettings
     from metering.domain.readings import Reading
 
@@ -181,7 +183,26 @@ def take_in_upload(upload: UploadedObject, kind: str) -> ingest.IngestResult:
             now=clock().now(),
             today=day,
             rules=field_rules(day),
+            directory=repo,
         )
+
+
+def keep_accounts(accounts: list[BilledAccount]) -> AccountsKept:
+    """Billing's accounts (``AccountsChanged``), and the meters waiting for them taken in."""
+    from metering.app.accounts import keep_accounts as keep
+
+    day = today()
+    repo = repository()
+    return keep(
+        accounts,
+        repo=repo,
+        directory=repo,
+        settings=settings_on(day),
+        tenants=metered_tenants(day),
+        now=clock().now(),
+        today=day,
+        rules=field_rules(day),
+    )
 
 
 def take_in_interval_upload(upload: UploadedObject) -> ingest.IngestResult:

@@ -15,9 +15,13 @@ from common.outbox import OutboxPublisher
 from common.tariff_files import load_tariff_book
 from sampling.adapters.dynamodb import DynamoSamplingRepository
 from sampling.adapters.s3 import S3Objects
+from sampling.app.accounts import AccountsKept
+from sampling.app.accounts import keep_accounts as keep_accounts_use_case
 from sampling.app.service import SamplingService
 from sampling.config import PublishOutboxConfig, SamplingConfig
+from sampling.domain.accounts import BilledAccount
 from sampling.domain.intake import IntakeResult, LabFile, ingest_lab_file
+from sampling.domain.strength import CLASSIFIED_TENANTS
 from sampling.tariffs import BookPolicies
 
 
@@ -50,6 +54,17 @@ def ingest() -> Callable[[LabFile], IntakeResult]:
         repo=repository(),
         clock=RuntimeClock(),
         policies=policies(),
+    )
+
+
+@cold_start
+def keep_accounts() -> Callable[[list[BilledAccount]], AccountsKept]:
+    return partial(
+        keep_accounts_use_case,
+        tenants=CLASSIFIED_TENANTS,
+        repo=repository(),
+        policies=policies(),
+        clock=RuntimeClock(),
     )
 
 

@@ -223,6 +223,9 @@ class LabFileTakenIn(Event):
     accepted: int = Field(ge=0)
     repeated: int = Field(ge=0)
     rejected: int = Field(ge=0)
+    # Lines naming an account not known yet, waiting in suspense for it (issue 26; additive:
+    # 0 in earlier details); accepted + repeated + rejected + waiting = lines.
+    waiting: int = Field(ge=0, default=0)
     rejections: tuple[LabLineRejection, ...] = ()
     report_key: str | None = None
     accounts_classified: int = Field(ge=0, default=0)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from typing import Any
@@ -11,6 +11,7 @@ from common.events import Event
 from common.imports import ImportCounts
 from metering.app import ingest
 from metering.app.ingest import AccountKey, BatchOutput, FileRecord, MeterKey, TakenIn, UploadedFile
+from metering.domain.accounts import BilledAccount, WaitingMeter
 from metering.domain.determination import TenantSettings
 from metering.domain.interval import DayKey, DaySum, IntervalMeter, StoredDay
 from metering.domain.model import AccountMetering, Meter
@@ -136,6 +137,59 @@ class MemoryRepo:
         return {(k[2], k[3]): c.volume_gal for k, c in self.consumptions.items() if k[1] == account}
 
 
+class MemoryDirectory:
+    """The account directory port (billing's accounts and the meters waiting for them,
+    ``metering.app.core.AccountDirectory``) over dicts."""
+
+    def __init__(self) -> None:
+        self.accounts: dict[AccountKey, BilledAccount] = {}
+        self.tenants: set[str] = set()
+        self.waiting: dict[tuple[str, str, str, int], dict[str, Any]] = {}  # tenant, account, file, line
+        self.marks: set[AccountKey] = set()
+
+    def keep_accounts(self, accounts: Sequence[BilledAccount]) -> int:
+        kept = 0
+        self.tenants |= {a.tenant for a in accounts}
+        for a in accounts:
+            held = self.accounts.get((a.tenant, a.account_id))
+            if held is None or held.version < a.version:
+                self.accounts[(a.tenant, a.account_id)] = a
+                kept += 1
+        return kept
+
+    def tenants_known(self, tenants: Iterable[str]) -> set[str]:
+        return set(tenants) & self.tenants
+
+    def known_accounts(self, keys: Iterable[AccountKey]) -> set[AccountKey]:
+        return set(keys) & set(self.accounts)
+
+    def suspend_meters(self, lines: Sequence[WaitingMeter], *, now: datetime) -> None:
+        for w in lines:
+            self.waiting.setdefault(
+                (w.tenant, w.account_id, w.file_id, w.line), {"line": w, "outcome": "waiting", "since": now}
+            )
+        self.marks |= {(w.tenant, w.account_id) for w in lines}
+
+    def suspended(self, tenant: str, account_ids: Iterable[str]) -> set[str]:
+        return {a for a in account_ids if (tenant, a) in self.marks}
+
+    def waiting_meters(self, tenant: str, account_id: str) -> list[WaitingMeter]:
+        return [
+            v["line"]
+            for (t, a, _, _), v in sorted(self.waiting.items(), key=lambda kv: kv[0])
+            if (t, a) == (tenant, account_id) and v["outcome"] == "waiting"
+        ]
+
+    def settle_meters(
+        self, tenant: str, account_id: str, taken: Sequence[WaitingMeter], refused: Mapping[WaitingMeter, str]
+    ) -> None:
+        for w, reason in refused.items():
+            self.waiting[(tenant, account_id, w.file_id, w.line)].update(outcome="rejected", reason=reason)
+        for w in taken:
+            del self.waiting[(tenant, account_id, w.file_id, w.line)]
+        self.marks.discard((tenant, account_id))
+
+
 class MemoryReport:
     def __init__(self) -> None:
         self.lines: list[LineRejection] = []
@@ -156,6 +210,7 @@ class Utility:
         self.uploads = 0
         self.last_report = MemoryReport()
         self.rules: ingest.FieldRules | None = None  # None: facts from 1990 to today
+        self.directory: MemoryDirectory | None = None  # billing's accounts, when a test has them
 
     def upload(
         self,
@@ -181,6 +236,7 @@ class Utility:
             today=self.today,
             batch_rows=batch_rows,
             rules=self.rules,
+            directory=self.directory,
         )
 
     def meters(self, *rows: str) -> ingest.IngestResult:

@@ -250,6 +250,7 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "billing.handlers.run_daily_assessment.lambda_handler": billing_config.BillingCycleConfig,
         "billing.handlers.publish_outbox.lambda_handler": billing_config.PublishOutboxConfig,
         "sampling.handlers.on_lab_file_uploaded.lambda_handler": sampling_config.SamplingConfig,
+        "sampling.handlers.on_accounts_changed.lambda_handler": sampling_config.SamplingConfig,
         "sampling.handlers.publish_outbox.lambda_handler": sampling_config.PublishOutboxConfig,
         "sampling.handlers.run_sampling_daily.lambda_handler": sampling_config.SamplingConfig,
         "sampling.handlers.api.lambda_handler": sampling_config.SamplingConfig,

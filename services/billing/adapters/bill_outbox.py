@@ -1,5 +1,5 @@
-"""The billing table's stream as outbox: outbox items, and issued bills packed into chunks
-(``BillsIssued``).
+"""The billing table's stream as outbox: outbox items, issued bills packed into chunks
+(``BillsIssued``) and recorded account versions packed into chunks (``AccountsChanged``).
 
 A bill item is its own outbox (one fact, one item). The publisher packs the bill INSERTs of
 a stream batch, in stream order, into one ``BillsIssued`` per run of one tenant's bills,
@@ -12,6 +12,11 @@ resumes a batch from the lowest sequence number reported (Lambda's
 ``ReportBatchItemFailures``), so every bill of the chunk is published again, packed anew;
 consumers keep each bill by its own business key, so the bills published twice change
 nothing.
+
+An account version's history item (``ACCOUNT-HISTORY#``) is its own outbox the same way
+(issue 26): the history INSERTs of a batch go out as ``AccountsChanged`` chunks, one per
+run of one tenant's versions, at most ``ACCOUNTS_PER_CHUNK_MAX`` each; a version rewritten
+unchanged by a redelivered import is no INSERT and is not published again.
 """
 
 from __future__ import annotations
@@ -22,7 +27,13 @@ from datetime import datetime
 from typing import Any
 
 from billing.adapters.items import IssuedDetail, event_id_for, issued_detail
-from billing.events import BILLS_PER_CHUNK_MAX, BillsIssued
+from billing.events import (
+    ACCOUNTS_PER_CHUNK_MAX,
+    BILLS_PER_CHUNK_MAX,
+    AccountsChanged,
+    AccountVersion,
+    BillsIssued,
+)
 from common.events import MAX_ENTRY_BYTES, check_entry_size
 from common.outbox import OutboxPublisher, OutboxRecord, outbox_records
 
@@ -114,8 +125,87 @@ def _chunk(sequence: str, bills: list[IssuedDetail]) -> OutboxRecord:
     )
 
 
+HISTORY_PREFIX = "ACCOUNT-HISTORY#"
+
+
+def account_version(record_json: str, recorded_at: str) -> tuple[str, AccountVersion]:
+    """The tenant and the version a history item records (its ``record`` and time)."""
+    values = json.loads(record_json)
+    version = AccountVersion(
+        account_id=values["account_id"],
+        version=datetime.fromisoformat(recorded_at),
+        opened_on=values["opened_on"],
+        closed_on=values.get("closed_on"),
+        account_class=values["account_class"],
+        name=values["name"],
+        service_address=values["service_address"],
+        mailing_address=values["mailing_address"],
+        zip=values["zip"],
+        email=values.get("email"),
+        email_opt_in=bool(values.get("email_opt_in", False)),
+        parcel_id=values.get("parcel_id"),
+        satellite=bool(values.get("satellite", False)),
+        sic=values.get("sic"),
+    )
+    return str(values["tenant"]), version
+
+
+def account_records(stream_records: Iterable[Mapping[str, Any]]) -> list[OutboxRecord]:
+    """The account history INSERTs among the stream records, as ``AccountsChanged`` chunks
+    in stream order (module doc)."""
+    chunks: list[OutboxRecord] = []
+    sequence = ""
+    tenant = ""
+    versions: list[AccountVersion] = []
+    for record in stream_records:
+        if record.get("eventName") != "INSERT":
+            continue
+        change = record.get("dynamodb") or {}
+        image = change.get("NewImage") or {}
+        if not image.get("pk", {}).get("S", "").startswith(HISTORY_PREFIX) or "record" not in image:
+            continue
+        got_tenant, version = account_version(image["record"]["S"], image["recorded_at"]["S"])
+        if versions and (got_tenant != tenant or len(versions) == ACCOUNTS_PER_CHUNK_MAX):
+            chunks.append(_accounts_chunk(sequence, tenant, versions))
+            versions = []
+        if not versions:
+            sequence, tenant = str(change.get("SequenceNumber", "")), got_tenant
+        versions.append(version)
+    if versions:
+        chunks.append(_accounts_chunk(sequence, tenant, versions))
+    return chunks
+
+
+def _accounts_chunk(sequence: str, tenant: str, versions: list[AccountVersion]) -> OutboxRecord:
+    first, last = versions[0], versions[-1]
+    event = AccountsChanged(
+        event_id=event_id_for(
+            AccountsChanged.detail_type(),
+            tenant,
+            first.account_id,
+            first.version.isoformat(),
+            last.account_id,
+            last.version.isoformat(),
+            str(len(versions)),
+        ),
+        occurred_at=max(v.version for v in versions),
+        tenant=tenant,
+        first_account_id=first.account_id,
+        first_version=first.version,
+        last_account_id=last.account_id,
+        last_version=last.version,
+        accounts=tuple(versions),
+    )
+    return OutboxRecord(
+        sequence_number=sequence,
+        source=AccountsChanged.SOURCE,
+        detail_type=AccountsChanged.detail_type(),
+        detail=event.detail_json(),  # refuses an entry over 256 KB (EventTooLarge)
+    )
+
+
 class BillOutboxPublisher(OutboxPublisher):
     def handle_stream_event(self, event: Mapping[str, Any]) -> dict[str, list[dict[str, str]]]:
         records = event.get("Records", [])
-        failed = self.publish(outbox_records(records) + bill_records(records))
+        failed = self.publish(outbox_records(records) + bill_records(records) + account_records(records))
         return {"batchItemFailures": [{"itemIdentifier": seq} for seq in failed]}

@@ -13,6 +13,12 @@
 - ``DAY#<tenant>#<meter_id>`` / ``DATE#<local date>``: one local day's intervals (``slots``, each with
   the file, pass and line that gave it: ``metering.domain.interval.StoredDay``, JSON) and
   their sums, derived from all of them (issue 26);
+- ``BILLED#<tenant>`` / ``<account_id>``: an account as billing last published it (its
+  version, opened and closed dates; issue 26); ``BILLED-TENANTS`` / ``<tenant>``: billing has
+  published an account of the tenant (from then on a new meter on an account not known waits);
+- ``METER-SUSPENSE#<tenant>`` / ``<account_id>#<file_id>#<line>``: a meters-file line waiting
+  for its account, with the reason; ``METER-SUSPENDED#<tenant>`` / ``<account_id>``: the
+  account has lines waiting (what an arriving account looks up);
 - ``FILE#<file_id>`` / ``FILE``: a file's last run: its counts, whether it is final (a
   duplicate when sent again) and its passes (``metering.app.core.FileRecord``); ``OUTBOX#<event_id>`` / ``OUTBOX``: events.
   A ``ConsumptionsDetermined`` chunk item is also metering's record of what it determined
@@ -25,18 +31,21 @@ Writes are BatchWriteItem in the order ``metering.app.ingest`` documents; no tra
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
 from typing import Any
 
+from botocore.exceptions import ClientError
+
 from common.due_marks import DueMarks
-from common.dynamo import batch_get, batch_put, from_item, get
+from common.dynamo import batch_get, batch_put, from_item, get, to_item
 from common.events import Event
 from common.ids import key
 from common.imports import ImportCounts
 from common.outbox import OUTBOX_PREFIX, OUTBOX_SK, outbox_item
 from metering.app.ingest import AccountKey, BatchOutput, FileRecord, MeterKey, TakenIn, UploadedFile
+from metering.domain.accounts import BilledAccount, WaitingMeter, waiting_reason
 from metering.domain.interval import UTILITY_TZ, DayKey, IntervalMeter, StoredDay
 from metering.domain.model import AccountMetering, Meter
 from metering.events import ReadsRejected
@@ -230,6 +239,139 @@ class DynamoMeteringRepository:
         # builds a new item for each projected one (it cost more than it saved here)
         found = batch_get(self._client, self._table, (meter_key(*k) for k in keys))
         return {_meter_of(pk): item["account_id"] for (pk, _), item in found.items()}
+
+    # --- billing's accounts and the meters waiting for them (issue 26) -------------------
+    def keep_accounts(self, accounts: Sequence[BilledAccount]) -> int:
+        kept = 0
+        for tenant in sorted({a.tenant for a in accounts}):
+            batch_put(self._client, self._table, [{"pk": "BILLED-TENANTS", "sk": tenant}])
+        for a in accounts:
+            item = {
+                "pk": key("BILLED", a.tenant),
+                "sk": a.account_id,
+                "version": a.version,
+                "opened_on": a.opened_on.isoformat(),
+                "closed_on": a.closed_on.isoformat() if a.closed_on else None,
+            }
+            try:
+                self._client.put_item(
+                    TableName=self._table,
+                    Item=to_item(item),
+                    ConditionExpression="attribute_not_exists(pk) OR version < :v",
+                    ExpressionAttributeValues={":v": {"S": a.version}},
+                )
+                kept += 1
+            except ClientError as exc:
+                if exc.response.get("Error", {}).get("Code") != "ConditionalCheckFailedException":
+                    raise
+        return kept
+
+    def tenants_known(self, tenants: Iterable[str]) -> set[str]:
+        found = batch_get(self._client, self._table, (("BILLED-TENANTS", t) for t in set(tenants)))
+        return {sk for _, sk in found}
+
+    def known_accounts(self, keys: Iterable[AccountKey]) -> set[AccountKey]:
+        found = batch_get(self._client, self._table, ((key("BILLED", t), a) for t, a in set(keys)))
+        return {(pk.split("#", 1)[1], sk) for pk, sk in found}
+
+    def suspend_meters(self, lines: Sequence[WaitingMeter], *, now: datetime) -> None:
+        items = [
+            {
+                "pk": key("METER-SUSPENSE", w.tenant),
+                "sk": f"{w.account_id}#{w.file_id}#{w.line:09d}",
+                "account_id": w.account_id,
+                "meter_id": w.meter_id,
+                "file_id": w.file_id,
+                "file_key": w.file_key,
+                "line": w.line,
+                "cells": json.dumps(dict(w.cells), sort_keys=True),
+                "reason": waiting_reason(w.tenant, w.account_id),
+                "outcome": "waiting",
+                "since": now.isoformat(),
+            }
+            for w in lines
+        ]
+        marks = {(key("METER-SUSPENDED", w.tenant), w.account_id) for w in lines}
+        # the lines first, the marks last; a line already waiting (its file sent again) keeps
+        # its item as it is
+        there = batch_get(self._client, self._table, [(str(i["pk"]), str(i["sk"])) for i in items])
+        batch_put(self._client, self._table, [i for i in items if (i["pk"], i["sk"]) not in there])
+        marked = batch_get(self._client, self._table, list(marks))
+        batch_put(
+            self._client, self._table, [{"pk": pk, "sk": a} for pk, a in marks if (pk, a) not in marked]
+        )
+
+    def suspended(self, tenant: str, account_ids: Iterable[str]) -> set[str]:
+        found = batch_get(
+            self._client, self._table, ((key("METER-SUSPENDED", tenant), a) for a in set(account_ids))
+        )
+        return {sk for _, sk in found}
+
+    def _suspense_items(self, tenant: str, prefix: str = "") -> list[dict[str, Any]]:
+        values: dict[str, Any] = {":p": {"S": key("METER-SUSPENSE", tenant)}}
+        condition = "pk = :p"
+        if prefix:
+            condition += " AND begins_with(sk, :s)"
+            values[":s"] = {"S": prefix}
+        pages = self._client.get_paginator("query").paginate(
+            TableName=self._table,
+            KeyConditionExpression=condition,
+            ExpressionAttributeValues=values,
+            ConsistentRead=True,
+        )
+        return [from_item(raw) for page in pages for raw in page["Items"]]
+
+    def waiting_meters(self, tenant: str, account_id: str) -> list[WaitingMeter]:
+        return [
+            WaitingMeter(
+                tenant=tenant,
+                account_id=account_id,
+                meter_id=str(i["meter_id"]),
+                file_id=str(i["file_id"]),
+                file_key=str(i.get("file_key", "")),
+                line=int(i["line"]),
+                cells=tuple(sorted(json.loads(i["cells"]).items())),
+            )
+            for i in self._suspense_items(tenant, f"{account_id}#")
+            if i.get("account_id") == account_id and i.get("outcome", "waiting") == "waiting"
+        ]
+
+    def settle_meters(
+        self, tenant: str, account_id: str, taken: Sequence[WaitingMeter], refused: Mapping[WaitingMeter, str]
+    ) -> None:
+        pk = key("METER-SUSPENSE", tenant)
+        for w, reason in refused.items():
+            self._client.update_item(
+                TableName=self._table,
+                Key={"pk": {"S": pk}, "sk": {"S": f"{account_id}#{w.file_id}#{w.line:09d}"}},
+                UpdateExpression="SET outcome = :o, reason = :r",
+                ExpressionAttributeValues={":o": {"S": "rejected"}, ":r": {"S": reason[:1000]}},
+            )
+        for w in taken:
+            self._client.delete_item(
+                TableName=self._table,
+                Key={"pk": {"S": pk}, "sk": {"S": f"{account_id}#{w.file_id}#{w.line:09d}"}},
+            )
+        self._client.delete_item(
+            TableName=self._table,
+            Key={"pk": {"S": key("METER-SUSPENDED", tenant)}, "sk": {"S": account_id}},
+        )
+
+    def meter_suspense(self, tenant: str) -> list[dict[str, Any]]:
+        """Every meters-file line in suspense of the tenant (waiting, or refused when its
+        account arrived), by account, file and line."""
+        return [
+            {
+                "account_id": str(i["account_id"]),
+                "meter_id": str(i.get("meter_id", "")),
+                "file_key": str(i.get("file_key", "")),
+                "line": int(i["line"]),
+                "outcome": str(i.get("outcome", "waiting")),
+                "reason": str(i.get("reason", "")),
+                "since": str(i.get("since", "")),
+            }
+            for i in self._suspense_items(tenant)
+        ]
 
     def accounts(self, keys: Iterable[AccountKey]) -> dict[AccountKey, AccountMetering]:
         found = batch_get(self._client, self._table, (account_key(*k) for k in keys))

@@ -22,7 +22,7 @@ What a repeated or changed line means (README "What a repeated or changed line m
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal
@@ -35,6 +35,7 @@ from common.ids import name_based_id
 from common.imports import ImportCounts
 from common.tariffs import METER_SIZES
 from metering.domain import csvinput as cin
+from metering.domain.accounts import BilledAccount, WaitingMeter
 from metering.domain.determination import Determined, TenantSettings, determine, redetermine
 from metering.domain.interval import DayKey, IntervalMeter, StoredDay
 from metering.domain.model import AccountMetering, Meter
@@ -225,6 +226,36 @@ class MeteringRepository(Protocol):
 
     def month_volume(self, meter: IntervalMeter, start: date, end: date) -> tuple[Decimal, int]:
         """Gallons and days with data of ``meter`` from its daily items in [start, end)."""
+        ...
+
+
+class AccountDirectory(Protocol):
+    """The accounts billing published, kept by metering, and the meters waiting for one
+    (issue 26, ``metering.domain.accounts``)."""
+
+    def keep_accounts(self, accounts: Sequence[BilledAccount]) -> int:
+        """Keep each version unless a later (or the same) one is kept; returns those kept."""
+        ...
+
+    def tenants_known(self, tenants: Iterable[str]) -> set[str]:
+        """The tenants of which billing has published an account."""
+        ...
+
+    def known_accounts(self, keys: Iterable[AccountKey]) -> set[AccountKey]: ...
+
+    def suspend_meters(self, lines: Sequence[WaitingMeter], *, now: datetime) -> None:
+        """Keep lines in suspense, then a mark per account (rewriting them is harmless)."""
+        ...
+
+    def suspended(self, tenant: str, account_ids: Iterable[str]) -> set[str]: ...
+
+    def waiting_meters(self, tenant: str, account_id: str) -> list[WaitingMeter]: ...
+
+    def settle_meters(
+        self, tenant: str, account_id: str, taken: Sequence[WaitingMeter], refused: Mapping[WaitingMeter, str]
+    ) -> None:
+        """Lines taken in leave suspense; those refused stay listed with the cause; the
+        account's mark goes last."""
         ...
 
 

@@ -62,6 +62,7 @@ from metering.app.core import (
     MAX_INTERVAL_FILE_BYTES,
     METERS_HEADER,
     READS_HEADER,
+    AccountDirectory,
     AccountKey,
     BatchOutput,
     FailedRead,
@@ -129,9 +130,12 @@ def take_in_file(
     today: date,
     batch_rows: int = BATCH_ROWS,
     rules: FieldRules | None = None,
+    directory: AccountDirectory | None = None,
 ) -> IngestResult:
     """Take in a ``meters`` or ``reads`` file (CONTRACTS.md "Import files"), streamed
-    ``batch_rows`` rows at a time. A file whose last run was final is a duplicate."""
+    ``batch_rows`` rows at a time. A file whose last run was final is a duplicate.
+    ``directory``: billing's accounts (issue 26): a new meter on an account not known yet
+    waits in suspense for it (``metering.app.accounts``)."""
     is_duplicate, before = start(file, repo)
     if is_duplicate:
         return duplicate(file, before)
@@ -153,7 +157,7 @@ def take_in_file(
                     if isinstance(r, LineRejection):
                         run.reject(r)
                 if kind == "meters":
-                    out = meters_batch(parsed, run, repo, settings, tenants, rules, now, today)
+                    out = meters_batch(parsed, run, repo, settings, tenants, rules, now, today, directory)
                 else:
                     reads = parse_reads(parsed, run, tenants, rules)
                     out = reads_batch(reads, run, repo, settings, now, today, file.file_id)

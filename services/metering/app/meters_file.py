@@ -21,6 +21,7 @@ from decimal import Decimal
 
 from metering.app.core import (
     MAX_DIGITS,
+    AccountDirectory,
     AccountKey,
     BatchOutput,
     FieldRules,
@@ -31,6 +32,7 @@ from metering.app.core import (
     rejection,
 )
 from metering.domain import csvinput as cin
+from metering.domain.accounts import WaitingMeter
 from metering.domain.determination import TenantSettings, redetermine
 from metering.domain.model import AccountMetering, Meter, MeterSeries, Point
 from metering.domain.readings import Accepted, Reading, Refused, apply_reading
@@ -96,14 +98,22 @@ def meters_batch(
     rules: FieldRules,
     now: datetime,
     today: date,
+    directory: AccountDirectory | None = None,
 ) -> BatchOutput:
+    """A batch of a meters file. With ``directory`` (billing's accounts, issue 26): a new
+    meter on an account billing has not published, of a tenant it has published accounts
+    of, waits in suspense (``waiting``) for the account, never registered on a guess."""
     parsed: list[tuple[int, Meter]] = []
+    cells: dict[int, dict[str, str]] = {}
     for row in rows:
         try:
             parsed.append((row.line, parse_meter(row.cells, tenants, rules)))
+            cells[row.line] = row.cells
         except cin.BadField as exc:
             run.reject(rejection(row.line, exc.column, exc.reason))
     known = repo.meters({(m.tenant, m.meter_id) for _, m in parsed})
+    if directory is not None and parsed:
+        parsed = _wait_for_accounts(parsed, known, cells, run, directory, now)
     accounts = repo.accounts({(m.tenant, m.account_id) for _, m in parsed})
     same = {(m.tenant, m.meter_id) for _, m in parsed if known.get((m.tenant, m.meter_id)) == m}
     taken = repo.meters_taken_in(same, run.file.file_id) if same else {}
@@ -190,6 +200,43 @@ def meters_batch(
             out.consumptions.append(consumption_event(found, run.file.key, run.source_id, now))
     out.accounts.extend(touched.values())
     return out
+
+
+def _wait_for_accounts(
+    parsed: list[tuple[int, Meter]],
+    known: dict[tuple[str, str], Meter],
+    cells: dict[int, dict[str, str]],
+    run: Run,
+    directory: AccountDirectory,
+    now: datetime,
+) -> list[tuple[int, Meter]]:
+    """The lines to take in now; the others (a new meter on an account not known yet) are
+    kept in suspense and counted ``waiting``. A meter already registered is judged as
+    before (a line repeating it stays ``repeated``)."""
+    checked = directory.tenants_known({m.tenant for _, m in parsed})
+    new = [(line, m) for line, m in parsed if m.tenant in checked and (m.tenant, m.meter_id) not in known]
+    if not new:
+        return parsed
+    accounts = directory.known_accounts({(m.tenant, m.account_id) for _, m in new})
+    waiting = {line for line, m in new if (m.tenant, m.account_id) not in accounts}
+    if not waiting:
+        return parsed
+    lines = [
+        WaitingMeter(
+            tenant=m.tenant,
+            account_id=m.account_id,
+            meter_id=m.meter_id,
+            file_id=run.file.file_id,
+            file_key=run.file.key[:1024],
+            line=line,
+            cells=tuple(sorted(cells[line].items())),
+        )
+        for line, m in parsed
+        if line in waiting
+    ]
+    directory.suspend_meters(lines, now=now)
+    run.counts.waiting += len(lines)
+    return [(line, m) for line, m in parsed if line not in waiting]
 
 
 def register(

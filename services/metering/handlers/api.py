@@ -79,6 +79,20 @@ def post_read(
     )
 
 
+@app.get(
+    "/staff/<tenant>/meter-suspense",
+    summary="Meters-file lines in suspense: a new meter on an account billing has not published "
+    "yet (taken in when it arrives), or refused when it arrived, with the reason (issue 26)",
+    tags=["metering"],
+    responses=error_responses(400, 401, 403),
+)
+def get_meter_suspense(
+    tenant: Annotated[str, Path(description="Tenant id, e.g. grafton-sewer", max_length=64)],
+) -> dict[str, Any]:
+    _require_staff(tenant)
+    return {"tenant": tenant, "lines": composition.repository().meter_suspense(tenant)}
+
+
 @observed(correlation_id_path=correlation_paths.API_GATEWAY_HTTP)
 def lambda_handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
     return app.resolve(event, context)

@@ -8,6 +8,12 @@ Keys:
 - ``ACCT#<tenant>#<account_id>`` / ``ACCOUNT`` (sampling point registration),
   ``RESULT#<sample_id>#<parameter>`` (one result, written once), ``DECISION#<sample_id>``
   (a staff resample decision), ``CLASSIFICATION`` (the current category, versioned);
+- ``ACCT#<tenant>#<account_id>`` / ``BILLED``: the account as billing last published it
+  (``AccountsChanged``, issue 26), conditional on its version: what makes a lab result for
+  it acceptable before staff register a sampling point (the service address stands in);
+- ``LABSUSPENSE#<tenant>`` / ``<account_id>#<file_id>#<line>``: a lab line waiting for an
+  account not known yet, with its reason; ``LABSUSPENDED#<tenant>`` / ``<account_id>``:
+  the account has lines waiting (what an arriving account looks up);
 - ``ACCOUNTS#<tenant>`` / ``<account_id>``: the tenant's registered accounts (for reminders);
 - ``EXITS#<tenant>`` / ``<account_id>``: a running PP-SEW-CAT-B-EXIT clock and its end;
 - ``DEADLINES#<tenant>`` / ``<account_id>#<sample_id>``: a satellite results deadline;
@@ -24,6 +30,7 @@ outbox items (the record of each event, X-AUDIT) expire after ``RETENTION``.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Collection, Mapping, Sequence
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -47,8 +54,9 @@ from common.errors import TransientError
 from common.events import Event
 from common.handling import MessageRejected
 from common.outbox import outbox_item
-from sampling.domain.intake import LabFile, StoredSample, StoredValue
-from sampling.domain.lab_files import LabRow
+from sampling.domain.accounts import BilledAccount, waiting_reason
+from sampling.domain.intake import LabFile, StoredSample, StoredValue, WaitingRow
+from sampling.domain.lab_files import LabRow, SampleKind
 from sampling.domain.samples import AccountInfo, AccountRecord, Decision, StoredResult
 from sampling.domain.satellite import ResultsDeadline
 from sampling.events import LabFileTakenIn, StrengthClassified
@@ -184,8 +192,135 @@ class DynamoSamplingRepository:
 
     # --- accounts -------------------------------------------------------------------------
     def accounts(self, keys: Collection[tuple[str, str]]) -> dict[tuple[str, str], AccountInfo]:
-        found = batch_get(self._client, self._table, [(account_pk(t, a), "ACCOUNT") for t, a in keys])
-        return {(i["tenant"], i["account_id"]): _account(i) for i in found.values()}
+        """The accounts sampling knows: registered by staff (their sampling point) or billed
+        (published by billing: sampled at the service address until registered)."""
+        wanted = [(account_pk(t, a), sk) for t, a in keys for sk in ("ACCOUNT", "BILLED")]
+        found = batch_get(self._client, self._table, wanted)
+        known = {
+            (i["tenant"], i["account_id"]): _billed(i).info()
+            for (_, sk), i in found.items()
+            if sk == "BILLED"
+        }
+        known.update(
+            {(i["tenant"], i["account_id"]): _account(i) for (_, sk), i in found.items() if sk == "ACCOUNT"}
+        )
+        return known
+
+    def keep_billed(self, account: BilledAccount) -> bool:
+        """Keep the account's version unless a later (or the same) one is kept; False then."""
+        item = {
+            "pk": account_pk(account.tenant, account.account_id),
+            "sk": "BILLED",
+            "tenant": account.tenant,
+            "account_id": account.account_id,
+            "version": account.version_key,
+            "opened_on": account.opened_on.isoformat(),
+            "closed_on": account.closed_on.isoformat() if account.closed_on else None,
+            "nonresidential": account.nonresidential,
+            "service_address": account.service_address,
+            "satellite": account.satellite,
+            "kept_at": self._clock.now().isoformat(),
+        }
+        try:
+            self._client.put_item(
+                TableName=self._table,
+                Item=to_item(item),
+                ConditionExpression="attribute_not_exists(pk) OR version < :v",
+                ExpressionAttributeValues={":v": {"S": account.version_key}},
+            )
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "ConditionalCheckFailedException":
+                return False
+            raise TransientError(f"keeping account {account.account_id}: {exc}") from exc
+        return True
+
+    def billed(self, tenant: str, account_id: str) -> BilledAccount | None:
+        item = get(self._client, self._table, account_pk(tenant, account_id), "BILLED")
+        return _billed(item) if item else None
+
+    # --- lab lines in suspense (issue 26) -------------------------------------------------
+    def suspend(self, rows: Sequence[LabRow], *, file_id: str, file_key: str) -> None:
+        now = self._clock.now().isoformat()
+        items: list[dict[str, Any]] = []
+        marks: dict[tuple[str, str], dict[str, Any]] = {}
+        for row in rows:
+            items.append(
+                {
+                    "pk": f"LABSUSPENSE#{row.tenant}",
+                    "sk": f"{row.account_id}#{file_id}#{row.line:09d}",
+                    "account_id": row.account_id,
+                    "file_id": file_id,
+                    "file_key": file_key,
+                    "line": row.line,
+                    "sample_id": row.sample_id,
+                    "parameter": row.parameter,
+                    "row": _row_json(row),
+                    "reason": waiting_reason(row.tenant, row.account_id),
+                    "outcome": "waiting",
+                    "since": now,
+                }
+            )
+            marks[(f"LABSUSPENDED#{row.tenant}", row.account_id)] = {
+                "pk": f"LABSUSPENDED#{row.tenant}",
+                "sk": row.account_id,
+            }
+        # the lines first, the marks last: a mark always has its lines. A line already
+        # waiting (the file sent again) keeps its item as it is: since when, and from which key.
+        there = batch_get(self._client, self._table, [(i["pk"], i["sk"]) for i in items])
+        batch_put(self._client, self._table, [i for i in items if (i["pk"], i["sk"]) not in there])
+        marked = batch_get(self._client, self._table, list(marks))
+        batch_put(self._client, self._table, [m for k, m in marks.items() if k not in marked])
+
+    def suspended(self, tenant: str, account_ids: Collection[str]) -> set[str]:
+        found = batch_get(
+            self._client, self._table, [(f"LABSUSPENDED#{tenant}", a) for a in set(account_ids)]
+        )
+        return {sk for _, sk in found}
+
+    def waiting_rows(self, tenant: str, account_id: str) -> list[WaitingRow]:
+        items = self._query_prefix(f"LABSUSPENSE#{tenant}", f"{account_id}#")
+        return [
+            WaitingRow(_row_of(i["row"]), str(i["file_id"]), str(i.get("file_key", "")))
+            for i in items
+            if i.get("account_id") == account_id and i.get("outcome", "waiting") == "waiting"
+        ]
+
+    def settle_waiting(
+        self, tenant: str, account_id: str, taken: Sequence[WaitingRow], refused: Mapping[WaitingRow, str]
+    ) -> None:
+        def key(w: WaitingRow) -> dict[str, Any]:
+            return key_of(f"LABSUSPENSE#{tenant}", f"{account_id}#{w.file_id}#{w.row.line:09d}")
+
+        for w, reason in refused.items():
+            self._client.update_item(
+                TableName=self._table,
+                Key=key(w),
+                UpdateExpression="SET outcome = :o, reason = :r",
+                ExpressionAttributeValues={":o": {"S": "rejected"}, ":r": {"S": reason[:1000]}},
+            )
+        for w in taken:
+            self._client.delete_item(TableName=self._table, **{"Key": key(w)})
+        self._client.delete_item(TableName=self._table, Key=key_of(f"LABSUSPENDED#{tenant}", account_id))
+
+    def lab_suspense(self, tenant: str) -> list[dict[str, Any]]:
+        """Every lab line in suspense of the tenant (waiting, or refused when its account
+        arrived), by account, file and line."""
+        return self._query(f"LABSUSPENSE#{tenant}")
+
+    def _query_prefix(self, pk: str, prefix: str) -> list[dict[str, Any]]:
+        items: list[dict[str, Any]] = []
+        kwargs: dict[str, Any] = {
+            "TableName": self._table,
+            "KeyConditionExpression": "pk = :pk AND begins_with(sk, :p)",
+            "ExpressionAttributeValues": {":pk": {"S": pk}, ":p": {"S": prefix}},
+            "ConsistentRead": True,
+        }
+        while True:
+            resp = self._client.query(**kwargs)
+            items.extend(from_item(i) for i in resp.get("Items", []))
+            if "LastEvaluatedKey" not in resp:
+                return items
+            kwargs["ExclusiveStartKey"] = resp["LastEvaluatedKey"]
 
     def register_account(self, info: AccountInfo, registered_by: str) -> None:
         now = self._clock.now().isoformat()
@@ -317,7 +452,7 @@ class DynamoSamplingRepository:
         (registration, classification, index, running exit clock), then the results and
         decisions their indexes name."""
         wanted = {account_pk(t, a): (t, a) for t, a in keys}
-        head_keys = [(pk, sk) for pk in wanted for sk in ("ACCOUNT", "CLASSIFICATION", "INDEX")]
+        head_keys = [(pk, sk) for pk in wanted for sk in ("ACCOUNT", "BILLED", "CLASSIFICATION", "INDEX")]
         head_keys += [(f"EXITS#{t}", a) for t, a in wanted.values()]
         heads = batch_get(self._client, self._table, head_keys)
         body_keys: list[tuple[str, str]] = []
@@ -338,7 +473,10 @@ class DynamoSamplingRepository:
             for item in sorted(by_pk[pk], key=lambda i: i["sk"]):
                 sk = item["sk"]
                 if sk == "ACCOUNT":
-                    record.info = _account(item)
+                    record.info = _account(item)  # a registration wins over billing's account
+                elif sk == "BILLED":
+                    if record.info is None:
+                        record.info = _billed(item).info()
                 elif sk == "CLASSIFICATION":
                     record.category = item.get("category")
                     record.version = int(item.get("version", 0))
@@ -536,6 +674,47 @@ class DynamoSamplingRepository:
 
     def reports_received(self, tenant: str, year: int) -> set[str]:
         return {i["sk"] for i in self._query(f"REPORTS#{tenant}#{year}")}
+
+
+def _billed(item: Mapping[str, Any]) -> BilledAccount:
+    return BilledAccount(
+        tenant=item["tenant"],
+        account_id=item["account_id"],
+        version=datetime.fromisoformat(item["version"]),
+        opened_on=date.fromisoformat(item["opened_on"]),
+        closed_on=date.fromisoformat(item["closed_on"]) if item.get("closed_on") else None,
+        nonresidential=bool(item.get("nonresidential", False)),
+        service_address=str(item.get("service_address", "")),
+        satellite=bool(item.get("satellite", False)),
+    )
+
+
+def _row_json(row: LabRow) -> str:
+    values = {f: getattr(row, f) for f in LabRow.__dataclass_fields__}
+    return json.dumps(values, default=str, sort_keys=True)
+
+
+def _row_of(text: str) -> LabRow:
+    v = json.loads(text)
+    return LabRow(
+        line=int(v["line"]),
+        tenant=v["tenant"],
+        sample_id=v["sample_id"],
+        account_id=v["account_id"],
+        collected_on=date.fromisoformat(v["collected_on"]),
+        parameter=v["parameter"],
+        value=Decimal(v["value"]),
+        reported=v["reported"],
+        analysed_on=date.fromisoformat(v["analysed_on"]),
+        lab=v["lab"],
+        kind=SampleKind(v["kind"]),
+        resample_of=v.get("resample_of"),
+        method=v.get("method"),
+        sampling_point=v.get("sampling_point"),
+        collector=v.get("collector"),
+        custody=v.get("custody"),
+        lab_invoice=v.get("lab_invoice"),
+    )
 
 
 def _account(item: Mapping[str, Any]) -> AccountInfo:

@@ -1,8 +1,8 @@
 """Sampling's staff use cases and its daily run (each called by one thin handler).
 
-- register a sampling point (how sampling learns the accounts it samples: billing has no
-  account event yet, so staff register each sampled account with its sampling point; a
-  lab result for an account not registered is rejected with its line);
+- register a sampling point (billing's ``AccountsChanged`` tells sampling every account it
+  bills, sampled at its service address; staff register the sampling point, and the
+  discharger's details, of an account sampled elsewhere);
 - a single lab result from the HTTP API (the same checks as a file row);
 - a staff resample decision (PP-SEW-RESAMPLE), then reclassification;
 - satellite systems: delivery of certified results and resample requests
@@ -140,6 +140,11 @@ class SamplingService:
             raise InvalidInput(bad.column, bad.reason) from None
         checked = check_against_stored([row], self.repo)
         kept, again = checked.new, checked.repeated
+        if checked.waiting:
+            raise NotFound(
+                "account_id",
+                f"account {row.account_id} of {tenant} is not known to sampling (billing has not published it)",
+            )
         if checked.rejected:
             problem = checked.rejected[0]
             if problem.column == "account_id":
@@ -467,6 +472,25 @@ class SamplingService:
                 for d in record.decisions.values()
             ],
         }
+
+    def lab_suspense(self, tenant: str) -> list[dict[str, Any]]:
+        """The lab lines in suspense (issue 26): each waiting for an account billing has not
+        published (reported while it never arrives), or refused when it arrived (the
+        cause named), by account, file and line."""
+        self.policies(tenant, local_today(self.clock.now()))  # unknown tenant -> error
+        return [
+            {
+                "account_id": str(i["account_id"]),
+                "sample_id": str(i.get("sample_id", "")),
+                "parameter": str(i.get("parameter", "")),
+                "file_key": str(i.get("file_key", "")),
+                "line": int(i["line"]),
+                "outcome": str(i.get("outcome", "waiting")),
+                "reason": str(i.get("reason", "")),
+                "since": str(i.get("since", "")),
+            }
+            for i in self.repo.lab_suspense(tenant)
+        ]
 
     def private_sewers(self, tenant: str) -> list[dict[str, Any]]:
         """PP-SEW-PRIVATE: the tenant's private sewers with their category, Category B for one

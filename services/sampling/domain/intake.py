@@ -8,9 +8,14 @@ naming both values (issue 26). Every data line ends in one of the counts of
 file's data lines.
 
 A file is skipped as a duplicate (by content digest, under any key) only when it was
-*settled*: every line taken in or refused for a cause that cannot change. A file with a
-line dated after today or naming an account not known yet is read again when it is sent
-again, and takes in what has become acceptable.
+*settled*: every line taken in, waiting or refused for a cause that cannot change. A file
+with a line dated after today is read again when it is sent again, and takes in what has
+become acceptable.
+
+A line naming an account sampling does not know yet (billing has not published it: a lab
+file uploaded before its accounts file) is ``waiting`` (the fifth count): kept in suspense
+with that reason and taken in by :func:`take_in_waiting` when the account arrives, as its
+file would have taken it (issue 26; ``sampling.domain.accounts``).
 
 Crash safety (issue 26): counts and events are derived from what is stored, by business
 key. Each result records the file that stored it, so a redelivery after a crash counts the
@@ -44,6 +49,7 @@ from common.imports import ImportCounts
 from common.money import round_line
 from common.reports import Report
 from common.values import FIRST_DATE
+from sampling.domain.accounts import waiting_reason
 from sampling.domain.classifying import FinalResult, classify_account
 from sampling.domain.lab_files import LabRow, LineRejection, SampleKind, parse_lab_file
 from sampling.domain.policy import Policies, TenantPolicy
@@ -106,6 +112,17 @@ class Checked:
     # Stored by an earlier delivery of this same file (a crash after storing them): they
     # are this file's and count as accepted, as a run without the crash counted them.
     restored: list[LabRow] = field(default_factory=list)
+    # Naming an account not known yet: they wait in suspense for it (issue 26).
+    waiting: list[LabRow] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class WaitingRow:
+    """A lab line waiting in suspense: the row, the file it came from and its key there."""
+
+    row: LabRow
+    file_id: str
+    file_key: str
 
 
 class ObjectStore(Protocol):
@@ -165,6 +182,26 @@ class SamplingRepository(Protocol):
     ) -> None:
         """The file's record and summary event; ``settled``: no line could turn out
         differently later (:meth:`file_seen` is then true)."""
+        ...
+
+    def suspend(self, rows: Sequence[LabRow], *, file_id: str, file_key: str) -> None:
+        """Keep lines for accounts not known yet in suspense, with the reason, and a mark
+        per account (what an arriving account looks up); rewriting them is harmless."""
+        ...
+
+    def suspended(self, tenant: str, account_ids: Collection[str]) -> set[str]:
+        """Which of these accounts have lines waiting (their marks)."""
+        ...
+
+    def waiting_rows(self, tenant: str, account_id: str) -> list[WaitingRow]:
+        """The account's lines in suspense, by file and line."""
+        ...
+
+    def settle_waiting(
+        self, tenant: str, account_id: str, taken: Sequence[WaitingRow], refused: Mapping[WaitingRow, str]
+    ) -> None:
+        """The lines taken in leave suspense; those refused stay listed with the cause (no
+        longer waiting); the account's mark goes last."""
         ...
 
 
@@ -251,6 +288,12 @@ def ingest_lab_file(
         checked = check_against_stored(parsed.rows, repo, file_id=file_id)
         rejections.extend(checked.rejected)
 
+    if checked.waiting:
+        repo.suspend(checked.waiting, file_id=file_id, file_key=file.key[:1024])
+        rejections.extend(
+            LineRejection(r.line, "account_id", waiting_reason(r.tenant, r.account_id))
+            for r in checked.waiting
+        )
     repo.record_results(checked.new, file_id)
     events: list[Event] = []
     classified: list[str] = []
@@ -276,13 +319,24 @@ def ingest_lab_file(
     repo.publish([*events, *(event for event, _ in reclassified)])
     repo.record_classifications(reclassified, by=file_id)
 
+    waiting_lines = {r.line for r in checked.waiting}
     rejections.sort(key=lambda r: (r.line, r.column))
     counts = import_counts(lines, checked, in_file_repeats, rejections)
     report = None
     if rejections:
         report = reports.write_rejections(
-            file_id, ({"line": r.line, "column": r.column, "reason": r.reason} for r in rejections)
+            file_id,
+            (
+                {
+                    "line": r.line,
+                    "column": r.column,
+                    "reason": r.reason,
+                    "outcome": "waiting" if r.line in waiting_lines else "rejected",
+                }
+                for r in rejections
+            ),
         )
+    refused = [r for r in rejections if r.line not in waiting_lines]
     summary = LabFileTakenIn(
         occurred_at=now,
         file_key=file.key[:1024],
@@ -291,20 +345,33 @@ def ingest_lab_file(
         accepted=counts.accepted,
         repeated=counts.repeated,
         rejected=counts.rejected,
+        waiting=counts.waiting,
         rejections=tuple(
             LabLineRejection(line=r.line, column=r.column, reason=r.reason[:500])
-            for r in rejections[: LabFileTakenIn.MAX_INLINE]
+            for r in refused[: LabFileTakenIn.MAX_INLINE]
         ),
         report_key=report.key if report else None,
         report=report,
         accounts_classified=len(classified),
     )
     repo.record_file(file, file_id, summary, settled=not any(r.retry for r in rejections))
+    if checked.waiting:
+        # An account kept while this file was judged (its event at the same time) found
+        # nothing waiting: its lines are taken in now, never left behind.
+        arrived = repo.accounts({(r.tenant, r.account_id) for r in checked.waiting})
+        for tenant in sorted({t for t, _ in arrived}):
+            take_in_waiting(
+                tenant,
+                sorted(a for t, a in arrived if t == tenant),
+                repo=repo,
+                policies=policies,
+                clock=clock,
+            )
     return IntakeResult(
         file_id=file_id,
         duplicate_file=counts.duplicate_file,
         counts_=counts,
-        rejected_lines=tuple(r.line for r in rejections),
+        rejected_lines=tuple(r.line for r in refused),
         classified=tuple(classified),
         report_key=report.key if report else None,
     )
@@ -318,12 +385,64 @@ def import_counts(
     A rejection of line 0 (the object) or 1 (the header) refuses the whole file: every data
     line is rejected with it."""
     whole_file = any(r.line <= 1 for r in rejections)
+    waiting = {r.line for r in checked.waiting}
     return ImportCounts(
         lines=lines,
         accepted=len(checked.new) + len(checked.restored),
         repeated=len(checked.repeated) + in_file_repeats,
-        rejected=lines if whole_file else len({r.line for r in rejections}),
+        rejected=lines if whole_file else len({r.line for r in rejections} - waiting),
+        waiting=0 if whole_file else len(waiting),
     ).check()
+
+
+def take_in_waiting(
+    tenant: str,
+    account_ids: Sequence[str],
+    *,
+    repo: SamplingRepository,
+    policies: Policies,
+    clock: Clock,
+) -> int:
+    """Take in the lab lines waiting for these accounts, now known (issue 26): each
+    account's lines of one file as that file would have taken them (stored under the
+    file, charged, flagged, classified once), then out of suspense. Every step is keyed as
+    the file's own, so a retry after a crash finishes the work and publishes nothing
+    twice. A line refused now (another value for a result already recorded) stays listed
+    with its cause. Returns the lines taken in."""
+    marked = repo.suspended(tenant, account_ids)
+    taken_in = 0
+    now = clock.now()
+    today = local_today(now)
+    known = repo.accounts({(tenant, a) for a in marked})
+    for account_id in sorted(a for a in marked if (tenant, a) in known):
+        waiting = repo.waiting_rows(tenant, account_id)
+        by_file: dict[str, list[WaitingRow]] = {}
+        for w in waiting:
+            by_file.setdefault(w.file_id, []).append(w)
+        taken: list[WaitingRow] = []
+        refused: dict[WaitingRow, str] = {}
+        for file_id, rows in sorted(by_file.items()):
+            checked = check_against_stored([w.row for w in rows], repo, file_id=file_id)
+            by_line = {w.row.line: w for w in rows}
+            for r in checked.rejected:
+                refused[by_line[r.line]] = r.reason
+            repo.record_results(checked.new, file_id)
+            kept = [*checked.new, *checked.restored, *checked.repeated]
+            taken += [by_line[r.line] for r in kept]
+            if not kept:
+                continue
+            record = repo.account_records([(tenant, account_id)])[(tenant, account_id)]
+            events: list[Event] = []
+            event = after_new_results(tenant, account_id, kept, record, repo, policies, now, today, events)
+            # Its own chunks of charges: the file's chunks were published under the file's key.
+            events = chunked_costs(events, content_digest(f"{file_id}:{tenant}:{account_id}".encode()), now)
+            again = event is not None and record.classified_by != file_id
+            repo.publish([*events, *([event] if again and event is not None else [])])
+            if again and event is not None:
+                repo.record_classifications([(event, record)], by=file_id)
+        repo.settle_waiting(tenant, account_id, taken, refused)
+        taken_in += len(taken)
+    return taken_in
 
 
 def chunked_costs(events: Sequence[Event], file_id: str, now: datetime) -> list[Event]:
@@ -361,15 +480,7 @@ def check_against_stored(
     rejected = checked.rejected
     for row in rows:
         if (row.tenant, row.account_id) not in known:
-            rejected.append(
-                LineRejection(
-                    row.line,
-                    "account_id",
-                    f"account {row.account_id} of {row.tenant} is not known to sampling "
-                    "(register its sampling point first)",
-                    retry=True,
-                )
-            )
+            checked.waiting.append(row)  # waits in suspense for its account (issue 26)
             continue
         stored = samples.get((row.tenant, row.sample_id))
         if stored is not None:

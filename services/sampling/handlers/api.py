@@ -163,6 +163,18 @@ def get_samples(tenant: Tenant, account_id: Key) -> dict[str, Any]:
 
 
 @app.get(
+    "/staff/<tenant>/lab-suspense",
+    summary="Lab lines in suspense: waiting for an account billing has not published yet "
+    "(taken in when it arrives), or refused when it arrived, with the reason (issue 26)",
+    tags=["sampling"],
+    responses=_ERRORS,
+)
+def get_lab_suspense(tenant: Tenant) -> dict[str, Any]:
+    staff(tenant)
+    return {"tenant": tenant, "lines": composition.service().lab_suspense(tenant)}
+
+
+@app.get(
     "/staff/<tenant>/private-sewers",
     summary="The private sewers and their categories, Category B above the thresholds (PP-SEW-PRIVATE)",
     tags=["sampling"],
