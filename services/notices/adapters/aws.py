@@ -3,8 +3,13 @@
 Keys of the notices table:
 - ``NOTICE#<tenant>#<account_id>`` / ``<notice_id>``: the notice log of an account
   (X-AUDIT; no TTL: notices are kept as long as the records, X-RETENTION);
+- ``NOTICE#<tenant>#<account_id>`` lines carry their own event (``NoticeSent`` or
+  ``NoticeFailed``: :func:`common.outbox.embedded_event`), published by the table's stream;
 - ``MAILDAY#<date>`` / ``<zip>#<notice_id>``: a letter waiting for that day's print batch,
-  with the address lines a print vendor needs (the sort key orders the batch by ZIP);
+  with the address lines a print vendor needs (the sort key orders the batch by ZIP) and
+  where its PDF is: an object of its own (``pending/<date>/<notice_id>.pdf``) or, for a
+  chunk of bills, a part (``pages_offset``, ``pages_length``) of the chunk's one object
+  (``pending/<date>/<content hash>.pdfs``);
 - ``BATCH#<date>`` / ``BATCH``: the print batch once assembled (written once);
 - ``PPBILL#<group>`` and ``PPHOLD``: Pleasant Prairie bills held for their combined
   document (see :class:`DynamoBillHolds`);
@@ -17,7 +22,8 @@ Keys of the notices table:
 
 The content of each sent notice is kept in the mail bucket under
 ``notices/<tenant>/<account_id>/<notice_id>.txt`` (and ``.pdf``; a bill's PDF is the one in
-``bills/``), see :class:`S3NoticeCopies`.
+``bills/``), see :class:`S3NoticeCopies`; a bill delivered with its chunk keeps its text on
+its log line (``text``) instead.
 """
 
 from __future__ import annotations

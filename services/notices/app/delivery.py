@@ -482,8 +482,11 @@ def deliver_bills(
         store.record_sent(replace(record, reference=reference))
         results[i] = replace_outcome(results[i], sent=1)
     if letters:
-        store.record_letters(mail.letters_of(today, letters))
+        kept = mail.letters_of(today, letters)
+        # The morning's mark before the lines: once a letter is logged sent, no redelivery
+        # comes back to mark its morning for the print run.
         mail.mark(today)
+        store.record_letters(kept)
         for i in letter_of:
             results[i] = replace_outcome(results[i], sent=1)
     return results
