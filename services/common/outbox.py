@@ -13,6 +13,12 @@ event twice, which consumers absorb because they are idempotent by business key.
 
 Outbox items expire through the table's TTL attribute ``expires_at``; the resulting
 REMOVE stream records are ignored.
+
+An item may also carry its own event (:func:`embedded_event`: ``outbox_source``,
+``outbox_detail_type``, ``outbox_detail``), so that a state change and its event are one
+item and one write (notices' log: a notice and its ``NoticeSent``). Such an item is
+published on each INSERT and MODIFY of it (its table's stream filter passes those), since
+each write of it is a new state with its own event; it never expires with the outbox.
 """
 
 from __future__ import annotations
@@ -49,6 +55,15 @@ def outbox_item(event: Event, *, now: datetime) -> dict[str, Any]:
     }
 
 
+EMBEDDED = ("outbox_source", "outbox_detail_type", "outbox_detail")
+
+
+def embedded_event(event: Event) -> dict[str, str]:
+    """The attributes that make an item carry ``event`` as its own outbox entry."""
+    event = event.correlated(current_correlation_id())
+    return dict(zip(EMBEDDED, (event.SOURCE, event.detail_type(), event.detail_json()), strict=True))
+
+
 def outbox_put(table: str, event: Event, *, now: datetime) -> dict[str, Any]:
     """The TransactWriteItems action appending ``event`` to ``table``'s outbox."""
     return put_if_absent(table, outbox_item(event, now=now))
@@ -63,13 +78,26 @@ class OutboxRecord:
 
 
 def outbox_records(stream_records: Iterable[Mapping[str, Any]]) -> list[OutboxRecord]:
-    """The outbox INSERTs among Lambda DynamoDB stream records, in stream order."""
+    """The outbox INSERTs among Lambda DynamoDB stream records, and the INSERTs and MODIFYs
+    of items carrying their own event (:func:`embedded_event`), in stream order."""
     found: list[OutboxRecord] = []
     for record in stream_records:
-        if record.get("eventName") != "INSERT":
-            continue
+        name = record.get("eventName")
         change = record.get("dynamodb") or {}
         image = change.get("NewImage") or {}
+        if name in ("INSERT", "MODIFY") and EMBEDDED[1] in image:
+            own = from_item(image)
+            found.append(
+                OutboxRecord(
+                    sequence_number=str(change.get("SequenceNumber", "")),
+                    source=own[EMBEDDED[0]],
+                    detail_type=own[EMBEDDED[1]],
+                    detail=own[EMBEDDED[2]],
+                )
+            )
+            continue
+        if name != "INSERT":
+            continue
         pk = image.get("pk", {}).get("S", "")
         if not pk.startswith(OUTBOX_PREFIX):
             continue

@@ -15,6 +15,7 @@ from common.tariff_files import load_tariff_book
 from common.tariffs import TariffBook
 from notices import rendering
 from notices.adapters.aws import (
+    DynamoBillDeliveries,
     DynamoBillHolds,
     DynamoContacts,
     DynamoNoticeLog,
@@ -84,6 +85,16 @@ def ports() -> dict[str, Any]:
         "renderer": Renderer(),
         "archive": S3BillArchive(boto3.client("s3"), config().mail_bucket),
         "copies": S3NoticeCopies(boto3.client("s3"), config().mail_bucket),
+    }
+
+
+@cold_start
+def bill_ports() -> dict[str, Any]:
+    """The ports of a chunk of bills delivered at once (``notices.app.delivery.deliver_bills``)."""
+    found = ports()
+    return {
+        "bills": DynamoBillDeliveries(boto3.client("dynamodb"), config().table_name, notice_log()),
+        **{name: found[name] for name in ("renderer", "archive", "email", "mail")},
     }
 
 

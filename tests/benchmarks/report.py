@@ -40,6 +40,7 @@ BENCHMARKS: list[tuple[str, list[str]]] = [
     ("bench_import_memory", []),
     ("bench_cost", []),
     ("bench_startup", []),
+    ("bench_flow", [os.environ.get("FLOW_ACCOUNTS", "1000")]),
 ]
 # run by hand, not by `make bench` (each says why)
 BY_HAND = {

@@ -23,8 +23,8 @@ class Mail:
         self.asked.append("batch_exists")
         return self.exists
 
-    def pdf(self, key: str) -> bytes:
-        return key.encode()
+    def pages(self, letters: Any) -> Any:
+        return (letter["pages_key"].encode() for letter in letters)
 
     def store_batch(self, day: date, pdf: Any, manifest: str, count: int) -> tuple[str, str]:
         self.stored.append((manifest, count))

@@ -3,8 +3,13 @@
 Keys of the notices table:
 - ``NOTICE#<tenant>#<account_id>`` / ``<notice_id>``: the notice log of an account
   (X-AUDIT; no TTL: notices are kept as long as the records, X-RETENTION);
+- ``NOTICE#<tenant>#<account_id>`` lines carry their own event (``NoticeSent`` or
+  ``NoticeFailed``: :func:`common.outbox.embedded_event`), published by the table's stream;
 - ``MAILDAY#<date>`` / ``<zip>#<notice_id>``: a letter waiting for that day's print batch,
-  with the address lines a print vendor needs (the sort key orders the batch by ZIP);
+  with the address lines a print vendor needs (the sort key orders the batch by ZIP) and
+  where its PDF is: an object of its own (``pending/<date>/<notice_id>.pdf``) or, for a
+  chunk of bills, a part (``pages_offset``, ``pages_length``) of the chunk's one object
+  (``pending/<date>/<content hash>.pdfs``);
 - ``BATCH#<date>`` / ``BATCH``: the print batch once assembled (written once);
 - ``PPBILL#<group>`` and ``PPHOLD``: Pleasant Prairie bills held for their combined
   document (see :class:`DynamoBillHolds`);
@@ -17,14 +22,19 @@ Keys of the notices table:
 
 The content of each sent notice is kept in the mail bucket under
 ``notices/<tenant>/<account_id>/<notice_id>.txt`` (and ``.pdf``; a bill's PDF is the one in
-``bills/``), see :class:`S3NoticeCopies`.
+``bills/``), see :class:`S3NoticeCopies`; a bill delivered with its chunk keeps its text on
+its log line (``text``) instead.
 """
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import shutil
+import tempfile
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from decimal import Decimal
 from email.mime.application import MIMEApplication
@@ -38,11 +48,20 @@ from billing.events import DisconnectionEligibilityWithdrawn
 from common import csvsafe
 from common.clock import Clock
 from common.due_marks import DueMarks
-from common.dynamo import from_item, get, put_if_absent, to_item
+from common.dynamo import (
+    MAX_TRANSACT_ACTIONS,
+    ConditionFailed,
+    batch_get,
+    from_item,
+    get,
+    put_if_absent,
+    to_item,
+    transact,
+)
 from common.errors import TransientError
 from common.events import Event
 from common.ids import key
-from common.outbox import outbox_item
+from common.outbox import embedded_event, outbox_item
 from notices.domain.combined import Claim, HeldBill
 from notices.domain.delivery import Attachment, NoticeRecord, SendFailed
 from notices.domain.documents import BillDocument, CombinedBillDocument, UsagePoint
@@ -71,6 +90,7 @@ def _record_item(record: NoticeRecord) -> dict[str, Any]:
         "error": record.error,
         "text_key": record.text_key,
         "pdf_key": record.pdf_key,
+        "text": record.text or None,  # None: not written
     }
 
 
@@ -93,13 +113,14 @@ def _record_of(item: dict[str, Any]) -> NoticeRecord:
         error=item.get("error", ""),
         text_key=item.get("text_key", ""),
         pdf_key=item.get("pdf_key", ""),
+        text=item.get("text", ""),
     )
 
 
 class DynamoNoticeLog:
-    """The notice log. Recording a sent or failed notice also appends its event to the
-    outbox, keyed by the notice (and attempt), so a retry after a crash between the two
-    writes re-appends nothing twice and loses nothing."""
+    """The notice log. A log line carries its own event (``NoticeSent``, or ``NoticeFailed``
+    of its attempt: :func:`common.outbox.embedded_event`), so recording a notice and
+    publishing its event are one item written once; the table's stream publishes it."""
 
     def __init__(self, client: Any, table: str, clock: Clock) -> None:
         self._client = client
@@ -110,31 +131,42 @@ class DynamoNoticeLog:
         item = get(self._client, self._table, key("NOTICE", tenant, account_id), notice_id)
         return _record_of(item) if item else None
 
+    def get_many(self, keys: Iterable[tuple[str, str, str]]) -> dict[str, NoticeRecord]:
+        """The log lines of ``(tenant, account_id, notice_id)`` found, by notice id (BatchGetItem,
+        100 keys a call)."""
+        found = batch_get(self._client, self._table, ((key("NOTICE", t, a), n) for t, a, n in keys))
+        return {item["sk"]: _record_of(item) for item in found.values()}
+
+    def item(self, record: NoticeRecord) -> dict[str, Any]:
+        """The log line of ``record`` with its event."""
+        return {**_record_item(record), **embedded_event(self._event_of(record))}
+
+    def put_action(self, record: NoticeRecord) -> dict[str, Any]:
+        """The write of ``record``'s log line: a sent notice is final (only a pending or a
+        failed one may be overwritten)."""
+        return {
+            "TableName": self._table,
+            "Item": to_item(self.item(record)),
+            "ConditionExpression": "attribute_not_exists(pk) OR #s <> :sent",
+            "ExpressionAttributeNames": {"#s": "status"},
+            "ExpressionAttributeValues": {":sent": {"S": "sent"}},
+        }
+
+    @staticmethod
+    def where_item(tenant: str, account_id: str, notice_id: str) -> dict[str, Any]:
+        """Where the notice id is logged (the same every time: an idempotent put)."""
+        return {"pk": key("NOTICEID", tenant), "sk": notice_id, "account_id": account_id}
+
     def record(self, record: NoticeRecord) -> None:
-        # A sent notice is final: only a pending or failed one may be overwritten.
+        # Where the id is logged first: a crash after it leaves the notice unsent, to be
+        # sent and logged on the redelivery; a crash after the log line leaves nothing to do.
+        where = self.where_item(record.tenant, record.account_id, record.notice_id)
+        self._client.put_item(TableName=self._table, Item=to_item(where))
         try:
-            self._client.put_item(
-                TableName=self._table,
-                Item=to_item(_record_item(record)),
-                ConditionExpression="attribute_not_exists(pk) OR #s <> :sent",
-                ExpressionAttributeNames={"#s": "status"},
-                ExpressionAttributeValues={":sent": {"S": "sent"}},
-            )
+            self._client.put_item(**self.put_action(record))
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
-        # Where the id is logged (the same every time: an idempotent put).
-        self._client.put_item(
-            TableName=self._table,
-            Item=to_item(
-                {
-                    "pk": key("NOTICEID", record.tenant),
-                    "sk": record.notice_id,
-                    "account_id": record.account_id,
-                }
-            ),
-        )
-        self._publish(self._event_of(record))
 
     def find(self, tenant: str, notice_id: str) -> NoticeRecord | None:
         """A notice of ``tenant`` by its id alone (None for an unknown id or another tenant's)."""
@@ -166,14 +198,6 @@ class DynamoNoticeLog:
             attempts=record.attempts,
             error=record.error,
         )
-
-    def _publish(self, event: Event) -> None:
-        action = put_if_absent(self._table, outbox_item(event, now=self._clock.now()))["Put"]
-        try:
-            self._client.put_item(**action)
-        except ClientError as exc:
-            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
-                raise
 
     def of_account(self, tenant: str, account_id: str) -> list[NoticeRecord]:
         pages = self._client.get_paginator("query").paginate(
@@ -249,23 +273,77 @@ class S3MailRoom:
     def enqueue(self, *, day: date, record: NoticeRecord, request: NoticeRequest, pdf: bytes) -> str:
         object_key = f"pending/{day.isoformat()}/{record.notice_id}.pdf"
         self._s3.put_object(Bucket=self._bucket, Key=object_key, Body=pdf, ContentType="application/pdf")
-        lines = list(request.recipient.address_lines)[:3]
-        item = {
-            "pk": key("MAILDAY", day.isoformat()),
-            "sk": f"{request.recipient.zip or '00000'}#{record.notice_id}",
-            "zip": request.recipient.zip,
-            "name": request.recipient.name,
-            "address_lines": lines,
-            "account_id": record.account_id,
-            "rule": record.rule,
-            "notice_id": record.notice_id,
-            "pages_key": object_key,
-        }
+        item = self._letter_item(day, record, request, object_key)
         self._ddb.put_item(TableName=self._table, Item=to_item(item))
         # The print run of the next morning assembles this day's letters (``common.due``):
         # the day is marked once a container; the run drops it only after that morning.
         self.marks.add_once(day + timedelta(days=1))
         return object_key
+
+    def letters_of(
+        self, day: date, letters: list[tuple[NoticeRecord, NoticeRequest, bytes]]
+    ) -> list[tuple[NoticeRecord, dict[str, Any]]]:
+        """A chunk's letters for ``day``'s print batch in one object: their PDFs one after
+        another (one PutObject), each letter's item naming its object and where in it its
+        pages are. Returns each letter's log line (its reference: that object) and item,
+        for the caller to write together (:meth:`DynamoBillDeliveries.record_letters`), then
+        :meth:`mark`. The object's key is its content's hash: an object is never rewritten
+        with other content, so a line written by an earlier delivery still finds its pages."""
+        body = b"".join(pdf for _, _, pdf in letters)
+        object_key = f"pending/{day.isoformat()}/{hashlib.sha256(body).hexdigest()[:32]}.pdfs"
+        self._s3.put_object(
+            Bucket=self._bucket, Key=object_key, Body=body, ContentType="application/octet-stream"
+        )
+        out: list[tuple[NoticeRecord, dict[str, Any]]] = []
+        offset = 0
+        for record, request, pdf in letters:
+            done = replace(record, reference=object_key)
+            item = self._letter_item(day, done, request, object_key)
+            out.append((done, {**item, "pages_offset": offset, "pages_length": len(pdf)}))
+            offset += len(pdf)
+        return out
+
+    def mark(self, day: date) -> None:
+        """The print run of the morning after ``day`` has letters to assemble (``common.due``)."""
+        self.marks.add_once(day + timedelta(days=1))
+
+    def _letter_item(
+        self, day: date, record: NoticeRecord, request: NoticeRequest, pages_key: str
+    ) -> dict[str, Any]:
+        return {
+            "pk": key("MAILDAY", day.isoformat()),
+            "sk": f"{request.recipient.zip or '00000'}#{record.notice_id}",
+            "zip": request.recipient.zip,
+            "name": request.recipient.name,
+            "address_lines": list(request.recipient.address_lines)[:3],
+            "account_id": record.account_id,
+            "rule": record.rule,
+            "notice_id": record.notice_id,
+            "pages_key": pages_key,
+        }
+
+    def pages(self, letters: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+        """Each letter's PDF, in the order given: a letter kept with others in one object
+        (``pages_offset``) is cut from that object, read once into a temporary file (on disk:
+        a day of letters is never held in memory), a letter of its own is read alone."""
+        with tempfile.TemporaryDirectory() as kept:
+            files: dict[str, BinaryIO] = {}
+            try:
+                for letter in letters:
+                    if "pages_offset" not in letter:
+                        yield self.pdf(letter["pages_key"])
+                        continue
+                    object_key = letter["pages_key"]
+                    if object_key not in files:
+                        files[object_key] = open(f"{kept}/{len(files)}", "w+b")  # noqa: SIM115 - closed below
+                        body = self._s3.get_object(Bucket=self._bucket, Key=object_key)["Body"]
+                        shutil.copyfileobj(body, files[object_key], 2**20)
+                    kept_file = files[object_key]
+                    kept_file.seek(int(letter["pages_offset"]))
+                    yield kept_file.read(int(letter["pages_length"]))
+            finally:
+                for kept_file in files.values():
+                    kept_file.close()
 
     def letters(self, day: date) -> Iterator[dict[str, Any]]:
         """The day's letters sorted by ZIP (the sort key)."""
@@ -444,6 +522,118 @@ class DynamoContacts:
             f"{bill_id}#{eligible_on.isoformat()}",
         )
         return DisconnectionEligibilityWithdrawn.model_validate_json(item["event"]) if item else None
+
+
+@dataclass(frozen=True)
+class ContactState:
+    """An account's contact item as read: its billed usage (period start -> gallons, as
+    stored) and the version a write of it is conditional on (0: none yet)."""
+
+    usage: dict[str, str]
+    version: int
+
+
+class DynamoBillDeliveries:
+    """The table's side of delivering a chunk of bills at once: one BatchGetItem series for
+    the chunk's contact items and log lines, one TransactWriteItems series for what the chunk
+    keeps before it sends (contacts, printed numbers, owners, where each notice id is logged)
+    and one for its letters with their log lines (each 100 actions a call)."""
+
+    def __init__(self, client: Any, table: str, log: DynamoNoticeLog) -> None:
+        self._client = client
+        self._table = table
+        self._log = log
+
+    def read(
+        self, accounts: Iterable[tuple[str, str]], notices: Iterable[tuple[str, str, str]]
+    ) -> tuple[dict[tuple[str, str], ContactState], dict[str, NoticeRecord]]:
+        """The accounts' contact items and the notices' log lines (by notice id) found."""
+        contact_keys = {key("CONTACT", t, a): (t, a) for t, a in accounts}
+        wanted = [(pk, "RECIPIENT") for pk in contact_keys]
+        wanted += [(key("NOTICE", t, a), n) for t, a, n in notices]
+        found = batch_get(self._client, self._table, wanted)
+        contacts = {}
+        for pk, account in contact_keys.items():
+            item = found.get((pk, "RECIPIENT"))
+            usage = {p["period_start"]: p["volume_gal"] for p in (item or {}).get("usage") or ()}
+            contacts[account] = ContactState(usage=usage, version=int((item or {}).get("version", 0)))
+        records = {sk: _record_of(item) for (pk, sk), item in found.items() if pk.startswith("NOTICE#")}
+        return contacts, records
+
+    def keep(
+        self,
+        contacts: Iterable[tuple[str, str, Recipient, str | None, dict[str, str], int]],
+        numbers: Iterable[tuple[str, str, str, str]],
+        owners: Iterable[tuple[str, str, Recipient, str]],
+        where: Iterable[tuple[str, str, str]],
+    ) -> None:
+        """Before the chunk sends: each account's contact item ``(tenant, account, recipient,
+        parcel, usage, version read)``, conditional on the version read (a concurrent bill of
+        the account makes the chunk retried: :class:`TransientError`), the bills' printed
+        numbers ``(tenant, account, bill, number)``, the parcels' owners and where each notice
+        id is logged. All of them idempotent: a redelivery writes the same again."""
+        actions: list[dict[str, Any]] = []
+        for tenant, account_id, recipient, parcel_id, usage, version in contacts:
+            points = [{"period_start": k, "volume_gal": v} for k, v in sorted(usage.items())][-USAGE_KEPT:]
+            item = {
+                "pk": key("CONTACT", tenant, account_id),
+                "sk": "RECIPIENT",
+                "recipient": recipient.model_dump_json(),
+                "parcel_id": parcel_id or "",
+                "usage": points,
+                "version": version + 1,
+            }
+            actions.append(
+                {
+                    "Put": {
+                        "TableName": self._table,
+                        "Item": to_item(item),
+                        "ConditionExpression": "attribute_not_exists(pk) OR version = :v",
+                        "ExpressionAttributeValues": {":v": {"N": str(version)}},
+                    }
+                }
+            )
+        plain = [
+            *({"pk": key("BILLNO", t, a), "sk": b, "number": n} for t, a, b, n in numbers),
+            *(
+                {"pk": key("PARCEL", t, p), "sk": "OWNER", "recipient": o.model_dump_json(), "account_id": a}
+                for t, p, o, a in owners
+            ),
+            *(DynamoNoticeLog.where_item(*w) for w in where),
+        ]
+        actions += [{"Put": {"TableName": self._table, "Item": to_item(item)}} for item in plain]
+        for start in range(0, len(actions), MAX_TRANSACT_ACTIONS):
+            try:
+                transact(self._client, actions[start : start + MAX_TRANSACT_ACTIONS])
+            except ConditionFailed as exc:
+                raise TransientError("an account's contact item changed while its bills were kept") from exc
+
+    def record_sent(self, record: NoticeRecord) -> None:
+        """One notice's log line with its event (an email's, right after its send)."""
+        try:
+            self._client.put_item(**self._log.put_action(record))
+        except ClientError as exc:
+            if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
+                raise
+
+    def record_letters(self, letters: list[tuple[NoticeRecord, dict[str, Any]]]) -> None:
+        """Letters into the day's mail with their log lines, each letter's two items in the
+        same transaction (50 letters a call). A log line found sent already (a concurrent
+        delivery of the same bill) cancels its transaction: its letters are then written one
+        by one, the sent line kept as it is."""
+        per_call = MAX_TRANSACT_ACTIONS // 2
+        for start in range(0, len(letters), per_call):
+            part = letters[start : start + per_call]
+            actions: list[dict[str, Any]] = []
+            for record, mailed in part:
+                actions.append({"Put": self._log.put_action(record)})
+                actions.append({"Put": {"TableName": self._table, "Item": to_item(mailed)}})
+            try:
+                transact(self._client, actions)
+            except ConditionFailed:
+                for record, mailed in part:
+                    self._client.put_item(TableName=self._table, Item=to_item(mailed))
+                    self.record_sent(record)
 
 
 class S3NoticeCopies:

@@ -28,6 +28,9 @@ from notices.app.planning import (
     NoAddress,
     Planned,
     announcing_trigger,
+    bill_document,
+    bill_recipient,
+    billed_volume,
     plan_adjustment_memo,
     plan_appeal_letter,
     plan_bill,
@@ -42,12 +45,14 @@ from notices.app.planning import (
     plan_satellite_reminder,
     plan_satellite_results,
     plan_tax_roll,
+    recipient_of,
+    trigger,
 )
 from notices.domain import combined
 from notices.domain.combined import BillHolds, Claim, HeldBill
 from notices.domain.delivery import Delivery, NoticeRecord, SendFailed, deliver
-from notices.domain.documents import BillDocument, CombinedBillDocument
-from notices.domain.model import NoticeRequest, channels, notice_id
+from notices.domain.documents import BillDocument, CombinedBillDocument, UsagePoint
+from notices.domain.model import NoticeRequest, Recipient, Rule, channels, notice_id
 from notices.domain.requests import bill_notice, combined_bill_notice
 from sampling.events import AnnualReportReminderDue, SatelliteResultsDelivered, SatelliteResultsDueSoon
 from stormwater.events import AppealDecided, CreditRevocationProposed, ReconsiderationDecided
@@ -359,3 +364,136 @@ def _local_day(now: datetime) -> date:
     from zoneinfo import ZoneInfo
 
     return now.astimezone(ZoneInfo("America/Chicago")).date()
+
+
+def batched(event: BillIssued, book: TariffBook) -> bool:
+    """Whether a bill goes with its chunk (:func:`deliver_bills`): one that is delivered on
+    its own, neither held for a combined Pleasant Prairie document nor carrying Sullivan's
+    annual notice (those go one at a time, :func:`handle_event`)."""
+    return event.tenant not in combined.PAIRED_TENANTS and annual_rate_notice(book, event) is None
+
+
+def deliver_bills(
+    events: list[BillIssued], *, ports: dict[str, Any], clock: Clock, attempt: int = 1
+) -> list[Outcome | Exception]:
+    """N-BILL for a chunk of bills at once (each :func:`batched`), at the cost of its work:
+    the chunk's contact items and log lines read together (BatchGetItem), what the bills keep
+    written together before anything is sent (contacts, printed numbers, owners, where each
+    notice id is logged: TransactWriteItems), then each bill rendered and its PDF archived
+    (one PutObject), each email sent and its log line written right after its send (one
+    item, the line with its ``NoticeSent``: a crash between two emails sends neither again),
+    and the letters put into the day's mail in one object with their log lines in
+    transactions. Returns each bill's outcome, or the error that bill alone met (its email
+    refused: retried; no address: rejected); an error of the chunk's own writes is raised.
+
+    Idempotent by each notice's id, as :func:`notices.domain.delivery.deliver` is: a line
+    found sent is not sent again, and everything written before the sends is the same on
+    a redelivery (the usage of a period is kept once however often its bill comes)."""
+    from notices.domain.delivery import bill_attachment, sent_record
+    from notices.domain.model import Channel
+
+    now = clock.now()
+    today = _local_day(now)
+    store: Any = ports["bills"]
+    results: list[Outcome | Exception] = [Outcome(event="BillIssued", sent=0, already_sent=0) for _ in events]
+    recipients = [bill_recipient(e) for e in events]
+    planned: list[tuple[NoticeRequest, list[Channel]]] = []
+    wanted: list[tuple[str, str, str]] = []
+    for event, recipient in zip(events, recipients, strict=True):
+        # The notice ids depend on the addressee and the trigger, not on the document.
+        probe = NoticeRequest(
+            rule=Rule.BILL,
+            tenant=event.tenant,
+            account_id=event.account_id,
+            recipient=recipient,
+            trigger=trigger(event),
+            subject="",
+        )
+        chosen = list(channels(Rule.BILL, recipient))
+        planned.append((probe, chosen))
+        wanted += [(event.tenant, event.account_id, notice_id(probe, c)) for c in chosen]
+    accounts = list(dict.fromkeys((e.tenant, e.account_id) for e in events))
+    contacts, logged = store.read(accounts, wanted)
+    # Each account's usage with this chunk's periods, in the bills' order (one write each).
+    usage = {account: dict(state.usage) for account, state in contacts.items()}
+    latest: dict[tuple[str, str], tuple[Recipient, str | None]] = {}
+    documents: list[BillDocument] = []
+    for event, recipient in zip(events, recipients, strict=True):
+        account = (event.tenant, event.account_id)
+        usage[account][event.period_start.isoformat()] = str(billed_volume(event))
+        latest[account] = (recipient, event.parcel_id)
+        points = sorted(usage[account].items())[-13:]  # the chart's 13 periods
+        history = [UsagePoint(period_start=date.fromisoformat(k), volume_gal=Decimal(v)) for k, v in points]
+        documents.append(bill_document(event, recipient, history, None))
+    to_send: list[tuple[int, Channel, str]] = []
+    for i, (probe, chosen) in enumerate(planned):
+        for channel in chosen:
+            nid = notice_id(probe, channel)
+            found = logged.get(nid)
+            if found is not None and found.status == "sent":
+                results[i] = replace_outcome(results[i], already=1)
+            else:
+                to_send.append((i, channel, nid))
+    where = [(events[i].tenant, events[i].account_id, nid) for i, _, nid in to_send]
+    owners = {
+        (e.tenant, e.parcel_id): (e.tenant, e.parcel_id, recipient_of(e.owner, "owner"), e.account_id)
+        for e in events
+        if e.owner is not None and e.parcel_id
+    }
+    store.keep(
+        [(t, a, *latest[(t, a)], usage[(t, a)], contacts[(t, a)].version) for t, a in accounts],
+        [(e.tenant, e.account_id, e.bill_id, e.bill_number) for e in events],
+        owners.values(),
+        where,
+    )
+    renderer, archive, email, mail = ports["renderer"], ports["archive"], ports["email"], ports["mail"]
+    letters: list[tuple[NoticeRecord, NoticeRequest, bytes]] = []
+    letter_of: list[int] = []
+    for i, channel, _nid in to_send:
+        document = documents[i]
+        request = bill_notice(document, recipients[i], trigger(events[i]))
+        if request.dated is None:
+            request = request.model_copy(update={"dated": today})
+        rendered = renderer.render(request)
+        pdf = renderer.bill(document)
+        archived = archive.store(document, pdf)
+        record = replace(
+            sent_record(request, channel, rendered, pdf, now=now, attempt=attempt),
+            pdf_key=archived,
+            text=rendered.text,
+        )
+        if channel is Channel.MAIL:
+            letters.append((record, request, pdf))
+            letter_of.append(i)
+            continue
+        assert request.recipient.email  # channels() only chooses email with an address
+        try:
+            reference = email.send(
+                to=request.recipient.email,
+                subject=rendered.subject,
+                text=rendered.text,
+                html=rendered.html,
+                attachments=[bill_attachment(request, document, pdf)],
+            )
+        except SendFailed as exc:
+            store.record_sent(replace(record, status="failed", error=str(exc)[:500]))
+            results[i] = TransientError(str(exc))
+            continue
+        store.record_sent(replace(record, reference=reference))
+        results[i] = replace_outcome(results[i], sent=1)
+    if letters:
+        kept = mail.letters_of(today, letters)
+        # The morning's mark before the lines: once a letter is logged sent, no redelivery
+        # comes back to mark its morning for the print run.
+        mail.mark(today)
+        store.record_letters(kept)
+        for i in letter_of:
+            results[i] = replace_outcome(results[i], sent=1)
+    return results
+
+
+def replace_outcome(outcome: Outcome | Exception, *, sent: int = 0, already: int = 0) -> Outcome | Exception:
+    """``outcome`` with one more notice sent or found sent (an error stays the bill's)."""
+    if isinstance(outcome, Exception):
+        return outcome
+    return replace(outcome, sent=outcome.sent + sent, already_sent=outcome.already_sent + already)

@@ -114,14 +114,24 @@ def trigger(event: Any) -> str:
     return f"{type(event).__name__}#{event.business_key()}"
 
 
+def bill_recipient(event: BillIssued) -> Recipient:
+    """The bill's addressee, with the premise served kept for later notices."""
+    recipient = recipient_of(event.recipient, "customer")
+    if event.service_address:
+        recipient = recipient.model_copy(update={"service_address": event.service_address})
+    return recipient
+
+
+def billed_volume(event: BillIssued) -> Decimal:
+    """The period's use in gallons (its kgal lines), for the usage chart."""
+    return sum((_kgal(line.quantity) for line in event.lines if line.unit == "kgal"), Decimal(0)) * 1000
+
+
 def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) -> Planned:
     """N-BILL to the bill recipient; the first Sullivan bill of a year carries SU-ANNUAL-NOTICE."""
-    recipient = recipient_of(event.recipient, "customer")
-    if event.service_address:  # the premise served, kept with the addressee for later notices
-        recipient = recipient.model_copy(update={"service_address": event.service_address})
-    volume = sum((_kgal(line.quantity) for line in event.lines if line.unit == "kgal"), Decimal(0)) * 1000
+    recipient = bill_recipient(event)
     usage = contacts.remember_bill(
-        event.tenant, event.account_id, recipient, event.parcel_id, event.period_start, volume
+        event.tenant, event.account_id, recipient, event.parcel_id, event.period_start, billed_volume(event)
     )
     contacts.remember_bill_number(event.tenant, event.account_id, event.bill_id, event.bill_number)
     if event.owner is not None and event.parcel_id:
@@ -131,8 +141,15 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
     due = annual_notice is not None and contacts.annual_notice_due(
         event.tenant, event.account_id, event.bill_date.year
     )
-    notice = annual_notice if due else None
-    document = BillDocument(
+    document = bill_document(event, recipient, usage, annual_notice if due else None)
+    return Planned([bill_notice(document, recipient, trigger(event))], document)
+
+
+def bill_document(
+    event: BillIssued, recipient: Recipient, usage: list[UsagePoint], annual_notice: str | None
+) -> BillDocument:
+    """The bill as the customer sees it, from its event, its addressee and its usage history."""
+    return BillDocument(
         tenant=event.tenant,
         account_id=event.account_id,
         bill_id=event.bill_id,
@@ -175,9 +192,8 @@ def plan_bill(event: BillIssued, contacts: Contacts, annual_notice: str | None) 
             for read in event.reads
         ),
         estimated=event.estimated or any(read.estimated for read in event.reads),
-        annual_notice=notice,
+        annual_notice=annual_notice,
     )
-    return Planned([bill_notice(document, recipient, trigger(event))], document)
 
 
 def plan_overdue(event: BillOverdue, contacts: Contacts) -> Planned:

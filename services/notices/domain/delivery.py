@@ -57,6 +57,8 @@ class NoticeRecord:
     # object keys of the text and of the PDF that ``content_sha256`` covers (text, then PDF).
     text_key: str = ""
     pdf_key: str = ""
+    # The text itself, where it is kept on the log line rather than as an object (a bill's).
+    text: str = ""
 
 
 class NoticeLog(Protocol):
@@ -125,8 +127,8 @@ def deliver(
     A request not dated by its event is dated ``today`` (the day it goes out). With
     ``copies``, the text and PDF of each notice are kept, and the log line points to them.
 
-    A channel recorded as sent is not sent again (its event is appended again if a crash
-    came between the record and its event). An email is sent at least once, not exactly
+    A channel recorded as sent is not sent again (its log line carries its own event, so a
+    crash leaves no event behind to append). An email is sent at least once, not exactly
     once: SES takes no idempotency key, so a crash between its send and its record sends it
     again on the redelivery (issue 26; tests/faults holds the case as an expected failure)."""
     if request.dated is None:
@@ -140,9 +142,7 @@ def deliver(
         nid = notice_id(request, channel)
         existing = log.get(request.tenant, request.account_id, nid)
         if existing is not None and existing.status == "sent":
-            # Recorded again: its event is appended to the outbox if a crash came between the
-            # record and its event (the log keeps the record as it is; the event is put if absent).
-            log.record(existing)
+            # Nothing to do again: the log line carries its own event (one item, one write).
             skipped.append(nid)
             continue
         rendered = rendered or renderer.render(request)
@@ -150,27 +150,13 @@ def deliver(
             pdf = renderer.bill(bill) if bill is not None else renderer.letter(request, rendered.text)
             if bill is not None and archive is not None:
                 archived = archive.store(bill, pdf)  # the customer's copy, for the portal (X-RETENTION)
-        record = NoticeRecord(
-            notice_id=nid,
-            tenant=request.tenant,
-            account_id=request.account_id,
-            rule=request.rule.value,
-            channel=channel.value,
-            recipient_role=request.recipient.role,
-            recipient_name=request.recipient.name,
-            trigger=request.trigger,
-            subject=rendered.subject,
-            status="sent",
-            at=now,
-            content_sha256=hashlib.sha256(rendered.text.encode() + pdf).hexdigest(),
-            attempts=attempt,
-        )
+        record = sent_record(request, channel, rendered, pdf, now=now, attempt=attempt)
         if copies is not None:
             text_key, pdf_key = copies.keep(record, rendered.text, None if archived else pdf)
             record = _replace(record, text_key=text_key, pdf_key=pdf_key or archived)
         if channel is Channel.EMAIL:
             assert request.recipient.email  # channels() only chooses email with an address
-            attachments = [Attachment(f"{_filename(request, bill)}.pdf", pdf)] if bill is not None else []
+            attachments = [bill_attachment(request, bill, pdf)] if bill is not None else []
             try:
                 reference = email.send(
                     to=request.recipient.email,
@@ -188,6 +174,35 @@ def deliver(
         log.record(done)
         sent.append(done)
     return Delivery(sent=sent, already_sent=skipped)
+
+
+def sent_record(
+    request: NoticeRequest, channel: Channel, rendered: Rendered, pdf: bytes, *, now: datetime, attempt: int
+) -> NoticeRecord:
+    """The log line of ``request`` sent on ``channel`` (its reference still to be filled in);
+    its content hash covers the text (UTF-8) followed by the PDF's bytes."""
+    return NoticeRecord(
+        notice_id=notice_id(request, channel),
+        tenant=request.tenant,
+        account_id=request.account_id,
+        rule=request.rule.value,
+        channel=channel.value,
+        recipient_role=request.recipient.role,
+        recipient_name=request.recipient.name,
+        trigger=request.trigger,
+        subject=rendered.subject,
+        status="sent",
+        at=now,
+        content_sha256=hashlib.sha256(rendered.text.encode() + pdf).hexdigest(),
+        attempts=attempt,
+    )
+
+
+def bill_attachment(
+    request: NoticeRequest, bill: BillDocument | CombinedBillDocument, pdf: bytes
+) -> Attachment:
+    """The bill's PDF as an email carries it."""
+    return Attachment(f"{_filename(request, bill)}.pdf", pdf)
 
 
 def _filename(request: NoticeRequest, bill: BillDocument | CombinedBillDocument | None) -> str:

@@ -15,7 +15,9 @@ from typing import Any, BinaryIO, Protocol
 class Letters(Protocol):
     def letters(self, day: date) -> Iterator[dict[str, Any]]: ...
 
-    def pdf(self, object_key: str) -> bytes: ...
+    def pages(self, letters: Iterable[dict[str, Any]]) -> Iterator[bytes]:
+        """Each letter's PDF, in the order given (read from where the mail room keeps them)."""
+        ...
 
     def batch_exists(self, day: date) -> bool: ...
 
@@ -40,7 +42,8 @@ def assemble_print_batch(
     """Build the batch of ``day``; ``None`` when it exists already or there is no letter.
 
     ``merge`` reads the letters one at a time, in ZIP order, and returns the batch PDF as a
-    file (spooled to disk when large), so a day of 10,000 letters is never held at once."""
+    file (spooled to disk when large), so a day of 10,000 letters is never held at once; the
+    mail room hands them over from the objects it keeps them in, each object read once."""
     found = iter(mail.letters(day))
     first = next(found, None)
     if first is None:  # no letter: nothing to assemble, and no need to ask whether it was
@@ -48,6 +51,6 @@ def assemble_print_batch(
     if mail.batch_exists(day):
         return None
     letters = sorted([first, *found], key=lambda letter: (letter.get("zip", ""), letter["notice_id"]))
-    with merge(mail.pdf(letter["pages_key"]) for letter in letters) as pdf:
+    with merge(mail.pages(letters)) as pdf:
         pdf_key, manifest_key = mail.store_batch(day, pdf, manifest(letters), len(letters))
     return PrintBatch(day=day, letters=len(letters), pdf_key=pdf_key, manifest_key=manifest_key)

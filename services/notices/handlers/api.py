@@ -136,7 +136,7 @@ def get_failed_notices(tenant: Annotated[str, Path(description="Tenant id")]) ->
 
 def _found(tenant: str, notice_id: str) -> NoticeRecord:
     record = composition.api_log().find(tenant, notice_id)
-    if record is None or not record.text_key:
+    if record is None or not (record.text or record.text_key):
         raise ApiError(
             404, "not_found", f"notice_id: no notice {notice_id} of {tenant} with its content kept"
         )
@@ -163,7 +163,7 @@ def get_notice(
 ) -> NoticeCopy:
     require(app.current_event.raw_event, tenant)
     record = _found(tenant, notice_id)
-    text = _object(record.text_key, notice_id).decode()
+    text = record.text or _object(record.text_key, notice_id).decode()
     pdf = None
     if record.pdf_key:
         # Mailed letters and bills (mailed or attached) enclose it; an email letter is the

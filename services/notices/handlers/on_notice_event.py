@@ -11,6 +11,7 @@ fails is retried by the queue (its receive count is the attempt) and dead-letter
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from aws_lambda_powertools.utilities.batch.types import PartialItemFailureResponse
@@ -23,7 +24,7 @@ from common.handling import consume_sqs, each_member
 from common.messages import MalformedMessage, parse_envelope
 from common.observability import Counts, count, logger, observed
 from notices import composition
-from notices.app.delivery import CONSUMED, handle_event
+from notices.app.delivery import CONSUMED, Outcome, batched, deliver_bills, handle_event
 from notices.domain.delivery import SendFailed
 
 E = TypeVar("E", bound=Event)
@@ -39,7 +40,7 @@ def record_handler(record: SQSRecord) -> None:
             bills = chunk_bills(envelope.detail)
         except ValueError as exc:
             raise MalformedMessage(f"{envelope.detail_type}: {exc}") from None
-        each_member((key, functools.partial(_handle_bill, key, bill, attempt)) for key, bill in bills)
+        _handle_bills(bills, attempt)
         return
     event_type = CONSUMED.get(envelope.detail_type)
     if event_type is None:
@@ -54,8 +55,47 @@ def _validated(event_type: type[E], detail_type: str, detail: Any) -> E:
         raise MalformedMessage(f"{detail_type}: {exc}") from None
 
 
-def _handle_bill(key: str, detail: Any, attempt: int) -> None:
-    _handle(_validated(BillIssued, f"BillsIssued {key}", detail), attempt)
+def _handle_bills(bills: list[tuple[str, Any]], attempt: int) -> None:
+    """A chunk's bills: those delivered on their own together (``deliver_bills``), the
+    others (a Pleasant Prairie bill held for its combined document, Sullivan's annual notice)
+    one at a time; each bill's error is its own (``each_member``)."""
+    book = composition.tariff_book()
+    members: list[tuple[str, Callable[[], None]]] = []
+    together: list[tuple[str, BillIssued]] = []
+    for key, detail in bills:
+        try:
+            event = _validated(BillIssued, f"BillsIssued {key}", detail)
+        except MalformedMessage as exc:
+            members.append((key, functools.partial(_raise, exc)))
+            continue
+        if batched(event, book):
+            together.append((key, event))
+        else:
+            members.append((key, functools.partial(_handle, event, attempt)))
+    if together:
+        outcomes = deliver_bills(
+            [event for _, event in together],
+            ports=composition.bill_ports(),
+            clock=composition.clock(),
+            attempt=attempt,
+        )
+        for (key, _), outcome in zip(together, outcomes, strict=True):
+            members.append((key, functools.partial(_counted, outcome)))
+    each_member(members)
+
+
+def _raise(exc: Exception) -> None:
+    raise exc
+
+
+def _counted(outcome: Outcome | Exception) -> None:
+    """A bill of a chunk delivered together: counted as :func:`_handle` counts one."""
+    if isinstance(outcome, Exception):
+        if isinstance(outcome, TransientError):
+            count(Counts.NOTICES_FAILED)
+        raise outcome
+    count(Counts.NOTICES_SENT, outcome.sent)
+    logger.info("notices handled", extra=outcome.__dict__)
 
 
 def _handle(event: Event, attempt: int) -> None:
