@@ -10,6 +10,10 @@ Keys of the notices table:
   document (see :class:`DynamoBillHolds`);
 - ``WITHDRAWN#<tenant>#<account_id>`` / ``<bill_id>#<eligible_on>``: a disconnection
   eligibility billing withdrew (no disconnection notice goes for it);
+- ``FAILED#<tenant>`` / ``<notice_id>``: a notice whose last send failed, for the
+  failed-notices report (a Query, not a Scan: issue 31); written before the failed log
+  line, removed after a retry's sent one (an entry whose log line is no longer failed is
+  skipped by the report, so a crash between the two leaves the report right);
 - ``NOTICEID#<tenant>`` / ``<notice_id>``: the account a notice id is logged under, so a
   clerk can open a notice by its id alone (written with the log line, never changed);
 - ``BILLNO#<tenant>#<account_id>`` / ``<bill_id>``: the number printed on a bill, kept from
@@ -38,7 +42,7 @@ from billing.events import DisconnectionEligibilityWithdrawn
 from common import csvsafe
 from common.clock import Clock
 from common.due_marks import DueMarks
-from common.dynamo import from_item, get, put_if_absent, to_item
+from common.dynamo import batch_get, from_item, get, key_of, put_if_absent, to_item
 from common.errors import TransientError
 from common.events import Event
 from common.ids import key
@@ -111,6 +115,12 @@ class DynamoNoticeLog:
         return _record_of(item) if item else None
 
     def record(self, record: NoticeRecord) -> None:
+        failed_key = key("FAILED", record.tenant), record.notice_id
+        if record.status == "failed":  # the report's entry first (see the module doc)
+            self._client.put_item(
+                TableName=self._table,
+                Item=to_item({"pk": failed_key[0], "sk": failed_key[1], "account_id": record.account_id}),
+            )
         # A sent notice is final: only a pending or failed one may be overwritten.
         try:
             self._client.put_item(
@@ -134,6 +144,8 @@ class DynamoNoticeLog:
                 }
             ),
         )
+        if record.status == "sent" and record.attempts > 1:  # a retry: an earlier attempt may have failed
+            self._client.delete_item(TableName=self._table, Key=key_of(*failed_key))
         self._publish(self._event_of(record))
 
     def find(self, tenant: str, notice_id: str) -> NoticeRecord | None:
@@ -184,14 +196,22 @@ class DynamoNoticeLog:
         records = [_record_of(from_item(i)) for page in pages for i in page["Items"]]
         return sorted(records, key=lambda r: (r.at, r.notice_id))
 
-    def failed(self) -> list[NoticeRecord]:
-        pages = self._client.get_paginator("scan").paginate(
+    def failed(self, tenant: str) -> list[NoticeRecord]:
+        """The tenant's notices whose last send failed: a Query of its ``FAILED#`` entries and
+        a BatchGetItem of their log lines, those still failed kept (issue 31: no Scan)."""
+        pages = self._client.get_paginator("query").paginate(
             TableName=self._table,
-            FilterExpression="#s = :failed",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={":failed": {"S": "failed"}},
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": key("FAILED", tenant)}},
         )
-        return [_record_of(from_item(i)) for page in pages for i in page["Items"]]
+        keys = [
+            (key("NOTICE", tenant, i["account_id"]["S"]), i["sk"]["S"])
+            for page in pages
+            for i in page["Items"]
+        ]
+        found = batch_get(self._client, self._table, keys)
+        records = [_record_of(found[k]) for k in keys if k in found]
+        return sorted((r for r in records if r.status == "failed"), key=lambda r: (r.at, r.notice_id))
 
 
 class SesEmailSender:
