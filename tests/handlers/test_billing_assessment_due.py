@@ -211,11 +211,11 @@ def test_a_chunk_marks_its_tenant_pending_once_after_its_last_bill_and_a_redeliv
     real_mark = BillingRepo.assessment_inputs_changed
     marks: list[int] = []  # bills there when each mark was written
 
-    def mark(self: BillingRepo, pks: Any) -> None:
+    def mark(self: BillingRepo, pks: Any, accounts: Any = None) -> None:
         pks = list(pks)
         if any(pk.startswith("BILLS#") for pk in pks):
             marks.append(len([i for i in flow.items("billing") if i["pk"] == f"BILLS#{GR}"]))
-        real_mark(self, pks)
+        real_mark(self, pks, accounts)
 
     monkeypatch.setattr(BillingRepo, "assessment_inputs_changed", mark)
     run_cycle(flow, at="2027-01-01T18:00:00Z")
@@ -223,6 +223,9 @@ def test_a_chunk_marks_its_tenant_pending_once_after_its_last_bill_and_a_redeliv
     assert calls.count("UpdateItem") == 1 and marks == [3]
     due = repo.assessment_due()
     assert due is not None and due.pending == frozenset({GR}) and due.writes == 1
+    # the bills' accounts are due on the bill date (issue 31): the next run reads them only
+    assert due.full == frozenset()
+    assert repo.accounts_due(GR, [date(2027, 1, 1)]) == {"GR-1", "GR-2", "GR-3"}
     # A crash between the last bill and the mark, then the redelivery: it issues nothing
     # again and still marks the tenant (the mark is not lost with the crash).
     run_cycle(flow, at="2027-01-01T18:00:00Z")
