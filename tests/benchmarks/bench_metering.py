@@ -23,7 +23,7 @@ run's time (the invocation's wall time, as the runtime records it; median of
 and the ratio of the per-account times, 10,000 over 1,000. Target: at most 1.5 (linear: the
 run Queries the accounts index instead of Scanning its table; moto sorts the whole table on
 every Scan page, so a Scan grew as about n^1.6). ``BENCH_ROOT=<checkout>`` runs another
-checkout's code (a before/after beside this one).
+checkout's code (a before/after beside this one); ``daily:1000,10000,20000`` other sizes.
 
 memory (issue 27): a worker (a forked child) takes in a 50 MB register read file and a 50 MB
 interval file, and a tenth of each, through metering's use cases (the port's writes dropped,
@@ -797,6 +797,8 @@ def main(argv: list[str]) -> None:
         bench_reads()
     if what in ("daily", "all"):
         bench_daily()
+    elif what.startswith("daily:"):  # daily:1000,10000,20000: other sizes (the ratio: largest/smallest)
+        bench_daily(tuple(int(n) for n in what.split(":", 1)[1].split(",")))
     if what in ("memory", "all"):
         bench_memory()
     elif what.startswith("memory:"):  # memory:reads or memory:interval, one kind
