@@ -233,16 +233,17 @@ def take_in_read(read: Reading, source: str) -> tuple[str, ingest.IngestResult]:
 
 def run_daily(run_id: str) -> tuple[int, int]:
     """The daily run: missing reads estimated, then last month's satellite flow published,
-    both from one scan of the table (`DailyScan`). Returns (estimated, satellite months).
+    the accounts and flow monitors from their indexes (Queries: no Scan, issue 31). Returns
+    (estimated, satellite months).
 
     A day with nothing due reads the daily mark only (``common.due``): a full run records the
     next day an account's read window passes (``next_estimate_on``) or a month ends with a
     flow monitor registered; a write of an account, a meter or an interval day adds its day."""
-    from metering.adapters.dynamodb import DailyScan
+    from metering.adapters.dynamodb import DailyRunRepository
     from metering.app import ingest
 
     day = today()
-    repo = DailyScan(clients()["dynamodb"], config().table_name)
+    repo = DailyRunRepository(clients()["dynamodb"], config().table_name)
     mark = repo.due.read()
     if mark is not None and not mark.due(day):
         return 0, 0
@@ -251,7 +252,7 @@ def run_daily(run_id: str) -> tuple[int, int]:
         repo=repo, settings=settings_on(day), now=clock().now(), today=day, run_id=run_id, next_on=candidates
     )
     satellites = ingest.publish_satellite_flow(repo=repo, now=clock().now())
-    if next(iter(repo.flow_monitors()), None) is not None:  # known from the scan: no read
+    if next(iter(repo.flow_monitors()), None) is not None:
         candidates.append(add_months(date(day.year, day.month, 1), 1))
     book = tariff_book()
     candidates += [v.effective_from for t in book.tenants for v in book.versions(t) if v.effective_from > day]

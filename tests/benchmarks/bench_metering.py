@@ -1,6 +1,6 @@
 """Benchmarks of metering (not a test: pytest does not collect it). Prints figures, asserts nothing.
 
-    .venv/bin/python tests/benchmarks/bench_metering.py [interval|reads|memory[:reads|:interval]|all] [ROWS]
+    .venv/bin/python tests/benchmarks/bench_metering.py [interval|reads|daily|memory[:reads|:interval]|all] [ROWS]
 
 interval (issue 9): a generated interval file of ROWS rows (default 1,000,000: 10,000 meters
 x 100 five-minute intervals) parsed, validated and aggregated to daily items by metering's
@@ -14,6 +14,16 @@ process that aggregates 1/10 of the file, the whole file (flat memory: the two s
 close) and 1/10 of the file with every time a different one (the memo of distinct cells is
 bounded); and daily items per meter per day.
 Targets: >= 200,000 rows/s, within 3x of the plain loop, memory flat, 1 item per meter-day.
+
+daily (issue 31): on the local runtime, a meters file and a register read file of 1,000 and
+of 10,000 accounts (each in a stack of its own, so the table holds that many), then the
+clock moved to the next morning's metering daily run (due: the files wrote that day): the
+run's time (the invocation's wall time, as the runtime records it; median of
+``DAILY_REPEATS`` days, each made due again by a read posted the day before) per account,
+and the ratio of the per-account times, 10,000 over 1,000. Target: at most 1.5 (linear: the
+run Queries the accounts index instead of Scanning its table; moto sorts the whole table on
+every Scan page, so a Scan grew as about n^1.6). ``BENCH_ROOT=<checkout>`` runs another
+checkout's code (a before/after beside this one); ``daily:1000,10000,20000`` other sizes.
 
 memory (issue 27): a worker (a forked child) takes in a 50 MB register read file and a 50 MB
 interval file, and a tenth of each, through metering's use cases (the port's writes dropped,
@@ -68,7 +78,8 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-ROOT = Path(__file__).resolve().parents[2]
+# BENCH_ROOT: run this script on another checkout's code (a side-by-side with its own venv)
+ROOT = Path(os.environ.get("BENCH_ROOT") or Path(__file__).resolve().parents[2])
 for extra in (ROOT / "services", ROOT / "infra"):
     if str(extra) not in sys.path:
         sys.path.insert(0, str(extra))
@@ -720,6 +731,63 @@ def bench_memory(size: int = MEMORY_FILE_BYTES, kinds: tuple[str, ...] = ("reads
                 )
 
 
+DAILY_REPEATS = 3
+
+
+def bench_daily(sizes: tuple[int, ...] = (1_000, 10_000)) -> None:
+    from sewerbill.local import LocalRuntime
+
+    print(f"metering daily run after an upload, on the local runtime ({ROOT}):")
+    per_account: dict[int, float] = {}
+    for n in sizes:
+        with LocalRuntime.start(
+            ROOT / "template.yaml",
+            start_time=datetime(2026, 3, 3, 12, tzinfo=UTC),
+            parameters={"TariffsDir": str(ROOT / "infra" / "tariffs")},
+        ) as rt:
+            tag = f"D{n}"
+            rt.upload(
+                "UploadsBucket",
+                f"meters/{tag}.csv",
+                "tenant,meter_id,account_id,kind,units,digits,installed_on,initial_reading\n"
+                + "".join(f"{PP},{tag}-M{i},{tag}-A{i},water,gal,6,2026-02-01,0\n" for i in range(n)),
+            )
+            rt.upload(
+                "UploadsBucket",
+                f"reads/{tag}.csv",
+                "tenant,meter_id,read_on,reading\n"
+                + "".join(f"{PP},{tag}-M{i},2026-03-01,{100 + i}\n" for i in range(n)),
+            )
+            took: list[float] = []
+            day = datetime(2026, 3, 4, 12, tzinfo=UTC)
+            for repeat in range(DAILY_REPEATS):
+                if repeat:  # a read of one account the day before makes the next run a full one
+                    rt.upload(
+                        "UploadsBucket",
+                        f"reads/{tag}-{repeat}.csv",
+                        f"tenant,meter_id,read_on,reading\n{PP},{tag}-M0,{day.date() - timedelta(days=1)},{200 + repeat}\n",
+                    )
+                since = len(rt.invocations)
+                rt.clock.advance(to=day)
+                [run] = [i for i in rt.invocations[since:] if i.function == "MeteringRunDailyFunction"]
+                assert run.error is None, run.error
+                took.append(run.duration_ms / 1000)
+                day += timedelta(days=1)
+            from statistics import median
+
+            per_account[n] = median(took) / n
+            print(
+                f"  {n:>6,} accounts: daily run {', '.join(f'{t:.2f}' for t in took)} s "
+                f"(median {median(took):.2f} s, {per_account[n] * 1e6:.0f} us an account); "
+                f"dead letters {len(rt.dead_letters)}"
+            )
+    low, high = min(sizes), max(sizes)
+    print(
+        f"  => time per account at {high:,} over at {low:,}: {per_account[high] / per_account[low]:.2f} "
+        f"(target <= 1.5: linear in accounts)"
+    )
+
+
 def main(argv: list[str]) -> None:
     what = argv[1] if len(argv) > 1 else "all"
     rows = int(argv[2]) if len(argv) > 2 else 1_000_000
@@ -727,6 +795,10 @@ def main(argv: list[str]) -> None:
         bench_interval(rows)
     if what in ("reads", "all"):
         bench_reads()
+    if what in ("daily", "all"):
+        bench_daily()
+    elif what.startswith("daily:"):  # daily:1000,10000,20000: other sizes (the ratio: largest/smallest)
+        bench_daily(tuple(int(n) for n in what.split(":", 1)[1].split(",")))
     if what in ("memory", "all"):
         bench_memory()
     elif what.startswith("memory:"):  # memory:reads or memory:interval, one kind

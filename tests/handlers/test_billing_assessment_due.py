@@ -211,11 +211,11 @@ def test_a_chunk_marks_its_tenant_pending_once_after_its_last_bill_and_a_redeliv
     real_mark = BillingRepo.assessment_inputs_changed
     marks: list[int] = []  # bills there when each mark was written
 
-    def mark(self: BillingRepo, pks: Any) -> None:
+    def mark(self: BillingRepo, pks: Any, accounts: Any = None) -> None:
         pks = list(pks)
         if any(pk.startswith("BILLS#") for pk in pks):
             marks.append(len([i for i in flow.items("billing") if i["pk"] == f"BILLS#{GR}"]))
-        real_mark(self, pks)
+        real_mark(self, pks, accounts)
 
     monkeypatch.setattr(BillingRepo, "assessment_inputs_changed", mark)
     run_cycle(flow, at="2027-01-01T18:00:00Z")
@@ -223,8 +223,61 @@ def test_a_chunk_marks_its_tenant_pending_once_after_its_last_bill_and_a_redeliv
     assert calls.count("UpdateItem") == 1 and marks == [3]
     due = repo.assessment_due()
     assert due is not None and due.pending == frozenset({GR}) and due.writes == 1
+    # the bills' accounts are due on the bill date (issue 31): the next run reads them only
+    assert due.full == frozenset()
+    assert repo.accounts_due(GR, [date(2027, 1, 1)]) == {"GR-1", "GR-2", "GR-3"}
     # A crash between the last bill and the mark, then the redelivery: it issues nothing
     # again and still marks the tenant (the mark is not lost with the crash).
     run_cycle(flow, at="2027-01-01T18:00:00Z")
     assert marks == [3, 3] and calls.count("UpdateItem") == 2
     assert len([i for i in flow.items("billing") if i["pk"] == f"BILLS#{GR}"]) == 3
+
+
+def test_after_its_first_run_a_day_reads_only_the_accounts_due_that_day(
+    flow: Stack,
+    at: clock.FixedClock,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 31: a day's assessment reads the bills, ledger and marks of the accounts with
+    work that day (a bill issued, a payment, a day a rule names), each by its own prefix,
+    never the tenant's whole partitions, so its cost does not grow with the tenant's history."""
+    from billing.adapters.store import Store
+
+    upload(flow, "accounts/2026.csv", ACCOUNTS)
+    for account in ("GR-1", "GR-2", "GR-3"):
+        consume(flow, account, 23000, start=date(2026, 10, 1), end=date(2027, 1, 1))
+    repo = BillingRepo(flow.ddb, TABLES["billing"])
+    set_day(at, "2026-12-31")
+    assess("2026-12-31T18:00:00Z")  # the first run: in full (no bills yet)
+    set_day(at, "2027-01-01")
+    run_cycle(flow, at="2027-01-01T18:00:00Z")
+    real_query = Store.query
+    read: list[tuple[str, str | None]] = []  # (partition, prefix) of each BILLS#/LEDGER#/MARKS# query
+
+    def query(self: Store, pk: str, *, prefix: str | None = None, between: Any = None) -> Any:
+        if pk.split("#", 1)[0] in ("BILLS", "LEDGER", "MARKS"):
+            read.append((pk, prefix))
+        return real_query(self, pk, prefix=prefix, between=between)
+
+    monkeypatch.setattr(Store, "query", query)
+
+    def accounts_read(day: str) -> set[str | None]:
+        read.clear()
+        set_day(at, day)
+        assess(f"{day}T18:00:00Z")
+        return {p.split("#", 1)[0] if p else None for _, p in read}
+
+    assert accounts_read("2027-01-02") == {"GR-1", "GR-2", "GR-3"}  # billed on 01-01
+    [bill] = repo.bills_of(GR, "GR-2")
+    set_day(at, "2027-01-10")
+    payments.post_api_payment(
+        GR, "GR-2", bill.total, date(2027, 1, 10), "k-2", caller="ann", repo=repo, now=at.now()
+    )
+    assert accounts_read("2027-01-11") == {"GR-2"}  # its payment only
+    assert accounts_read("2027-01-15") == set()  # nothing due: the mark only
+    # day 21: the late charge and the overdue notice of the two unpaid bills; GR-2 is read
+    # too (its entry of that day was written before it paid; an entry is never removed, and
+    # reading it finds nothing to do), no other account, whatever the tenant's history
+    assert accounts_read("2027-01-22") == {"GR-1", "GR-2", "GR-3"}
+    assert late_charges(flow) == [("2027-01-22", "5.84"), ("2027-01-22", "5.84")]
+    assert ("BillOverdue", "2027-01-22") in assessed(flow)

@@ -12,7 +12,7 @@ import pytest
 from handler_support import TABLES, Stack, dynamodb_calls, http_event, lambda_context, sqs_event
 
 from common import clock
-from metering.adapters.dynamodb import DynamoMeteringRepository
+from metering.adapters.dynamodb import ACCOUNT_SHARDS, DynamoMeteringRepository
 from metering.handlers import api, on_interval_file_uploaded, on_read_file_uploaded, run_daily
 
 METERS = (
@@ -148,7 +148,7 @@ def test_a_read_after_the_daily_estimate_publishes_a_corrected_determination(
     assert Decimal(march["volume_gal"]) == Decimal("1050.847")  # 5,100 - 4,049.153: nothing lost
 
 
-def test_the_daily_run_estimates_and_publishes_satellite_flow_from_one_scan(
+def test_the_daily_run_estimates_and_publishes_satellite_flow_from_its_indexes_without_a_scan(
     metering: Stack, simulated_time: clock.FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     meters = METERS + "pleasant-prairie-sewer,PP-FM7,PP-SAT-7,flow-monitor,gal,9,2026-01-01,0\n"
@@ -168,15 +168,16 @@ def test_the_daily_run_estimates_and_publishes_satellite_flow_from_one_scan(
     calls = dynamodb_calls(monkeypatch)
     event = sqs_event(json.dumps({"scheduled_time": "2026-03-07T11:00:00Z"}))
     assert run_daily.lambda_handler(event, lambda_context()) == {"batchItemFailures": []}
-    assert calls.count("Scan") == 1  # accounts and flow monitors in one pass (it was two)
+    assert "Scan" not in calls and calls.count("Query") == ACCOUNT_SHARDS + 2, calls  # issue 31
+    # (each shard of the accounts index, the flow-monitor index, the monitor's month of days)
     details = [json.loads(i["detail"]) for i in metering.items("metering") if "detail" in i]
     [flow] = [d for d in details if d.get("meter_id") == "PP-FM7" and "month" in d]
     assert (flow["month"], Decimal(flow["volume_gal"]), flow["days_with_data"]) == ("2026-02", 300, 1)
     [february] = [c for d in details for c in d.get("consumptions", []) if c["period_start"] == "2026-02-01"]
     assert february["quality"] == "estimated" and Decimal(february["volume_gal"]) == 2800  # 100 gal/day x 28
-    # the repository's own scan for flow monitors (a run that did not finish its account scan)
     repo = DynamoMeteringRepository(boto3.client("dynamodb"), TABLES["metering"])
     assert [m.meter_id for m in repo.flow_monitors()] == ["PP-FM7"]
+    assert sorted(repo.all_account_keys()) == [("pleasant-prairie-sewer", a) for a in ("PP-1", "PP-SAT-7")]
 
 
 def run_on(simulated_time: clock.FixedClock, day: str) -> None:
@@ -206,7 +207,7 @@ def test_a_day_with_nothing_due_costs_one_read_and_a_read_written_since_is_estim
     post_read({"read_on": "2026-02-01", "reading": "3100"})  # January: 3,100 gal
     calls.clear()
     run_on(simulated_time, "2026-02-22")
-    assert calls.count("Scan") == 1  # the writes made it a full run, which knew February's window
+    assert "Scan" not in calls and "Query" in calls  # the writes made it a full run (issue 31: no Scan)
     calls.clear()
     for day in ("2026-02-23", "2026-03-01", "2026-03-05"):
         run_on(simulated_time, day)
@@ -221,26 +222,26 @@ def test_a_day_with_nothing_due_costs_one_read_and_a_read_written_since_is_estim
 def test_a_daily_run_that_raced_a_read_leaves_the_next_run_a_full_one(
     metering: Stack, simulated_time: clock.FixedClock, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from metering.adapters.dynamodb import DailyScan
+    from metering.adapters.dynamodb import DailyRunRepository
 
-    real = DailyScan.all_account_keys
+    real = DailyRunRepository.all_account_keys
     raced: list[bool] = []
 
-    def keys_then_a_read(self: DailyScan) -> Any:
+    def keys_then_a_read(self: DailyRunRepository) -> Any:
         yield from real(self)
-        if not raced:  # a meters file and a read land after the run's scan
+        if not raced:  # a meters file and a read land after the run's read of the accounts
             raced.append(True)
             register(metering)
             post_read({"read_on": "2026-02-01", "reading": "3100"})
 
-    monkeypatch.setattr(DailyScan, "all_account_keys", keys_then_a_read)
+    monkeypatch.setattr(DailyRunRepository, "all_account_keys", keys_then_a_read)
     run_on(simulated_time, "2026-02-20")
-    monkeypatch.setattr(DailyScan, "all_account_keys", real)
+    monkeypatch.setattr(DailyRunRepository, "all_account_keys", real)
     repo = DynamoMeteringRepository(boto3.client("dynamodb"), TABLES["metering"])
     mark = repo.due.read()
     assert raced and mark is not None and mark.due(datetime(2026, 2, 21).date())  # the record was refused
     calls = dynamodb_calls(monkeypatch)
     run_on(simulated_time, "2026-02-21")
-    assert calls.count("Scan") == 1
+    assert "Scan" not in calls and "Query" in calls  # a full run
     mark = repo.due.read()
     assert mark is not None and mark.next_on == datetime(2026, 3, 6).date() and not mark.pending

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import date, datetime
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 from typing import Any
 
@@ -24,11 +24,13 @@ from billing.adapters.store import Store
 from billing.domain.accounts import AccountRecord, TakenAccount
 from billing.domain.assessment_due import DueMark
 from billing.domain.bills import Bill, BilledRead, reads_behind
+from billing.domain.cycles import UTILITY_TZ
 from billing.domain.issuing import Charge, Eru, Held, Strength, Usage
 from billing.domain.ledger import Entry
 from billing.domain.projections import eru_in_force, eru_over, strength_in_force
-from common.due_marks import pending_update, put_unless_written
-from common.dynamo import get
+from common.clock import RuntimeClock
+from common.due_marks import put_unless_written
+from common.dynamo import get, key_of
 from common.events import Event
 from common.outbox import outbox_item
 
@@ -36,6 +38,30 @@ ASSESSMENT_INPUTS = ("BILLS#", "LEDGER#", "MARKS#", "TAXROLL#", "ARRANGEMENTS#")
 """The partitions the daily assessment reads (``<prefix><tenant>...``): a write to one of
 them outside the assessment marks its tenant pending (``billing.domain.assessment_due``)."""
 DUE_KEY = ("ASSESSMENT", "DUE")
+DUE_ACCOUNTS = "ASSESSDUE#"
+"""``ASSESSDUE#<tenant>#<day>`` / ``<account_id>``: the account may have assessment work on
+that day (issue 31): written with every write of its assessment inputs (the writer's local
+day, before the items) and by the assessment for each account's next day with work, so a
+run reads the accounts of its days only (``billing.domain.assessment_due``)."""
+DUE_ACCOUNTS_KEPT = timedelta(days=400)  # then DynamoDB's TTL drops the day's entries
+
+
+def due_account_item(tenant: str, day: date, account_id: str) -> dict[str, Any]:
+    expires = datetime.combine(day + DUE_ACCOUNTS_KEPT, time(), UTC)
+    return {
+        "pk": f"{DUE_ACCOUNTS}{tenant}#{day.isoformat()}",
+        "sk": account_id,
+        "expires_at": int(expires.timestamp()),
+    }
+
+
+def _account_of(pk: str, sk: str) -> tuple[str, str] | None:
+    """(tenant, account) of an item of an assessment input (its sort key starts with the
+    account id), else None."""
+    tenant = _tenant_of(pk)
+    if tenant is None:
+        return None
+    return tenant, sk.split("#", 1)[0]
 
 
 def _tenant_of(pk: str) -> str | None:
@@ -46,7 +72,17 @@ def _tenant_of(pk: str) -> str | None:
 
 
 class BillingRepo(Store):
+    def __init__(self, client: Any, table: str, today: Callable[[], date] | None = None) -> None:
+        super().__init__(client, table)
+        self._today = today or (lambda: RuntimeClock().now().astimezone(UTILITY_TZ).date())
+
     # --- when the daily assessment has work (billing.domain.assessment_due) ---------------
+    def _due_items(self, keys: Iterable[tuple[str, str]]) -> list[dict[str, Any]]:
+        """Today's ``ASSESSDUE#`` entries of the accounts of these keys' items."""
+        day = self._today()
+        accounts = sorted({a for pk, sk in keys if (a := _account_of(pk, sk)) is not None})
+        return [due_account_item(t, day, a) for t, a in accounts]
+
     def write(
         self,
         items: Iterable[dict[str, Any]],
@@ -58,25 +94,58 @@ class BillingRepo(Store):
         tenants of any assessment input written are marked pending (items first, then the
         mark: see ``assessment_due``)."""
         listed, removed = list(items), list(deletes)
-        written = super().write(listed, removed)
+        keys = [(i["pk"], i["sk"]) for i in listed] + removed
+        due = [] if assessing else self._due_items(keys)
+        written = super().write(due + listed, removed) - len(due)
         if not assessing:
-            self.assessment_inputs_changed([i["pk"] for i in listed] + [pk for pk, _ in removed])
+            self._mark([pk for pk, _ in keys], full=False)
         return written
 
     def put_new(self, item: dict[str, Any]) -> bool:
+        due = self._due_items([(item["pk"], item["sk"])])
+        if due:
+            Store.write(self, due)
         put = super().put_new(item)
         if put:
-            self.assessment_inputs_changed([item["pk"]])
+            self._mark([item["pk"]], full=False)
         return put
 
-    def assessment_inputs_changed(self, pks: Iterable[str]) -> None:
+    def assessment_inputs_changed(
+        self, pks: Iterable[str], accounts: Collection[tuple[str, str]] | None = None
+    ) -> None:
         """Mark the tenants of these partition keys pending (one UpdateItem, creating the
-        mark); nothing when none is an assessment input. Call it after the items' write."""
+        mark); nothing when none is an assessment input. Call it after the items' write.
+        With ``accounts`` (tenant, account id), their entries for today are written first and
+        the next run reads those accounts only; without, the tenants' next run is a full one."""
+        if accounts is not None:
+            day = self._today()
+            Store.write(self, [due_account_item(t, day, a) for t, a in sorted(set(accounts))])
+        self._mark(pks, full=accounts is None)
+
+    def _mark(self, pks: Iterable[str], *, full: bool) -> None:
         tenants = sorted({t for t in map(_tenant_of, pks) if t})
         if not tenants:
             return
         self._count("UpdateItem")
-        self.client.update_item(**pending_update(self.table, DUE_KEY, tenants))
+        values: dict[str, Any] = {":one": {"N": "1"}, ":pending": {"SS": tenants}}
+        expression = "ADD writes :one, pending :pending"
+        if full:
+            expression += ", full_run :pending"
+        self.client.update_item(
+            TableName=self.table,
+            Key=key_of(*DUE_KEY),
+            UpdateExpression=expression,
+            ExpressionAttributeValues=values,
+        )
+
+    def accounts_due(self, tenant: str, days: Iterable[date]) -> set[str]:
+        """The accounts with an ``ASSESSDUE#`` entry on any of these days (a Query a day)."""
+        return {i["sk"] for d in days for i in self.query(f"{DUE_ACCOUNTS}{tenant}#{d.isoformat()}")}
+
+    @staticmethod
+    def due_items(tenant: str, next_days: Mapping[str, date]) -> list[dict[str, Any]]:
+        """The assessment's own entries: each account on its next day with work."""
+        return [due_account_item(tenant, d, a) for a, d in sorted(next_days.items())]
 
     def assessment_due(self) -> DueMark | None:
         self._count("GetItem")
@@ -87,19 +156,37 @@ class BillingRepo(Store):
             next_on={t: date.fromisoformat(d) for t, d in (item.get("next_on") or {}).items()},
             pending=frozenset(item.get("pending", ())),
             writes=int(item.get("writes", 0)),
+            full=frozenset(item.get("full_run", ())),
+            assessed_on={t: date.fromisoformat(d) for t, d in (item.get("assessed_on") or {}).items()},
+            days={
+                t: tuple(date.fromisoformat(d) for d in ds.split(",") if d)
+                for t, ds in (item.get("days") or {}).items()
+            },
         )
 
-    def set_assessment_due(self, next_on: Mapping[str, date], seen: DueMark | None) -> bool:
-        """Record the tenants' next full-run days, unless a write marked a tenant since
-        ``seen`` was read (then the mark stays as that write left it: the next run is full
-        for its tenant, and for the tenants this run assessed, whose days are not recorded)."""
+    def set_assessment_due(
+        self,
+        next_on: Mapping[str, date],
+        seen: DueMark | None,
+        *,
+        assessed_on: Mapping[str, date] | None = None,
+        days: Mapping[str, Collection[date]] | None = None,
+    ) -> bool:
+        """Record the tenants' next run days (and, for each tenant assessed, the day it was
+        assessed and the later days with work its accounts have), unless a write marked a
+        tenant since ``seen`` was read (then the mark stays as that write left it: the next
+        run reads again from the days this run would have recorded past)."""
         self._count("PutItem")
-        item = {
+        item: dict[str, Any] = {
             "pk": DUE_KEY[0],
             "sk": DUE_KEY[1],
             "next_on": {t: d.isoformat() for t, d in sorted(next_on.items())},
             "writes": seen.writes if seen else 0,
         }
+        if assessed_on:
+            item["assessed_on"] = {t: d.isoformat() for t, d in sorted(assessed_on.items())}
+        if days:
+            item["days"] = {t: ",".join(d.isoformat() for d in sorted(ds)) for t, ds in sorted(days.items())}
         return put_unless_written(
             self.client, self.table, item, seen.writes if seen else None, "the assessment's mark"
         )
@@ -249,6 +336,9 @@ class BillingRepo(Store):
             out.setdefault(account, set()).add(mark)
         return out
 
+    def marks_of(self, tenant: str, account_id: str) -> set[str]:
+        return {i["sk"].split("#", 1)[1] for i in self.query(f"MARKS#{tenant}", prefix=f"{account_id}#")}
+
     @staticmethod
     def mark_item(tenant: str, account_id: str, mark: str, now: datetime) -> dict[str, Any]:
         return {"pk": f"MARKS#{tenant}", "sk": f"{account_id}#{mark}", "recorded_at": now.isoformat()}
@@ -261,11 +351,15 @@ class BillingRepo(Store):
         never apart (crash-safe).
 
         ``mark=False``: the tenant is not marked pending for the assessment here; the caller
-        marks it once after all its parts (``assessment_inputs_changed``), as a cycle's chunk
-        does after its last part (one mark a chunk, not one per part)."""
+        marks it once after all its parts (``assessment_inputs_changed`` with the accounts),
+        as a cycle's chunk does after its last part (one mark a chunk, not one per part). The
+        bills' accounts' ``ASSESSDUE#`` entries are written first either way (issue 31)."""
         at = now.isoformat()
         items = [bill_item(b, at, n) for b, n in zip(bills, notices, strict=True)]
-        return self.write(items) if mark else Store.write(self, items)
+        if mark:
+            return self.write(items)
+        due = self._due_items((i["pk"], i["sk"]) for i in items)
+        return Store.write(self, due + items) - len(due)
 
     def write_entries(
         self,

@@ -262,7 +262,10 @@ def issue_chunk(
     # the mark: billing.domain.assessment_due). A redelivery that finds bills of the chunk
     # already issued marks too: a crash between the last bill and this mark loses no mark.
     if result.bills or inputs.billed & {a.account_id for a in inputs.accounts}:
-        repo.assessment_inputs_changed([f"BILLS#{req.tenant}"])
+        accounts = {b.account_id for b in result.bills} | (
+            inputs.billed & {a.account_id for a in inputs.accounts}
+        )
+        repo.assessment_inputs_changed([f"BILLS#{req.tenant}"], accounts={(req.tenant, a) for a in accounts})
     held_items = [repo.held_item(req.tenant, h, now) for h in result.held]
     was_held = {(h.account_id, h.period_start) for h in repo.held_between(req.tenant, req.first, req.last)}
     released = [

@@ -562,7 +562,8 @@ def post_api_payment(
     try:
         transact(repo.client, [put_if_absent(repo.table, ref_item), *writes])
     except ConditionFailed:
-        repo.assessment_inputs_changed([f"LEDGER#{tenant}"])  # a retry after a crash marks too
+        # a retry after a crash marks too
+        repo.assessment_inputs_changed([f"LEDGER#{tenant}"], accounts={(tenant, account_id)})
         stored = repo.get(f"PAYMENT#{tenant}", reference) or {}
         if stored.get("request") != request:
             # The stored request is this caller's own (the key is scoped to it).
@@ -576,7 +577,7 @@ def post_api_payment(
             withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)
         replayed = {"paid_on": first_paid_on.isoformat(), "suspense": bool(stored.get("suspense"))}
         return {**result, **replayed, "replayed": True}
-    repo.assessment_inputs_changed([f"LEDGER#{tenant}"])
+    repo.assessment_inputs_changed([f"LEDGER#{tenant}"], accounts={(tenant, account_id)})
     if book is not None and known:
         correct_for_backdated([entry], repo=repo, book=book, now=now)
         withdraw_eligibilities(tenant, {account_id}, repo=repo, book=book, now=now)

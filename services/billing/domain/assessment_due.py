@@ -38,6 +38,12 @@ class DueMark:
     next_on: Mapping[str, date] = field(default_factory=dict)
     pending: frozenset[str] = frozenset()
     writes: int = 0
+    full: frozenset[str] = frozenset()
+    """Tenants a write marked without naming its accounts: their next run is a full one."""
+    assessed_on: Mapping[str, date] = field(default_factory=dict)
+    """Each tenant's last assessed day: the next run reads the accounts due from that day on."""
+    days: Mapping[str, tuple[date, ...]] = field(default_factory=dict)
+    """Each tenant's later days on which an account has work, as its runs recorded them."""
 
     def due(self, tenant: str, today: date) -> bool:
         if tenant in self.pending or tenant not in self.next_on:

@@ -19,6 +19,12 @@
 - ``METER-SUSPENSE#<tenant>`` / ``<account_id>#<file_id>#<line>``: a meters-file line waiting
   for its account, with the reason; ``METER-SUSPENDED#<tenant>`` / ``<account_id>``: the
   account has lines waiting (what an arriving account looks up);
+- ``ACCOUNTS#<shard>`` / ``<tenant>#<account_id>``: the index of accounts the daily run
+  queries (issue 31: no Scan on a hot path), written once, before the account's first
+  ``STATE``; ``FLOWMONITORS`` / ``<tenant>#<meter_id>``: the index of flow monitors, written
+  with each version of such a meter (a meter no longer one is dropped when read). A table
+  written before the indexes existed is indexed once by
+  :meth:`DynamoMeteringRepository.reindex` (admin work: a Scan, never on a schedule);
 - ``FILE#<file_id>`` / ``FILE``: a file's last run: its counts, whether it is final (a
   duplicate when sent again) and its passes (``metering.app.core.FileRecord``); ``OUTBOX#<event_id>`` / ``OUTBOX``: events.
   A ``ConsumptionsDetermined`` chunk item is also metering's record of what it determined
@@ -31,6 +37,7 @@ Writes are BatchWriteItem in the order ``metering.app.ingest`` documents; no tra
 from __future__ import annotations
 
 import json
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from decimal import Decimal
@@ -52,6 +59,8 @@ from metering.events import ReadsRejected
 
 STATE = "STATE"
 FLOW_MONITOR = "flow-monitor"
+ACCOUNT_SHARDS = 4  # the accounts index's partitions: a large upload's writes spread over them
+FLOW_MONITORS = "FLOWMONITORS"
 
 
 def meter_key(tenant: str, meter_id: str) -> tuple[str, str]:
@@ -154,6 +163,21 @@ def _reads_part(pk: str, first_line: int, rows: list[str], file_id: str, at: str
 def _meter_of(pk: str) -> MeterKey:
     _, tenant, meter_id = pk.split("#", 2)
     return tenant, meter_id
+
+
+def account_index_key(tenant: str, account_id: str) -> tuple[str, str]:
+    """The account's entry in the daily run's index: a stable shard of its key."""
+    sk = f"{tenant}#{account_id}"
+    return f"ACCOUNTS#{zlib.crc32(sk.encode()) % ACCOUNT_SHARDS}", sk
+
+
+def account_index_item(tenant: str, account_id: str) -> dict[str, Any]:
+    pk, sk = account_index_key(tenant, account_id)
+    return {"pk": pk, "sk": sk, "tenant": tenant, "account_id": account_id}
+
+
+def flow_monitor_index_item(tenant: str, meter_id: str) -> dict[str, Any]:
+    return {"pk": FLOW_MONITORS, "sk": f"{tenant}#{meter_id}", "tenant": tenant, "meter_id": meter_id}
 
 
 def day_key(tenant: str, meter_id: str, day: date) -> tuple[str, str]:
@@ -385,19 +409,21 @@ class DynamoMeteringRepository:
         return {k: _interval_meter(m) for k, m in self.meters(keys).items()}
 
     def flow_monitors(self) -> Iterator[IntervalMeter]:
-        # A meter item holds its kind inside the meter's JSON (no ``kind`` attribute to filter
-        # on): the meters are read and the flow monitors kept here.
-        paginator = self._client.get_paginator("scan")
-        pages = paginator.paginate(
+        """The meters the flow-monitor index names that are flow monitors now (a Query of the
+        index and a BatchGetItem of the meters, not a Scan of the table: issue 31)."""
+        keys = [(item["tenant"]["S"], item["meter_id"]["S"]) for item in self._query_all(FLOW_MONITORS)]
+        for _, meter in sorted(self.meters(keys).items()):
+            if meter.kind == FLOW_MONITOR:
+                yield _interval_meter(meter)
+
+    def _query_all(self, pk: str) -> Iterator[dict[str, Any]]:
+        pages = self._client.get_paginator("query").paginate(
             TableName=self._table,
-            FilterExpression="sk = :s",
-            ExpressionAttributeValues={":s": {"S": "METER"}},
+            KeyConditionExpression="pk = :p",
+            ExpressionAttributeValues={":p": {"S": pk}},
         )
         for page in pages:
-            for raw in page["Items"]:
-                meter = Meter.from_json(json.loads(from_item(raw)["meter"]))
-                if meter.kind == FLOW_MONITOR:
-                    yield _interval_meter(meter)
+            yield from page["Items"]
 
     def interval_days(self, keys: Iterable[DayKey]) -> dict[DayKey, StoredDay]:
         found = batch_get(self._client, self._table, (day_key(*k) for k in keys))
@@ -458,16 +484,36 @@ class DynamoMeteringRepository:
         return total, days
 
     def all_account_keys(self) -> Iterator[AccountKey]:
-        paginator = self._client.get_paginator("scan")
-        pages = paginator.paginate(
-            TableName=self._table,
-            FilterExpression="sk = :s AND begins_with(pk, :p)",
-            ExpressionAttributeValues={":s": {"S": STATE}, ":p": {"S": "ACCOUNT#"}},
-            ProjectionExpression="tenant, account_id",
-        )
-        for page in pages:
-            for item in page["Items"]:
+        """Every account, from the accounts index (a Query a shard, not a Scan: issue 31)."""
+        for shard in range(ACCOUNT_SHARDS):
+            for item in self._query_all(f"ACCOUNTS#{shard}"):
                 yield item["tenant"]["S"], item["account_id"]["S"]
+
+    def reindex(self) -> int:
+        """Write the accounts and flow-monitor index entries of every account and meter in
+        the table (issue 31): once, for a table written before the indexes existed; a repeat
+        rewrites the same items. A Scan of the whole table: admin work, never a schedule's
+        path. Returns the entries written."""
+        pages = self._client.get_paginator("scan").paginate(
+            TableName=self._table,
+            FilterExpression="(#sk = :state AND begins_with(pk, :account)) OR #sk = :meter",
+            ExpressionAttributeNames={"#sk": "sk"},
+            ExpressionAttributeValues={
+                ":state": {"S": STATE},
+                ":account": {"S": "ACCOUNT#"},
+                ":meter": {"S": "METER"},
+            },
+        )
+        items: list[dict[str, Any]] = []
+        for page in pages:
+            for raw in page["Items"]:
+                item = from_item(raw)
+                if item["sk"] == STATE:
+                    items.append(account_index_item(item["tenant"], item["account_id"]))
+                elif (meter := Meter.from_json(json.loads(item["meter"]))).kind == FLOW_MONITOR:
+                    items.append(flow_monitor_index_item(meter.tenant, meter.meter_id))
+        batch_put(self._client, self._table, items)
+        return len(items)
 
     def save(self, batch: BatchOutput, *, file_id: str, now: datetime) -> None:
         at = now.isoformat()
@@ -498,9 +544,22 @@ class DynamoMeteringRepository:
             version = key("V", at, file_id.replace("#", "-"), line)
             versions.append({"pk": pk, "sk": version, "meter": body, "source": file_id, "recorded_at": at})
         # the history first: a meter item naming this file's line has its version written (a
-        # redelivery that finds it writes neither again, ingest's module doc)
+        # redelivery that finds it writes neither again, ingest's module doc); the flow-monitor
+        # index with it, before the meter
+        versions += [
+            flow_monitor_index_item(meter.tenant, meter.meter_id)
+            for meter, *_ in batch.meters
+            if meter.kind == FLOW_MONITOR
+        ]
         batch_put(self._client, self._table, versions)
         batch_put(self._client, self._table, meters)
+        # a new account's index entry before its first STATE: a redelivery that finds the
+        # STATE (version 1 or later) finds the entry too
+        batch_put(
+            self._client,
+            self._table,
+            (account_index_item(a.tenant, a.account_id) for a in batch.accounts if a.version == 0),
+        )
         batch_put(
             self._client,
             self._table,
@@ -555,13 +614,11 @@ def _interval_meter(meter: Meter) -> IntervalMeter:
     return IntervalMeter(meter.tenant, meter.meter_id, meter.account_id, meter.units, meter.kind)
 
 
-class DailyScan(DynamoMeteringRepository):
-    """The repository of one daily run (estimates, then satellite flow) reading the table in
-    one Scan instead of two: the accounts' keys as the scan goes, and the flow monitors it
-    passes on the way, kept for :meth:`flow_monitors` once the scan has finished (before
-    that, it scans for them itself). A Scan reads the whole table whatever its filter, so on
-    AWS this halves the daily run's read units; on the local stack one call a day, not two.
-    One instance per run: the monitors are those of this run's scan."""
+class DailyRunRepository(DynamoMeteringRepository):
+    """The repository of one daily run (estimates, then satellite flow): its writes do not
+    add their day to the daily mark (their effect is in the next day it records), and the
+    flow monitors are read once a run (the run publishes their month, then asks whether
+    there are any). One instance per run."""
 
     MARKS_DAILY = False
 
@@ -569,34 +626,7 @@ class DailyScan(DynamoMeteringRepository):
         super().__init__(client, table)
         self._monitors: list[IntervalMeter] | None = None
 
-    def all_account_keys(self) -> Iterator[AccountKey]:
-        pages = self._client.get_paginator("scan").paginate(
-            TableName=self._table,
-            FilterExpression="(#sk = :state AND begins_with(pk, :account)) OR #sk = :meter",
-            ProjectionExpression="#sk, #tenant, #account, #meter",
-            ExpressionAttributeNames={
-                "#sk": "sk",
-                "#tenant": "tenant",
-                "#account": "account_id",
-                "#meter": "meter",
-            },
-            ExpressionAttributeValues={
-                ":state": {"S": STATE},
-                ":account": {"S": "ACCOUNT#"},
-                ":meter": {"S": "METER"},
-            },
-        )
-        monitors: list[IntervalMeter] = []
-        for page in pages:
-            for item in page["Items"]:
-                if item["sk"]["S"] == STATE:
-                    yield item["tenant"]["S"], item["account_id"]["S"]
-                elif (meter := Meter.from_json(json.loads(item["meter"]["S"]))).kind == FLOW_MONITOR:
-                    monitors.append(_interval_meter(meter))
-        self._monitors = monitors
-
     def flow_monitors(self) -> Iterator[IntervalMeter]:
         if self._monitors is None:
-            yield from super().flow_monitors()
-        else:
-            yield from self._monitors
+            self._monitors = list(super().flow_monitors())
+        yield from self._monitors

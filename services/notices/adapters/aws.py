@@ -15,6 +15,10 @@ Keys of the notices table:
   document (see :class:`DynamoBillHolds`);
 - ``WITHDRAWN#<tenant>#<account_id>`` / ``<bill_id>#<eligible_on>``: a disconnection
   eligibility billing withdrew (no disconnection notice goes for it);
+- ``FAILED#<tenant>`` / ``<notice_id>``: a notice whose last send failed, for the
+  failed-notices report (a Query, not a Scan: issue 31); written before the failed log
+  line, removed after a retry's sent one (an entry whose log line is no longer failed is
+  skipped by the report, so a crash between the two leaves the report right);
 - ``NOTICEID#<tenant>`` / ``<notice_id>``: the account a notice id is logged under, so a
   clerk can open a notice by its id alone (written with the log line, never changed);
 - ``BILLNO#<tenant>#<account_id>`` / ``<bill_id>``: the number printed on a bill, kept from
@@ -54,6 +58,7 @@ from common.dynamo import (
     batch_get,
     from_item,
     get,
+    key_of,
     put_if_absent,
     to_item,
     transact,
@@ -157,7 +162,26 @@ class DynamoNoticeLog:
         """Where the notice id is logged (the same every time: an idempotent put)."""
         return {"pk": key("NOTICEID", tenant), "sk": notice_id, "account_id": account_id}
 
+    def mark_failed(self, record: NoticeRecord) -> None:
+        """The failed-notices report's entry of ``record`` (written before its failed log
+        line: see the module doc)."""
+        self._client.put_item(
+            TableName=self._table,
+            Item=to_item(
+                {"pk": key("FAILED", record.tenant), "sk": record.notice_id, "account_id": record.account_id}
+            ),
+        )
+
+    def clear_failed(self, record: NoticeRecord) -> None:
+        """A retry sent ``record``: an earlier attempt's report entry, if any, goes (after
+        the sent log line; a crash between the two leaves an entry the report skips)."""
+        self._client.delete_item(
+            TableName=self._table, Key=key_of(key("FAILED", record.tenant), record.notice_id)
+        )
+
     def record(self, record: NoticeRecord) -> None:
+        if record.status == "failed":
+            self.mark_failed(record)
         # Where the id is logged first: a crash after it leaves the notice unsent, to be
         # sent and logged on the redelivery; a crash after the log line leaves nothing to do.
         where = self.where_item(record.tenant, record.account_id, record.notice_id)
@@ -167,6 +191,8 @@ class DynamoNoticeLog:
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
+        if record.status == "sent" and record.attempts > 1:
+            self.clear_failed(record)
 
     def find(self, tenant: str, notice_id: str) -> NoticeRecord | None:
         """A notice of ``tenant`` by its id alone (None for an unknown id or another tenant's)."""
@@ -208,14 +234,22 @@ class DynamoNoticeLog:
         records = [_record_of(from_item(i)) for page in pages for i in page["Items"]]
         return sorted(records, key=lambda r: (r.at, r.notice_id))
 
-    def failed(self) -> list[NoticeRecord]:
-        pages = self._client.get_paginator("scan").paginate(
+    def failed(self, tenant: str) -> list[NoticeRecord]:
+        """The tenant's notices whose last send failed: a Query of its ``FAILED#`` entries and
+        a BatchGetItem of their log lines, those still failed kept (issue 31: no Scan)."""
+        pages = self._client.get_paginator("query").paginate(
             TableName=self._table,
-            FilterExpression="#s = :failed",
-            ExpressionAttributeNames={"#s": "status"},
-            ExpressionAttributeValues={":failed": {"S": "failed"}},
+            KeyConditionExpression="pk = :pk",
+            ExpressionAttributeValues={":pk": {"S": key("FAILED", tenant)}},
         )
-        return [_record_of(from_item(i)) for page in pages for i in page["Items"]]
+        keys = [
+            (key("NOTICE", tenant, i["account_id"]["S"]), i["sk"]["S"])
+            for page in pages
+            for i in page["Items"]
+        ]
+        found = batch_get(self._client, self._table, keys)
+        records = [_record_of(found[k]) for k in keys if k in found]
+        return sorted((r for r in records if r.status == "failed"), key=lambda r: (r.at, r.notice_id))
 
 
 class SesEmailSender:
@@ -609,12 +643,17 @@ class DynamoBillDeliveries:
                 raise TransientError("an account's contact item changed while its bills were kept") from exc
 
     def record_sent(self, record: NoticeRecord) -> None:
-        """One notice's log line with its event (an email's, right after its send)."""
+        """One notice's log line with its event (an email's, right after its send); a
+        failed send's line has its failed-notices report entry first."""
+        if record.status == "failed":
+            self._log.mark_failed(record)
         try:
             self._client.put_item(**self._log.put_action(record))
         except ClientError as exc:
             if exc.response["Error"]["Code"] != "ConditionalCheckFailedException":
                 raise
+        if record.status == "sent" and record.attempts > 1:
+            self._log.clear_failed(record)
 
     def record_letters(self, letters: list[tuple[NoticeRecord, dict[str, Any]]]) -> None:
         """Letters into the day's mail with their log lines, each letter's two items in the

@@ -130,7 +130,7 @@ def get_notice_log(
 )
 def get_failed_notices(tenant: Annotated[str, Path(description="Tenant id")]) -> FailedNotices:
     require(app.current_event.raw_event, tenant)
-    failed = [r for r in composition.api_log().failed() if r.tenant == tenant]
+    failed = composition.api_log().failed(tenant)
     return FailedNotices(failed=[FailedNotice(account_id=r.account_id, **_entry(r)) for r in failed])
 
 
