@@ -84,7 +84,7 @@ def post_read(
     summary="Meters-file lines in suspense: a new meter on an account billing has not published "
     "yet (taken in when it arrives), or refused when it arrived, with the reason (issue 26)",
     tags=["metering"],
-    responses=error_responses(400, 401, 403),
+    responses=error_responses(400, 401, 403, 404),
 )
 def get_meter_suspense(
     tenant: Annotated[str, Path(description="Tenant id, e.g. grafton-sewer", max_length=64)],
