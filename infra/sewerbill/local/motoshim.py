@@ -269,6 +269,7 @@ from moto.dynamodb.models.table import StreamRecord, StreamShard, Table
 from moto.dynamodb.models.utilities import bytesize
 from moto.sqs.models import Queue
 
+from sewerbill.local import table_import
 from sewerbill.local.worker import answered_by
 
 MOTO_VERSION = "5.2.5"
@@ -2600,6 +2601,7 @@ def install() -> None:
         _install_receive(True)
         _install_sqs_clock(True)
         _install_request_names(True)
+        table_import.install()
         _originals["transact_write_items"] = DynamoDBBackend.transact_write_items
         _originals["add_message"] = Queue.add_message
         _originals["shard_add"] = StreamShard.add
@@ -2695,6 +2697,7 @@ def uninstall() -> None:
         _install_receive(False)
         _install_sqs_clock(False)
         _install_request_names(False)
+        table_import.uninstall()
         DynamoDBBackend.transact_write_items = _originals.pop("transact_write_items")  # type: ignore[method-assign]
         Queue.add_message = _originals.pop("add_message")  # type: ignore[method-assign]
         StreamShard.add = _originals.pop("shard_add")  # type: ignore[method-assign]

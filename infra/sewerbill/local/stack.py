@@ -8,6 +8,7 @@ calls that create it, and gives resources deterministic physical names
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import re
@@ -15,6 +16,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from botocore.exceptions import ClientError
 
 from sewerbill.local.alarms import Alarm
 from sewerbill.local.emulator import Emulator
@@ -416,6 +419,14 @@ class Provisioner:
                 TableName=name,
                 TimeToLiveSpecification={"Enabled": True, "AttributeName": ttl["AttributeName"]},
             )
+        pitr = p.get("PointInTimeRecoverySpecification") or {}
+        if pitr.get("PointInTimeRecoveryEnabled") in (True, "true"):
+            # as AWS keeps it: what an export to S3 (DEPLOY.md 7, restore tried locally) needs
+            with contextlib.suppress(ClientError):
+                ddb.update_continuous_backups(
+                    TableName=name,
+                    PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True},
+                )
         self.r.attrs[lid]["Arn"] = desc["TableArn"]
         if desc.get("LatestStreamArn"):
             self.r.attrs[lid]["StreamArn"] = desc["LatestStreamArn"]
