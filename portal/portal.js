@@ -800,10 +800,12 @@ async function loadCycle() {
 const REPORT_NAMES = {
   aging: "Aging of balances", revenue: "Revenue by fund", reconciliation: "Reconciliation of funds",
   unbilled: "Unbilled accounts", suspense: "Payments waiting in suspense", "failed-notices": "Notices that could not be sent",
+  journal: "Daily journal", "trial-balance": "Trial balance by fund",
 };
 const DECIMAL = /^-?\d+\.\d{2}$/;
+const FUND_NAMES = { om: "Operation and maintenance", replacement: "Replacement" };
 const REPORT_COLUMNS = { aging: ["account_id", "current", "30", "60", "90+", "balance"] };
-const COLUMN_NAMES = { account_id: "Account", "30": "30 days past due", "60": "60 days past due", "90+": "90 days or more past due" };
+const COLUMN_NAMES = { account_id: "Account", gl_account: "GL account", gl_name: "GL account name", as_of: "As of", "30": "30 days past due", "60": "60 days past due", "90+": "90 days or more past due" };
 const columnName = (c) => COLUMN_NAMES[c] || (c.charAt(0).toUpperCase() + c.slice(1)).replace(/_/g, " ");
 
 function showReports() {
@@ -819,6 +821,13 @@ function reportPath(tenant, kind, format) {
   const start = $("#report-start").value, end = $("#report-end").value;
   if ((kind === "revenue" || kind === "reconciliation") && start) q.set("start", start);
   if ((kind === "revenue" || kind === "reconciliation") && end) q.set("end", end);
+  if (kind === "journal" && start) q.set("start", start);
+  if (kind === "journal" && end) q.set("end", end);
+  if (kind === "trial-balance" && end) {
+    const day = new Date(end + "T00:00:00Z");
+    day.setUTCDate(day.getUTCDate() - 1);
+    q.set("as_of", day.toISOString().slice(0, 10));
+  }
   if (format) q.set("format", format);
   const qs = q.toString();
   return staffPath(tenant, `reports/${kind}`) + (qs ? "?" + qs : "");
@@ -844,7 +853,8 @@ async function loadReport() {
       const v = r[c];
       if (v == null) return "";
       if (numeric.includes(i)) return dollars(cents(String(v)));
-      if (/_on$|_date$|^period_(start|end)$/.test(c) && /^\d{4}-\d{2}-\d{2}$/.test(String(v))) return usDate(String(v));
+      if (/_on$|_date$|^period_(start|end)$|^as_of$|^date$/.test(c) && /^\d{4}-\d{2}-\d{2}$/.test(String(v))) return usDate(String(v));
+      if (c === "fund" && FUND_NAMES[v]) return FUND_NAMES[v];
       return String(v);
     }));
     const title = `${REPORT_NAMES[kind]} · ${utility(tenant)}`;

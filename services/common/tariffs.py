@@ -161,6 +161,10 @@ class BillingTerms(_Strict):
     payment_order: Setting[list[str]]
     tax_roll: TaxRollTerms | None = None
     late_fund: Setting[str]
+    chart_of_accounts: Setting[dict[str, str]] | None = None
+    """The village's general-ledger codes for the journal (issue 35): ledger account
+    (cash, receivable, tax_roll, interfund, charge, late_charge, penalty, adjustment,
+    credit) to "code name"; what it leaves out keeps billing.domain.books' default."""
 
 
 class _TariffBase(_Strict):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -215,3 +216,45 @@ def test_gr_toxic_a_debit_memo_charges_a_toxic_pollutants_added_costs_citing_the
         assert status == 400 and field in body["error"]["message"], (change, body)
     _, ledger = call("GET", "/staff/grafton-sewer/accounts/GR-1/ledger")
     assert len([e for e in ledger["entries"] if e["kind"] == "adjustment"]) == 1
+
+
+def test_the_journal_and_trial_balance_reports_balance_by_fund_in_the_villages_codes(billed: Stack) -> None:
+    body = {"tenant": "grafton-sewer", "account_id": "GR-1", "amount": "50.00", "paid_on": "2026-10-05"}
+    assert call("POST", "/payments", body=body, headers={"idempotency-key": "pay-0002-books"})[0] == 200
+    status, journal = call(
+        "GET", "/staff/grafton-sewer/reports/journal", query={"start": "2026-09-01", "end": "2026-11-01"}
+    )
+    assert status == 200 and journal["report"] == "journal"
+    rows = journal["rows"]
+    for day in {r["date"] for r in rows}:
+        for fund in ("om", "replacement"):
+            of = [r for r in rows if r["date"] == day and r["fund"] == fund]
+            debit = sum(Decimal(r["debit"]) for r in of)
+            assert debit == sum(Decimal(r["credit"]) for r in of), (day, fund, of)
+    cash = [r for r in rows if r["gl_account"] == "1-131"]  # Grafton's chart (its tariff)
+    assert [(r["fund"], r["debit"], r["gl_name"]) for r in cash] == [
+        ("om", "50.00", "Cash, treasurer's deposits")
+    ]
+    status, tb = call("GET", "/staff/grafton-sewer/reports/trial-balance", query={"as_of": "2026-10-31"})
+    assert status == 200
+    receivable = sum(
+        Decimal(r["debit"]) - Decimal(r["credit"]) for r in tb["rows"] if r["gl_account"] == "1-142"
+    )
+    assert receivable == Decimal("144.50")  # the ledger's balance after the payment
+    status, text = call(
+        "GET", "/staff/grafton-sewer/reports/trial-balance", query={"as_of": "2026-10-31", "format": "csv"}
+    )
+    assert status == 200 and text.splitlines()[0] == "as_of,fund,gl_account,gl_name,debit,credit"
+    bad = call(
+        "GET", "/staff/grafton-sewer/reports/journal", query={"start": "2026-10-01", "end": "2027-10-01"}
+    )
+    assert bad[0] == 400 and bad[1]["error"]["message"].startswith("end:")
+
+
+def test_the_books_before_the_first_tariff_are_empty_and_far_dates_are_refused(billed: Stack) -> None:
+    status, tb = call("GET", "/staff/grafton-sewer/reports/trial-balance", query={"as_of": "1901-01-01"})
+    assert (status, tb["rows"]) == (200, [])
+    status, journal = call("GET", "/staff/grafton-sewer/reports/journal", query={"start": "0001-01-01"})
+    assert (status, journal["rows"]) == (200, [])
+    bad = call("GET", "/staff/grafton-sewer/reports/journal", query={"start": "9999-12-31"})
+    assert bad[0] == 400 and bad[1]["error"]["message"].startswith("start:")

@@ -115,6 +115,26 @@ def test_a_clerk_shows_downloads_and_prints_the_reports_as_the_routes_have_them(
                 )
             else:
                 assert rows == [["None."]]
+
+            # the village's books: the trial balance by fund, debits equal to credits on screen
+            trial = json.loads(_route(portal_rt, f"/staff/{TENANT}/reports/trial-balance")[1])["rows"]
+            assert trial, "January's bills are on the books"
+            _show(page, "trial-balance")
+            headers, rows = _table(page)
+            assert headers[:4] == ["As of", "Fund", "GL account", "GL account name"]
+            assert len(rows) == len(trial)
+
+            def dollars(text: str) -> Decimal:
+                return Decimal(text.replace("$", "").replace(",", "").replace("−", "-"))
+
+            names = {"om": "Operation and maintenance", "replacement": "Replacement"}
+            for fund in {r["fund"] for r in trial}:
+                mine = [r for r in rows if r[headers.index("Fund")] == names[fund]]
+                assert mine, fund
+                assert sum(dollars(r[headers.index("Debit")]) for r in mine) == sum(
+                    dollars(r[headers.index("Credit")]) for r in mine
+                ), fund
+            page.screenshot(path=str(ARTIFACTS / "reports-trial-balance.png"), full_page=True)
             assert errors == []
         finally:
             browser.close()

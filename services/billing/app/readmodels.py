@@ -13,13 +13,15 @@ from decimal import Decimal
 from typing import Any
 
 from billing.adapters.repository import BillingRepo
+from billing.domain import books
 from billing.domain.accounts import period_start_of
 from billing.domain.bills import Bill
 from billing.domain.ledger import ZERO, Entry, allocate, balance, unpaid_of
 from billing.domain.periods import account_periods
+from billing.domain.terms import terms_of
 from common import csvsafe
 from common.money import fmt
-from common.tariffs import TariffBook
+from common.tariffs import TariffBook, TariffNotInForce
 
 
 def bill_json(b: Bill) -> dict[str, Any]:
@@ -283,3 +285,58 @@ def unbilled(repo: BillingRepo, tenant: str, book: TariffBook, today: date) -> l
                 }
             )
     return rows
+
+
+JOURNAL_COLUMNS = ("date", "gl_account", "gl_name", "fund", "debit", "credit", "entries")
+TRIAL_BALANCE_COLUMNS = ("as_of", "fund", "gl_account", "gl_name", "debit", "credit")
+
+
+def _books_inputs(
+    repo: BillingRepo, tenant: str, book: TariffBook, day: date
+) -> tuple[dict[str, list[Entry]], dict[str, tuple[str, str]], tuple[str, ...]]:
+    """Every account's entries, the tenant's chart of accounts and payment order in force."""
+    try:
+        tariff = book.in_force(tenant, day)
+    except TariffNotInForce:  # books before the first tariff are empty: its chart serves
+        tariff = book.versions(tenant)[0]
+    terms = terms_of(tariff)
+    bt = tariff.billing_terms
+    chart = books.chart_of(bt.chart_of_accounts.value if bt is not None and bt.chart_of_accounts else None)
+    ledgers: dict[str, list[Entry]] = {}
+    for e in repo.all_entries(tenant):
+        ledgers.setdefault(e.account_id, []).append(e)
+    return ledgers, chart, terms.payment_order
+
+
+def journal(repo: BillingRepo, tenant: str, book: TariffBook, start: date, end: date) -> list[dict[str, Any]]:
+    """The daily journal of [start, end) by general-ledger account and fund (issue 35):
+    every day's debits equal its credits in each fund."""
+    ledgers, chart, order = _books_inputs(repo, tenant, book, start)
+    return [
+        {
+            "date": ln.day.isoformat(),
+            "gl_account": ln.code,
+            "gl_name": ln.name,
+            "fund": ln.fund,
+            "debit": fmt(ln.debit),
+            "credit": fmt(ln.credit),
+            "entries": ln.entries,
+        }
+        for ln in books.journal(ledgers, start, end, chart, order)
+    ]
+
+
+def trial_balance(repo: BillingRepo, tenant: str, book: TariffBook, as_of: date) -> list[dict[str, Any]]:
+    """Each general-ledger account's balance by fund at the end of ``as_of`` (issue 35)."""
+    ledgers, chart, order = _books_inputs(repo, tenant, book, as_of)
+    return [
+        {
+            "as_of": as_of.isoformat(),
+            "fund": fund,
+            "gl_account": code,
+            "gl_name": name,
+            "debit": fmt(value) if value > 0 else "0.00",
+            "credit": fmt(-value) if value < 0 else "0.00",
+        }
+        for fund, code, name, value in books.trial_balance(ledgers, as_of, chart, order)
+    ]

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from datetime import date
+from datetime import date, timedelta
 from typing import Annotated, Any
 
 from aws_lambda_powertools.event_handler import Response
@@ -23,9 +23,11 @@ from billing.handlers.routes.common import (
 )
 from common.clock import RuntimeClock
 from common.dates import add_months
-from common.http import error_responses
+from common.http import ApiError, error_responses
 
 router = APIGatewayHttpRouter()
+MAX_JOURNAL_DAYS = 92
+"""A journal covers at most a quarter per request (the accounting export runs daily)."""
 _require = requirer(router)
 
 
@@ -37,7 +39,15 @@ REPORT_CONTENT: dict[str, Any] = {
             "properties": {
                 "report": {
                     "type": "string",
-                    "enum": ["aging", "revenue", "reconciliation", "unbilled", "suspense"],
+                    "enum": [
+                        "aging",
+                        "revenue",
+                        "reconciliation",
+                        "unbilled",
+                        "suspense",
+                        "journal",
+                        "trial-balance",
+                    ],
                 },
                 "tenant": {"type": "string"},
                 "rows": {"type": "array", "items": {"type": "object"}},
@@ -54,7 +64,9 @@ REPORT_CONTENT: dict[str, Any] = {
     summary=(
         "Reports: aging, revenue, reconciliation (SU-FUNDS), unbilled account-periods "
         "(X-PERIOD: held with the reason, or not yet due), payments waiting in suspense for an "
-        "account not known yet (paged by limit and cursor), as JSON or CSV (format=csv)"
+        "account not known yet (paged by limit and cursor), the daily journal by general-ledger "
+        "account and fund for [start, end) (default today), the trial balance by fund at the end "
+        "of as_of (default today), as JSON or CSV (format=csv)"
     ),
     tags=["staff"],
     responses={
@@ -64,9 +76,12 @@ REPORT_CONTENT: dict[str, Any] = {
 )
 def staff_report(
     tenant: TenantPath,
-    report: Annotated[str, Path(pattern=r"^(aging|revenue|reconciliation|unbilled|suspense)$")],
+    report: Annotated[
+        str, Path(pattern=r"^(aging|revenue|reconciliation|unbilled|suspense|journal|trial-balance)$")
+    ],
     start: Annotated[date | None, Query()] = None,
     end: Annotated[date | None, Query()] = None,
+    as_of: Annotated[date | None, Query()] = None,
     format: Annotated[str, Query(pattern=r"^(json|csv)$")] = "json",  # noqa: A002
     limit: Limit = None,
     cursor: Cursor = None,
@@ -83,6 +98,20 @@ def staff_report(
         page = {"next_cursor": None if following is None else str(following)}
     elif report == "aging":
         rows = readmodels.aging(repo, tenant, today)
+    elif report == "journal":
+        first = start or today
+        if first >= date.max - timedelta(days=MAX_JOURNAL_DAYS):
+            raise ApiError(400, "invalid_request", "start: too late a date")
+        last = end or first + timedelta(days=1)
+        if not first < last <= first + timedelta(days=MAX_JOURNAL_DAYS):
+            raise ApiError(
+                400, "invalid_request", f"end: must be after start and within {MAX_JOURNAL_DAYS} days of it"
+            )
+        rows = readmodels.journal(repo, tenant, composition.tariff_book(), first, last)
+        columns = readmodels.JOURNAL_COLUMNS
+    elif report == "trial-balance":
+        rows = readmodels.trial_balance(repo, tenant, composition.tariff_book(), as_of or today)
+        columns = readmodels.TRIAL_BALANCE_COLUMNS
     elif report == "unbilled":
         rows = readmodels.unbilled(repo, tenant, composition.tariff_book(), today)
         columns = readmodels.UNBILLED_COLUMNS
