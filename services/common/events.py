@@ -89,10 +89,6 @@ class Event(BaseModel):
             source=self.SOURCE, detail_type=self.detail_type(), detail=self.detail_json(), bus_name=bus_name
         )
 
-    @classmethod
-    def from_detail(cls, detail: dict[str, Any] | str) -> Self:
-        return cls.model_validate_json(detail) if isinstance(detail, str) else cls.model_validate(detail)
-
 
 def entry_size(*, source: str, detail_type: str, detail: str) -> int:
     """The size EventBridge counts for an entry (its documented PutEvents calculation)."""

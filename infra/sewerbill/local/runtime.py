@@ -150,7 +150,6 @@ class LocalRuntime:
         self.startup_seconds = 0.0
         self._poll_lock = threading.RLock()
         self._stop = threading.Event()
-        self._background: threading.Thread | None = None
         self._listening: contextlib.ExitStack = contextlib.ExitStack()
         # `--state DIR` (sewerbill.local.state): restored at start, saved at a clean stop
         self.state_dir: Path | None = None
@@ -273,8 +272,6 @@ class LocalRuntime:
             return
         self._stopped = True
         self.request_stop()
-        if self._background is not None:
-            self._background.join(timeout=10)
         try:
             if self.state_dir is not None and save is not False:
                 self.save_state()
@@ -572,10 +569,6 @@ class LocalRuntime:
                 if self.retention is not None:
                     self.retention.after_drain()
                 self._activity.wait(idle_wait if idle_wait is not None else 1.0)
-
-    def start_background_polling(self, interval: float = 0.25) -> None:
-        self._background = threading.Thread(target=self.run_forever, args=(interval,), daemon=True)
-        self._background.start()
 
     def _give_up(self, source: StreamSource, records: list[dict[str, Any]], shard_id: str) -> None:
         """A stream batch whose retries ran out: Lambda sends a record of it to the mapping's

@@ -122,10 +122,6 @@ class Projections(Store):
             raise
         return True
 
-    def keep_consumption(self, e: ConsumptionDetermined, now: datetime) -> bool:
-        """Kept once per (tenant, account, period); see `keep_consumptions`."""
-        return self.keep_consumptions((e,), now) == 1
-
     def keep_consumptions(
         self,
         events: Iterable[ConsumptionDetermined],
