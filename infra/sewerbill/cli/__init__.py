@@ -20,6 +20,7 @@ def _mount() -> None:
     whatif.register(app)
     local.register(app)
     demogen.register(app)
+    __import__("sewerbill.cli.rates", fromlist=["register"]).register(app)
 
 
 def main() -> None:
