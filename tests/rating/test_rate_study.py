@@ -304,3 +304,17 @@ def test_no_determinants_no_rates(book: TariffBook) -> None:
     with pytest.raises(RateStudyError) as caught:
         run_rate_study(_budget("sullivan-sewer"), book, FakeDeterminants({}), FakeOutput())
     assert caught.value.field == "determinants"
+
+
+def test_the_demo_determinants_are_the_account_periods_the_demo_year_bills(book: TariffBook) -> None:
+    """The determinants source is faithful to the generator: one usage per account and period
+    it expects a bill for (``expected.json``'s ``bills_per_period``)."""
+    from sewerbill.demo.generator import generate
+
+    demo = generate(300, 1, date(2025, 1, 1), 12, book)
+    for tenant in TENANTS:
+        rows = list(demo_determinants(tenant, book, start=date(2025, 1, 1)))
+        per_period: dict[str, int] = defaultdict(int)
+        for row in rows:
+            per_period[row["scenario"]["period"]["start"]] += 1
+        assert per_period == demo.expected["bills_per_period"][tenant], tenant

@@ -348,7 +348,7 @@ def _grafton(budget: Budget, tariff: GraftonTariff, usages: Sequence[Usage]) -> 
                 )
             meters[account.meter_size] += 1
             metered_kgal += (u.rating.water_gallons or ZERO).scaleb(-3)
-    high = _rule_revenue(usages, TariffBook({tariff.tenant: [tariff]}), {"GR-HIGH"})
+    high = _rule_revenue(usages, pro_forma_book(tariff, usages), {"GR-HIGH"})
     requirement = (budget.requirement("replacement") + budget.requirement("om")) * years - high
     ratios = {m: v / small for m, v in service.items()}
     equivalents = sum((n * ratios[m] for m, n in meters.items()), ZERO) + unmetered
@@ -556,7 +556,8 @@ def proposed_tariff(current: Tariff, result: Study, budget: Budget) -> Tariff:
 
 
 def pro_forma_book(proposed: Tariff, usages: Sequence[Usage]) -> TariffBook:
-    """A book in which ``proposed`` is in force over the whole test year (re-rating it)."""
+    """A book in which ``proposed`` (or any one version) is in force over the whole test
+    year: the year re-rated as if its rates had applied (pro forma)."""
     first = min(u.rating.period_start for u in usages)
     return TariffBook(
         {proposed.tenant: [proposed.model_copy(update={"effective_from": first, "effective_until": None})]}
