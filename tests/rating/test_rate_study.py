@@ -31,7 +31,7 @@ from sewerbill.demo.determinants import demo_determinants
 
 ROOT = Path(__file__).resolve().parents[2]
 BUDGETS = ROOT / "docs" / "rate-study"
-TENANTS = ("pleasant-prairie-stormwater", "grafton-sewer", "sullivan-sewer")
+TENANTS = ("pleasant-prairie-stormwater", "pleasant-prairie-sewer", "grafton-sewer", "sullivan-sewer")
 D = Decimal
 
 
@@ -94,9 +94,11 @@ def _recovered_by_fund(proposed: Tariff, usages: list[Usage]) -> dict[str, Decim
     funds: dict[str, Decimal] = defaultdict(Decimal)
     for u in usages:
         for bl in engine.rate(u.rating).lines:
-            if bl.rule_id == "SU-BOD900":  # a penalty, not a rate: it recovers no budget
+            if bl.rule_id in ("SU-BOD900", "PP-SEW-SAMPLE-COST"):  # a penalty, a pass-through
                 continue
-            for fund, amount in (bl.details.get("funds") or {"om": bl.amount}).items():
+            # Pleasant Prairie sewer: each district's (zone's) own budget
+            district = u.rating.account.zone if u.rating.account is not None else None
+            for fund, amount in (bl.details.get("funds") or {district or "om": bl.amount}).items():
                 funds[fund] += amount
     return funds
 
@@ -287,7 +289,7 @@ def test_a_budget_dated_before_the_version_in_force_is_refused(
         ({"funds": {"replacement": 1.5, "om": "1"}}, "funds.replacement"),
         ({"cost_allocation": {"flow": "0.5", "bod": "0.4"}}, "cost_allocation"),
         ({"cost_allocation": {"bod": "1"}}, "cost_allocation.flow"),
-        ({"tenant": "pleasant-prairie-sewer"}, "tenant"),
+        ({"tenant": "pleasant-prairie-water"}, "tenant"),
         ({"rates": {}}, "rates"),
     ],
 )
@@ -318,3 +320,28 @@ def test_the_demo_determinants_are_the_account_periods_the_demo_year_bills(book:
         for row in rows:
             per_period[row["scenario"]["period"]["start"]] += 1
         assert per_period == demo.expected["bills_per_period"][tenant], tenant
+
+
+def test_pleasant_prairie_districts_each_recover_their_own_budget_on_winter_billed_volume(
+    outcomes: dict[str, StudyOutcome], book: TariffBook, demo_year: dict[str, list[Usage]]
+) -> None:
+    """Each rate zone (district) has its own budget; the volume rate divides by the kgal the
+    tariff bills (PP-SEW-WINTER's lesser of metered use and winter average), and an LM
+    meter size the tariff does not publish stays unpublished."""
+    outcome = outcomes["pleasant-prairie-sewer"]
+    proposed = outcome.proposed
+    assert set(proposed.service_charge.value["LM"]) == {"5/8"}  # type: ignore[union-attr]
+    usages = demo_year["pleasant-prairie-sewer"]
+    engine = RatingEngine(book)
+    billed = sum(
+        (bl.quantity for u in usages if u.rating.account.zone == "PP" for bl in engine.rate(u.rating).lines  # type: ignore[union-attr]
+         if bl.rule_id == "PP-SEW-VOL"),
+        D(0),
+    )  # fmt: skip
+    metered = sum((u.rating.water_gallons.scaleb(-3) for u in usages if u.rating.account.zone == "PP"), D(0))  # type: ignore[union-attr]
+    assert (
+        outcome.study.determinants["billed_kgal"]["PP"] == billed < metered
+    )  # the winter average bills less
+    # sampling costs are passed through: reported apart, not counted towards a budget
+    assert outcome.report["penalties_not_rate_revenue"] > 0
+    assert set(outcome.report["classes"]) == {"residential", "nonresidential", "industrial", "satellite"}

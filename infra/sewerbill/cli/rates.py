@@ -265,7 +265,10 @@ def study_command(
 @rates_app.command("determinants")
 def determinants_command(
     tenant: Annotated[
-        str, typer.Argument(help="pleasant-prairie-stormwater, grafton-sewer or sullivan-sewer")
+        str,
+        typer.Argument(
+            help="pleasant-prairie-stormwater, pleasant-prairie-sewer, grafton-sewer or sullivan-sewer"
+        ),
     ],
     start: Annotated[str, typer.Option("--start", help="First day of the twelve months (YYYY-MM-DD).")],
     demo_size: Annotated[int, typer.Option("--demo-size")] = 300,

@@ -17,8 +17,9 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from common.tariffs import SullivanTariff, TariffBook
-from sewerbill.demo.generator import GR, PPW, SU, Plan, _parcel, _samples
+from common.dates import add_months
+from common.tariffs import PPSewerTariff, SullivanTariff, TariffBook
+from sewerbill.demo.generator import GR, PP, PPW, SU, Plan, _parcel, _samples
 
 # The demo's accounts by the user classes of the rate study's report.
 CLASSES = {
@@ -37,8 +38,21 @@ CLASSES = {
         "industrial": "industrial",
     },
     PPW: {"residential": "residential", "farmstead": "residential", "vacant": "nonresidential"},
+    PP: {
+        "residential": "residential",
+        "residential_lm": "residential",
+        "multifamily": "residential",
+        "apartments": "nonresidential",
+        "commercial": "nonresidential",
+        "industrial": "industrial",
+        "satellite": "satellite",
+    },
 }
-STRENGTH_KEYS = {GR: ("bod", "tss", "phosphorus", "tkn"), SU: ("bod", "tss", "phosphorus")}
+STRENGTH_KEYS = {
+    GR: ("bod", "tss", "phosphorus", "tkn"),
+    SU: ("bod", "tss", "phosphorus"),
+    PP: ("bod", "tss", "phosphorus", "fog"),
+}
 
 
 def demo_determinants(
@@ -73,6 +87,10 @@ def demo_determinants(
                 scenario["water_gallons"] = str(plan.gallons(a, *served))
             elif tenant == GR:
                 scenario["estimated_gallons"] = str(a.estimated_gallons or 0)
+            if tenant == PP:
+                _pp_fields(plan, a, s, e, samples, scenario, book)
+                yield {"account_id": a.account_id, "class": user_class, "scenario": scenario}
+                continue
             strength, violation_days = _strength(samples, a.account_id, s, e, tenant, book)
             if strength and a.metered:
                 scenario["strength"] = strength
@@ -116,3 +134,48 @@ def _strength(
             }
         )
     return strength, days
+
+
+def _pp_fields(
+    plan: Plan,
+    a: Any,
+    start: date,
+    end: date,
+    samples: list[dict[str, Any]],
+    scenario: dict[str, Any],
+    book: TariffBook,
+) -> None:
+    """Pleasant Prairie sewer: zone and dwellings, the winter average of the most recent
+    complete January-March the account was open (PP-SEW-WINTER), the samples collected in
+    the period (PP-SEW-SAMPLE-COST) and, while the account is in Category B, its basis: the
+    most recent exceeding result (PP-SEW-SURCHARGE, PP-SEW-CAT-B-EXIT)."""
+    tariff = book.in_force(PP, start)
+    assert isinstance(tariff, PPSewerTariff)
+    account = scenario["account"]
+    account["zone"] = a.zone
+    if a.dwelling_units != 1:
+        account["dwelling_units"] = a.dwelling_units
+    if a.klass == "residential":
+        winter_year = start.year if start.month > 3 else start.year - 1
+        winter = date(winter_year, 1, 1)
+        if a.opened_on <= winter:
+            average = Decimal(plan.gallons(a, winter, date(winter_year, 4, 1))) / 3
+            scenario["winter_average_gallons"] = str(average.quantize(Decimal("0.0001")))
+    mine = sorted((x for x in samples if x["account_id"] == a.account_id), key=lambda x: x["collected_on"])
+    collected = [x for x in mine if start <= x["collected_on"] < end]
+    if collected:
+        scenario["samples_collected"] = len(collected)
+    limits = tariff.surcharge.category_a_limits.value
+    exceeding = [
+        x for x in mine if x["collected_on"] < end and any(
+            Decimal(v) > limits[k] for k, v in x["values"].items() if k in limits
+        )
+    ]  # fmt: skip
+    if not exceeding or a.klass == "residential":
+        return
+    basis = exceeding[-1]
+    after = [x for x in mine if x["collected_on"] > basis["collected_on"]]
+    exit_months = tariff.category_b_exit_months.value
+    if after and add_months(after[0]["collected_on"], exit_months) < end:
+        return  # back in Category A by the period's end
+    scenario["strength"] = {k: v for k, v in basis["values"].items() if k in STRENGTH_KEYS[PP]}

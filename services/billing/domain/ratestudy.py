@@ -12,6 +12,10 @@ Rate models (RULES.md):
 - pleasant-prairie-stormwater (PP-CWU-ERU): ERU rate = (budget - base-charge revenue) /
   billable ERU-months; billable ERUs are net of approved credits (PP-CWU-CREDIT) and leave
   out exempt parcels (PP-CWU-EXEMPT). The base charge is kept unless the budget sets it.
+- pleasant-prairie-sewer (PP-SEW-SVC, PP-SEW-VOL): each district (rate zone PP, LM) has its
+  own budget; its meter charges (keeping their ratios to the 5/8" charge) and volume rate
+  recover it less its surcharge revenue (PP-SEW-SURCHARGE, rates kept), the meter charges
+  keeping the test year's share. Billed kgal are after PP-SEW-WINTER.
 - grafton-sewer (GR-SVC, GR-VOL, GR-UNMETERED, GR-FUNDS): the revenue requirement of the
   service and volume charges is the funds' budgets less high-strength revenue (GR-HIGH, its
   rates kept) and other revenue. A share of it (the budget's ``service_charge_share``,
@@ -46,23 +50,35 @@ from typing import Any
 
 from billing.domain.rating import RatingEngine, RatingInput
 from common.errors import FieldError
-from common.tariffs import GraftonTariff, PPStormwaterTariff, SullivanTariff, Tariff, TariffBook
+from common.tariffs import (
+    GraftonTariff,
+    PPSewerTariff,
+    PPStormwaterTariff,
+    SullivanTariff,
+    Tariff,
+    TariffBook,
+)
 
 ZERO = Decimal(0)
 ONE = Decimal(1)
 HUNDRED = Decimal(100)
 KGAL_PER_MGAL = Decimal(1000)
 STORMWATER = "pleasant-prairie-stormwater"
+PP_SEWER = "pleasant-prairie-sewer"
 GRAFTON = "grafton-sewer"
 SULLIVAN = "sullivan-sewer"
-STUDIED = (STORMWATER, GRAFTON, SULLIVAN)
+STUDIED = (STORMWATER, PP_SEWER, GRAFTON, SULLIVAN)
+# Pleasant Prairie sewer's budgets are its two districts' (rate zones PP and LM): each
+# district's rates recover its own budget.
 FUNDS = {
     STORMWATER: ("om",),
+    PP_SEWER: ("PP", "LM"),
     GRAFTON: ("replacement", "om"),
     SULLIVAN: ("replacement", "om", "debt_retirement"),
 }
-# Charges that are not rates: they recover no budget (their revenue is reported apart).
-PENALTY_RULES = frozenset({"SU-BOD900"})
+# Charges that are not rates recover no budget (their revenue is reported apart): a
+# penalty (SU-BOD900) and a cost passed through (PP-SEW-SAMPLE-COST).
+PENALTY_RULES = frozenset({"SU-BOD900", "PP-SEW-SAMPLE-COST"})
 LOADINGS = ("bod", "tss", "phosphorus")
 
 
@@ -269,6 +285,8 @@ def study(budget: Budget, tariff: Tariff, usages: Sequence[Usage]) -> Study:
         return _stormwater(budget, tariff, usages)
     if isinstance(tariff, GraftonTariff):
         return _grafton(budget, tariff, usages)
+    if isinstance(tariff, PPSewerTariff):
+        return _pp_sewer(budget, tariff, usages)
     if isinstance(tariff, SullivanTariff):
         return _sullivan(budget, tariff, usages)
     raise RateStudyError("tenant", f"{tariff.tenant} has no rate study")
@@ -417,6 +435,78 @@ def _grafton(budget: Budget, tariff: GraftonTariff, usages: Sequence[Usage]) -> 
             "unmetered_flat_charge": flat,
             "replacement_fund_share": replacement_share,
         },
+    )
+
+
+def _pp_sewer(budget: Budget, tariff: PPSewerTariff, usages: Sequence[Usage]) -> Study:
+    """PP-SEW-SVC and PP-SEW-VOL of each district (rate zone) from its own budget.
+
+    The billed kilogallons are those the version in force bills (PP-SEW-WINTER's lesser of
+    metered use and the winter average included): the test year is rated pro forma on it and
+    its PP-SEW-VOL quantities summed. Surcharge revenue (PP-SEW-SURCHARGE, its rates kept)
+    counts towards the district's budget; sampling costs are passed through, not rates.
+    Meter charges keep their ratios to the zone's 5/8" charge; a size a zone does not
+    publish stays unpublished. The share of the meter charges is the test year's own."""
+    years = _years(usages, tariff)
+    engine = RatingEngine(pro_forma_book(tariff, usages))
+    meters: dict[str, dict[str, Decimal]] = defaultdict(lambda: defaultdict(Decimal))
+    kgal: dict[str, Decimal] = defaultdict(Decimal)
+    surcharge: dict[str, Decimal] = defaultdict(Decimal)
+    for u in usages:
+        account = u.rating.account
+        if account is None or account.zone is None or account.meter_size is None:
+            raise RateStudyError("account", f"{u.account_id}: a Pleasant Prairie usage needs zone and meter")
+        zone = account.zone
+        for bl in engine.rate(u.rating).lines:
+            if bl.rule_id == "PP-SEW-SVC":
+                meters[zone][account.meter_size] += bl.quantity
+            elif bl.rule_id == "PP-SEW-VOL":
+                kgal[zone] += bl.quantity
+            elif bl.rule_id == "PP-SEW-SURCHARGE":
+                surcharge[zone] += bl.amount
+    service_now = {z: dict(table) for z, table in tariff.service_charge.value.items()}
+    volume_now = dict(tariff.volume_rate_per_kgal.value)
+    new_service: dict[str, dict[str, Decimal]] = {}
+    new_volume: dict[str, Decimal] = {}
+    rates: list[RateChange] = []
+    tolerance: dict[str, Decimal] = {}
+    for zone in FUNDS[PP_SEWER]:
+        table = {str(m): v for m, v in service_now.get(zone, {}).items()}
+        if zone not in volume_now or "5/8" not in table:
+            raise RateStudyError(f"funds.{zone}", f'rate zone {zone} has no published 5/8" and volume rates')
+        small = table["5/8"]
+        ratios = {m: v / small for m, v in table.items()}
+        counts = meters.get(zone, {})
+        requirement = budget.requirement(zone) * years - surcharge[zone]
+        equivalents = sum((n * ratios[m] for m, n in counts.items()), ZERO)
+        current_service = sum((n * table[m] for m, n in counts.items()), ZERO)
+        share = _divide(
+            current_service, current_service + kgal[zone] * volume_now[zone], f"determinants.{zone}"
+        )
+        small_new = _divide(requirement * share, equivalents, f"determinants.{zone}.meters")
+        new_table = {m: publish(small_new * ratios[m], v) for m, v in table.items()}
+        service_revenue = sum((n * new_table[m] for m, n in counts.items()), ZERO)
+        volume = publish(
+            _divide(requirement - service_revenue, kgal[zone], f"determinants.{zone}.kgal"), volume_now[zone]
+        )
+        new_service[zone] = new_table
+        new_volume[zone] = volume
+        rates += [
+            RateChange(f"service_charge.{zone}.{m}", table[m], new_table[m], unit_of(table[m])) for m in table
+        ]
+        rates.append(RateChange(f"volume_rate_per_kgal.{zone}", volume_now[zone], volume, unit_of(volume)))
+        tolerance[zone] = (unit_of(volume) * kgal[zone] + unit_of(small) * sum(counts.values(), ZERO)) / years
+    return Study(
+        tenant=budget.tenant,
+        effective_from=budget.effective_from,
+        rates=tuple(rates),
+        determinants={
+            "meter_months": {z: dict(sorted(t.items())) for z, t in sorted(meters.items())},
+            "billed_kgal": dict(kgal),
+            "surcharge_revenue": dict(surcharge),
+        },
+        tolerance=tolerance,
+        updates={"service_charge": new_service, "volume_rate_per_kgal": new_volume},
     )
 
 
@@ -577,9 +667,15 @@ class _Account:
     eru: Decimal = ZERO
 
 
-def _fund_amounts(bl: Any) -> Mapping[str, Decimal]:
+def _fund_amounts(bl: Any, usage: Usage) -> Mapping[str, Decimal]:
+    """The line's amount by fund: its X-FUNDS record, else its district (Pleasant Prairie
+    sewer's zone), else operation and maintenance."""
     funds = bl.details.get("funds")
-    return funds if funds else {"om": bl.amount}
+    if funds:
+        return funds
+    if usage.rating.tenant == PP_SEWER and usage.rating.account is not None and usage.rating.account.zone:
+        return {usage.rating.account.zone: bl.amount}
+    return {"om": bl.amount}
 
 
 def impact(
@@ -617,7 +713,7 @@ def impact(
             if bl.rule_id in PENALTY_RULES:
                 penalties += bl.amount
                 continue
-            for fund, amount in _fund_amounts(bl).items():
+            for fund, amount in _fund_amounts(bl, u).items():
                 recovered[fund] += amount
     funds = {}
     for fund in FUNDS[budget.tenant]:
