@@ -211,6 +211,10 @@ def test_sullivan_classes_pay_in_proportion_to_their_flow_and_loadings(
         rounding = D("0.005") * (loads["kgal"] + sum(loads[f"{p}_lbs"] for p in total_lbs))
         assert abs(paid[name] - cost) <= rounding + D("0.005") * len(demo_year["sullivan-sewer"]), name
     assert set(d["class_flow_and_loadings"]) == {"residential", "commercial", "industrial"}
+    # the report shows each class's OM&R cost of service beside what it pays (SU-FUNDS)
+    for name, c in outcome.report["classes"].items():
+        assert c["omr_revenue_after"] == paid[name]
+        assert abs(c["omr_cost_of_service"] - c["omr_revenue_after"]) < D("0.02") * c["omr_cost_of_service"]
     # the industrial user's BOD over normal is surcharged at the cost of a pound of BOD
     assert outcome.proposed.surcharge_rates_per_lb.value["bod"] == publish(d["cost_per_lb"]["bod"], D("0.30"))  # type: ignore[union-attr]
     # SU-REC recovers the debt budget: the annual debt retirement is the budget's

@@ -184,6 +184,19 @@ def report_markdown(report: dict[str, Any]) -> str:
             f"{c['change_percent']} | {typical.get('use_per_period', '')} {typical.get('use_unit', '')} | "
             f"{_money(typical.get('bill_before'))} | {_money(typical.get('bill_after'))} |"
         )
+    costed = {n: c for n, c in report["classes"].items() if "omr_cost_of_service" in c}
+    if costed:
+        lines += [
+            "",
+            "Operation, maintenance and replacement by class (NR 128.13: in proportion to flow and loadings):",
+            "",
+            "| class | cost of its flow and loadings | paid on the proposed rates |",
+            "|---|---:|---:|",
+            *(
+                f"| {n} | {_money(c['omr_cost_of_service'])} | {_money(c['omr_revenue_after'])} |"
+                for n, c in costed.items()
+            ),
+        ]
     lines += [
         "",
         "## Largest changes by account (test year)",

@@ -80,6 +80,7 @@ FUNDS = {
 # penalty (SU-BOD900) and a cost passed through (PP-SEW-SAMPLE-COST).
 PENALTY_RULES = frozenset({"SU-BOD900", "PP-SEW-SAMPLE-COST"})
 LOADINGS = ("bod", "tss", "phosphorus")
+OMR_RULES = frozenset({"SU-USE", "SU-SURCHARGE"})  # Sullivan's OM&R charges (NR 128.13)
 
 
 class RateStudyError(FieldError):
@@ -583,6 +584,12 @@ def _sullivan(budget: Budget, tariff: SullivanTariff, usages: Sequence[Usage]) -
             "use_rate_unrounded": use_raw,
             "replacement_fund_share_unrounded": share_raw,
             "class_flow_and_loadings": {c: dict(v) for c, v in sorted(by_class.items())},
+            # NR 128.13: each class's share of the annual OM&R cost by its flow and loadings
+            "class_omr_cost_of_service": {
+                c: (flow_cost * v["kgal"] / kgal + sum((per_lb[p] * v[f"{p}_lbs"] for p in loadings), ZERO))
+                / years
+                for c, v in sorted(by_class.items())
+            },
         },
         tolerance={
             "replacement": (share * use_unit * kgal + share_unit * use_revenue) / years,
@@ -697,6 +704,7 @@ def impact(
     penalties = ZERO
     classes: dict[str, dict[str, Decimal]] = defaultdict(lambda: {"before": ZERO, "after": ZERO})
     accounts: dict[str, _Account] = {}
+    omr_by_class: dict[str, Decimal] = defaultdict(Decimal)
     for u in usages:
         acct = accounts.setdefault(u.account_id, _Account(u.user_class))
         acct.periods += 1
@@ -710,6 +718,8 @@ def impact(
         classes[u.user_class]["before"] += old.total
         classes[u.user_class]["after"] += new.total
         for bl in new.lines:
+            if bl.rule_id in OMR_RULES:
+                omr_by_class[u.user_class] += bl.amount
             if bl.rule_id in PENALTY_RULES:
                 penalties += bl.amount
                 continue
@@ -730,7 +740,8 @@ def impact(
             "tolerance": tolerance,
             "within_tolerance": abs(residual) <= tolerance,
         }
-    by_class = {}
+    by_class: dict[str, dict[str, Any]] = {}
+    cost_of_service = result.determinants.get("class_omr_cost_of_service", {})
     for name, revenue in sorted(classes.items()):
         members = [a for a in accounts.values() if a.user_class == name]
         by_class[name] = {
@@ -741,6 +752,9 @@ def impact(
             "change_percent": _percent(revenue["after"] - revenue["before"], revenue["before"]),
             "typical_customer": _typical(members, budget.tenant),
         }
+        if name in cost_of_service:  # Sullivan: the OM&R the class's flow and loadings cost
+            by_class[name]["omr_cost_of_service"] = cost_of_service[name]
+            by_class[name]["omr_revenue_after"] = omr_by_class[name] / years
     changes = sorted(
         ((account_id, a) for account_id, a in accounts.items()),
         key=lambda item: (-abs(item[1].after - item[1].before), item[0]),
