@@ -349,3 +349,15 @@ def test_pleasant_prairie_districts_each_recover_their_own_budget_on_winter_bill
     # sampling costs are passed through: reported apart, not counted towards a budget
     assert outcome.report["penalties_not_rate_revenue"] > 0
     assert set(outcome.report["classes"]) == {"residential", "nonresidential", "industrial", "satellite"}
+
+
+def test_a_shorter_test_year_is_annualised(book: TariffBook, demo_year: dict[str, list[Usage]]) -> None:
+    """Budgets are annual: six months of determinants recover half of it, reported per year."""
+    half = [u for u in demo_year["sullivan-sewer"] if u.rating.period_start < date(2025, 7, 1)]
+    outcome = run_rate_study(
+        _budget("sullivan-sewer"), book, FakeDeterminants({"sullivan-sewer": half}), FakeOutput()
+    )
+    for fund, line in outcome.report["funds"].items():
+        assert abs(line["residual"]) <= line["tolerance"], fund
+    recovered = _recovered_by_fund(outcome.proposed, half)
+    assert outcome.report["funds"]["debt_retirement"]["recovered"] == recovered["debt_retirement"] * 2

@@ -268,14 +268,17 @@ class Study:
     updates: Mapping[str, Any]  # setting -> new value (for ``proposed_tariff``)
 
 
-def _periods_per_year(tariff: Tariff) -> Decimal:
-    return Decimal(12 // tariff.billing_period_months)
-
-
 def _years(usages: Sequence[Usage], tariff: Tariff) -> Decimal:
-    """The test year's length in years: its distinct periods / periods a year (12 months -> 1)."""
-    periods = {(u.rating.period_start, u.rating.period_end) for u in usages}
-    return _divide(Decimal(len(periods)), _periods_per_year(tariff), "determinants")
+    """The test year's length in years: its months, first period's start to last period's
+    end, over 12 (twelve months -> 1; budgets are annual). Whole periods only."""
+    start = min(u.rating.period_start for u in usages)
+    end = max(u.rating.period_end for u in usages)
+    months = (end.year - start.year) * 12 + end.month - start.month
+    if months % tariff.billing_period_months:
+        raise RateStudyError(
+            "determinants", f"{start} to {end} is not whole billing periods of {tariff.tenant}"
+        )
+    return _divide(Decimal(months), Decimal(12), "determinants")
 
 
 def study(budget: Budget, tariff: Tariff, usages: Sequence[Usage]) -> Study:
