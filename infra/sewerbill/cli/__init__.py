@@ -20,9 +20,9 @@ def _mount() -> None:
     whatif.register(app)
     local.register(app)
     demogen.register(app)
-    __import__("sewerbill.cli.rates", fromlist=["register"]).register(app)
 
 
 def main() -> None:
     _mount()
+    __import__("sewerbill.cli.rates", fromlist=["register"]).register(app)  # `rates study` (issue 35)
     app()
