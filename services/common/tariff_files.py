@@ -36,6 +36,14 @@ def load_tariff_book(directory: str | Path) -> TariffBook:
         except yaml.YAMLError as exc:
             raise TariffError(f"not valid YAML: {exc}", file=shown) from None
         tariff = parse_tariff(raw, file=shown)
+        if tariff.status == "proposed":
+            raise TariffError(
+                "this version is proposed, not adopted: the production tariff loader refuses to "
+                "bill on it (adopt it by resolution and set status: adopted; preview it with "
+                "`sewerbill preview --proposed FILE`)",
+                file=shown,
+                field="status",
+            )
         if tariff.tenant != path.parent.name:
             raise TariffError(
                 f"tenant {tariff.tenant!r} does not match its folder {path.parent.name!r}",
@@ -69,6 +77,22 @@ def load_tariff_book(directory: str | Path) -> TariffBook:
                 field="effective_until",
             )
     return TariffBook(versions)
+
+
+def load_proposed_tariff(path: str | Path) -> Tariff:
+    """One proposed version (a rate study's draft file), validated; refused unless it is
+    marked ``status: proposed`` (an adopted version belongs in the tariff directory)."""
+    shown = str(path)
+    try:
+        raw = yaml.load(Path(path).read_text(encoding="utf-8"), Loader=_SAFE_LOADER)  # noqa: S506 - a safe loader
+    except OSError as exc:
+        raise TariffError(f"cannot read the proposed tariff: {exc}", file=shown) from None
+    except yaml.YAMLError as exc:
+        raise TariffError(f"not valid YAML: {exc}", file=shown) from None
+    tariff = parse_tariff(raw, file=shown)
+    if tariff.status != "proposed":
+        raise TariffError("is not marked proposed (status: proposed)", file=shown, field="status")
+    return tariff
 
 
 def default_tariffs_dir() -> Path:

@@ -172,6 +172,9 @@ class _TariffBase(_Strict):
     name: str
     effective_from: date
     effective_until: date | None = None
+    status: Literal["adopted", "proposed"] = "adopted"
+    """``proposed``: a rate study's draft (``sewerbill rates study``), not yet adopted by
+    resolution. The production loader refuses it; ``TariffBook.with_proposed`` previews it."""
     adopted_by: str
     billing_period_months: Literal[1, 3]
     metering: MeteringSettings | None = None
@@ -345,6 +348,27 @@ class TariffBook:
     def __iter__(self) -> Iterator[Tariff]:
         for vs in self._versions.values():
             yield from vs
+
+    def with_proposed(self, proposed: Tariff) -> TariffBook:
+        """This book with a proposed version (a rate study's draft) as the tenant's newest: the
+        version in force before it ends the day it starts. For previews and the study's
+        re-rating only; production loads no proposed version (``load_tariff_book``)."""
+        versions = self.versions(proposed.tenant)
+        newest = versions[-1]
+        if proposed.effective_from <= newest.effective_from:
+            raise TariffError(
+                f"a proposed version must start after the newest version "
+                f"({newest.effective_from.isoformat()}), got {proposed.effective_from.isoformat()}",
+                field="effective_from",
+            )
+        closed = newest.model_copy(update={"effective_until": proposed.effective_from})
+        book = dict(self._versions)
+        book[proposed.tenant] = [
+            *versions[:-1],
+            closed,
+            proposed.model_copy(update={"effective_until": None}),
+        ]
+        return TariffBook(book)
 
     def first_effective(self, tenant: str) -> date:
         return self.versions(tenant)[0].effective_from

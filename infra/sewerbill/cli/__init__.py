@@ -26,4 +26,5 @@ def _mount() -> None:
 
 def main() -> None:
     _mount()
+    __import__("sewerbill.cli.rates", fromlist=["register"]).register(app)  # `rates study` (issue 35)
     app()

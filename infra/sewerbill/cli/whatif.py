@@ -22,7 +22,7 @@ from billing.domain.rating import RatingEngine
 from billing.domain.rating.output import bill_to_contract
 from billing.domain.rating.scenario import parcel_document, parse_credit_percent, parse_scenario
 from common.errors import FieldError
-from common.tariff_files import default_tariffs_dir, load_tariff_book
+from common.tariff_files import default_tariffs_dir, load_proposed_tariff, load_tariff_book
 from common.tariffs import (
     GraftonTariff,
     PPSewerTariff,
@@ -83,10 +83,20 @@ def _book() -> TariffBook:
         _fail(f"tariffs: {exc}", code=1)
 
 
-def _run(argument: str, source: str, command: Callable[[Any, TariffBook], Any]) -> None:
+def _proposed_book(proposed: Path) -> TariffBook:
+    """The tariffs with a rate study's proposed version as its tenant's newest (preview only)."""
+    try:
+        return _book().with_proposed(load_proposed_tariff(proposed))
+    except TariffError as exc:
+        _fail(f"--proposed: {exc}")
+
+
+def _run(
+    argument: str, source: str, command: Callable[[Any, TariffBook], Any], proposed: Path | None = None
+) -> None:
     try:
         document = read_json(source, argument)
-        result = command(document, _book())
+        result = command(document, _book() if proposed is None else _proposed_book(proposed))
     except BadInput as exc:
         _fail(str(exc))
     except FieldError as exc:
@@ -144,9 +154,15 @@ def classify_document(document: Any, book: TariffBook) -> dict[str, object]:
 
 def register(app: typer.Typer) -> None:
     @app.command()
-    def preview(scenario: InputFile) -> None:
+    def preview(
+        scenario: InputFile,
+        proposed: Annotated[
+            Path | None,
+            typer.Option("--proposed", help="Rate on a proposed tariff file (sewerbill rates study)."),
+        ] = None,
+    ) -> None:
         """What would this bill be: rate one scenario (CONTRACTS.md)."""
-        _run("SCENARIO", scenario, preview_document)
+        _run("SCENARIO", scenario, preview_document, proposed)
 
     @app.command()
     def eru(parcel: InputFile) -> None:

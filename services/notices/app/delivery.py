@@ -93,18 +93,37 @@ class Outcome:
 
 
 def annual_rate_notice(book: TariffBook, event: BillIssued) -> str | None:
-    """SU-ANNUAL-NOTICE: the rate, and the part of this bill's use charge for treatment."""
+    """SU-ANNUAL-NOTICE: the rate, and the part of this bill's use charge for treatment.
+
+    The rate told is the tariff in force when the notice goes out, on the bill date (a bill
+    of a period before a rate change carries the new rate's notice); each use-charge line's
+    treatment part is at the share of the version it was billed on (its rate), else of the
+    version in force. A proposed version is never in a production book (the loader refuses it).
+    """
     if event.tenant != "sullivan-sewer":
         return None
-    tariff: Any = book.in_force(event.tenant, event.period_start)
+    tariff: Any = book.in_force(event.tenant, event.bill_date)
     rate = tariff.use_rate_per_kgal.value
     share = tariff.treatment_portion.value
-    use = sum((line.amount for line in event.lines if line.rule_id == "SU-USE"), Decimal(0))
-    portion = round_line(use * share)
+    billed_on = {
+        span.tariff.use_rate_per_kgal.value: span.tariff.treatment_portion.value  # type: ignore[union-attr]
+        for span in book.split(event.tenant, event.period_start, event.period_end)
+    }
+    use = Decimal(0)
+    portion = Decimal(0)
+    for line in event.lines:
+        if line.rule_id != "SU-USE":
+            continue
+        use += line.amount
+        try:
+            line_share = billed_on.get(Decimal(line.rate), share)
+        except ArithmeticError:  # a rate the document shows in words: the version in force
+            line_share = share
+        portion += round_line(line.amount * line_share)
     return (
-        f"The sewer use charge is ${rate} per 1,000 gallons (tariff {tariff.version_id}). "
-        f"{share * 100:.0f}% of it pays for wastewater treatment: ${portion} of this bill's "
-        f"sewer use charge of ${use:.2f}."
+        f"The sewer use charge is ${rate} per 1,000 gallons (tariff {tariff.version_id}, in force on "
+        f"{event.bill_date.isoformat()}). {share * 100:.0f}% of it pays for wastewater treatment: "
+        f"${portion:.2f} of this bill's sewer use charge of ${use:.2f}."
     )
 
 
