@@ -63,6 +63,7 @@ lock: $(UV)
 	for svc in $(SERVICE_LOCKS); do $(COMPILE) --python-platform aarch64-manylinux2014 services/$$svc/requirements.in \
 	  -c $(DEV_LOCK) $$layer -o services/$$svc/requirements.txt || exit 1; done
 	cd requirements/dynamodb-local && npm $(if $(UPGRADE),update,install) --package-lock-only --no-audit --no-fund
+	cd requirements/axe && npm $(if $(UPGRADE),update,install) --package-lock-only --no-audit --no-fund
 
 # checkov (IaC static analysis) pins its own boto3/pydantic, so it lives in .venv-checkov/,
 # pinned exactly; its configuration is .checkov.yaml (every suppression with its reason).
@@ -92,6 +93,14 @@ $(DDB_LOCAL)/node_modules/.package-lock.json: $(DDB_LOCK)
 	-mkdir -p $(DDB_LOCAL) && cp requirements/dynamodb-local/package.json $(DDB_LOCK) $(DDB_LOCAL)/ && \
 	  npm ci --silent --no-audit --no-fund --prefix $(DDB_LOCAL)
 
+# axe-core (npm) for the portal's accessibility test: injected into each page the browser
+# tests open, no serious or critical violation allowed. Without npm that test is skipped.
+AXE_DIR := .local/axe
+AXE_LOCK := requirements/axe/package-lock.json
+$(AXE_DIR)/node_modules/.package-lock.json: $(AXE_LOCK)
+	-mkdir -p $(AXE_DIR) && cp requirements/axe/package.json $(AXE_LOCK) $(AXE_DIR)/ && \
+	  npm ci --silent --no-audit --no-fund --prefix $(AXE_DIR)
+
 # pdftoppm (Debian poppler-utils) renders a bill page to PNG as a test artifact; without it
 # that one test is skipped. Installed as root from Debian's packages when missing.
 .PHONY: pdftoppm
@@ -109,7 +118,7 @@ chromium:
 	  echo "warning: chromium not installed; the portal browser test will be skipped"
 
 ## The portal on the local runtime: access control, pages, browser, schemathesis (issue 14).
-portal-test: $(STAMP) chromium
+portal-test: $(STAMP) chromium $(AXE_DIR)/node_modules/.package-lock.json
 	$(BIN)/python -m pytest tests/portal -q -p no:cacheprovider
 
 RUNTIME_PATTERN := LocalRuntime|portal_rt|motoshim|sewerbill\.cli(\.| import )local|(?<![@.\w])sewerbill\.local\b
@@ -125,7 +134,7 @@ RUNTIME_TESTS = $(shell grep -rlP '$(RUNTIME_PATTERN)' tests --include='test_*.p
 # Local instead of moto (tests/conftest.py), so the embedded default is not the only proof.
 DDB_LOCAL_FLOWS = tests/runtime/test_metering_flow.py tests/billing/test_billing_runtime.py
 
-test: static $(DDB_LOCAL)/node_modules/.package-lock.json pdftoppm chromium
+test: static $(DDB_LOCAL)/node_modules/.package-lock.json $(AXE_DIR)/node_modules/.package-lock.json pdftoppm chromium
 	$(BIN)/python -m pytest -n 2 -q $(NO_SOCKETS) $(addprefix --ignore=,$(RUNTIME_TESTS))
 	printf '%s\n' $(RUNTIME_TESTS) | xargs -P 2 -n 1 $(BIN)/python -m pytest -q -p no:cacheprovider
 	printf '%s\n' $(DDB_LOCAL_FLOWS) | SEWERBILL_TEST_DYNAMODB=local xargs -P 2 -n 1 $(BIN)/python -m pytest -q -p no:cacheprovider

@@ -97,6 +97,7 @@ NOT_EXPRESSIBLE = {
     "POST /staff/{tenant}/accounts/{account_id}/arrangements": "instalments due from the day it is made (today) to end_on",
     "POST /payments": "paid_on no later than today, and a customer's only today (X-DUE; against the clock)",
     "POST /staff/{tenant}/accounts/{account_id}/adjustments": "rule_id a rule of the tenant's ordinance staff may charge under (GR-TOXIC); basis added_cost is the amount",
+    "GET /staff/{tenant}/reports/{report}": "the journal's end after its start and at most 92 days on (across fields)",
 }
 
 
