@@ -157,7 +157,7 @@ async function closeDrawer() {
       ["All tenders", String(d.count), usd(d.total)]], [1, 2]);
   byTender.id = "drawer-by-tender";
   const actions = el("p", { class: "no-print" });
-  const csv = el("button", { type: "button", text: "Download CSV for the deposit" });
+  const csv = el("button", { type: "button", text: "Export CSV for the deposit" });
   csv.addEventListener("click", () => downloadDrawerCsv(d));
   actions.append(csv);
   box.replaceChildren(

@@ -32,7 +32,9 @@ def staff(sub: str = "clerk-a") -> dict[str, str]:
 def call(
     method: str, path: str, body: Any = None, query: dict[str, str] | None = None, sub: str = "clerk-a"
 ) -> tuple[int, Any]:
-    event = authorized_http_event(method, path, staff(sub), query, body=None if body is None else json.dumps(body))
+    event = authorized_http_event(
+        method, path, staff(sub), query, body=None if body is None else json.dumps(body)
+    )
     response = api.lambda_handler(event, lambda_context())
     text = response["body"]
     try:
@@ -57,7 +59,9 @@ def payments(stack: Stack) -> list[dict[str, Any]]:
     return [i for i in stack.items("billing") if i["pk"].startswith("LEDGER#") and i.get("kind") == "payment"]
 
 
-def receipt(amount: str = "40.00", tender: str = "check", key: str = "counter-0001", **more: str) -> dict[str, str]:
+def receipt(
+    amount: str = "40.00", tender: str = "check", key: str = "counter-0001", **more: str
+) -> dict[str, str]:
     body = {"amount": amount, "tender": tender, "receipt_key": key, **more}
     if tender == "check":
         body.setdefault("check_number", "1042")
@@ -79,7 +83,11 @@ def test_a_receipt_sent_twice_posts_once_and_reads_back_by_its_reference(account
     [entry] = payments(accounts)
     assert Decimal(entry["amount"]) == Decimal("-40.00") and entry["account_id"] == "GR-1"
     status, read = call("GET", f"/staff/{TENANT}/receipts/{first['receipt']}")
-    assert status == 200 and read["amount"] == "40.00" and read["payment_reference"] == first["payment_reference"]
+    assert (
+        status == 200
+        and read["amount"] == "40.00"
+        and read["payment_reference"] == first["payment_reference"]
+    )
     # another clerk's same key is another receipt (keys are the clerk's own)
     status, other = call("POST", RECEIPTS, receipt(), sub="clerk-b")
     assert status == 200 and other["receipt"] != first["receipt"]
@@ -111,7 +119,9 @@ def test_the_same_key_with_another_tender_or_amount_is_a_409_naming_the_key(acco
         ({"note": "x"}, "note"),
     ],
 )
-def test_bad_receipt_input_is_a_400_naming_the_field(accounts: Stack, body: dict[str, Any], field: str) -> None:
+def test_bad_receipt_input_is_a_400_naming_the_field(
+    accounts: Stack, body: dict[str, Any], field: str
+) -> None:
     sent = {**receipt(), **body}
     sent = {k: v for k, v in sent.items() if v is not None}
     status, answer = call("POST", RECEIPTS, sent)
@@ -148,7 +158,11 @@ def test_the_drawer_totals_by_clerk_and_tender_are_the_sums_of_its_receipts(acco
     status, close = call("GET", f"/staff/{TENANT}/drawer/{day}")
     assert status == 200 and close["count"] == 4
     assert Decimal(close["total"]) == sum(Decimal(b["amount"]) for _, b in taken) == Decimal("60.50")
-    assert {t["tender"]: t["total"] for t in close["by_tender"]} == {"card": "7.25", "cash": "13.25", "check": "40.00"}
+    assert {t["tender"]: t["total"] for t in close["by_tender"]} == {
+        "card": "7.25",
+        "cash": "13.25",
+        "check": "40.00",
+    }
     assert {t["clerk"]: t["total"] for t in close["by_clerk"]} == {"clerk-a": "52.50", "clerk-b": "8.00"}
     status, mine = call("GET", f"/staff/{TENANT}/drawer/{day}", query={"clerk": "clerk-b"})
     assert mine["total"] == "8.00" and {r["clerk"] for r in mine["receipts"]} == {"clerk-b"}

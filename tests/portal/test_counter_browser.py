@@ -109,7 +109,9 @@ def test_a_clerk_takes_a_check_and_cash_at_the_counter_and_closes_the_drawer(
                 # on the receipt: the US date, the amount with its cents, right-aligned
                 [row] = cells(page, "#receipt")
                 assert row[0] == us_date(got["day"]) and row[3] == usd(Decimal(amount))
-                align = page.locator("#receipt tbody td").nth(3).evaluate("td => getComputedStyle(td).textAlign")
+                align = (
+                    page.locator("#receipt tbody td").nth(3).evaluate("td => getComputedStyle(td).textAlign")
+                )
                 assert align == "right"
                 taken.append({"title": title.inner_text(), **got})
             page.screenshot(path=str(ARTIFACTS / "counter-receipt.png"), full_page=True)
@@ -134,14 +136,16 @@ def test_a_clerk_takes_a_check_and_cash_at_the_counter_and_closes_the_drawer(
             page.screenshot(path=str(ARTIFACTS / "counter-drawer.png"), full_page=True)
 
             with page.expect_download() as download:
-                page.get_by_role("button", name="Download CSV for the deposit").click()
+                page.get_by_role("button", name="Export CSV for the deposit").click()
             assert download.value.suggested_filename == f"drawer-{TENANT}-{day}.csv"
             text = Path(download.value.path()).read_text()
             (ARTIFACTS / "counter-drawer.csv").write_text(text)
             rows = list(csv.DictReader(text.splitlines()))
             receipts = [r for r in rows if r["row"] == "receipt"]
             assert {r["receipt"] for r in receipts} == {r[1] for r in shown}
-            [grand] = [r for r in rows if r["row"] == "total" and r["clerk"] == "all" and r["tender"] == "all"]
+            [grand] = [
+                r for r in rows if r["row"] == "total" and r["clerk"] == "all" and r["tender"] == "all"
+            ]
             assert Decimal(grand["amount"]) == sum(Decimal(r["amount"]) for r in receipts) == total
             assert not any(cell.startswith(("=", "+", "@")) for r in rows for cell in r.values() if cell)
             assert errors == []
@@ -170,7 +174,8 @@ def test_a_clerk_reviews_a_lockbox_file_with_a_rejected_line_and_reconciles_the_
             page.locator("#import-review").wait_for(timeout=30000)
             # the rejection report, line by line, as the API has it
             assert cells(page, "#import-lines") == [
-                [str(line["line"]), line["column"], line["reason"], line["outcome"]] for line in review["lines"]
+                [str(line["line"]), line["column"], line["reason"], line["outcome"]]
+                for line in review["lines"]
             ]
             assert cells(page, "#import-lines")[0][:2] == ["4", "paid_on"]
             totals = cells(page, "#import-totals")[0]
