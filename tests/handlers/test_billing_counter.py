@@ -235,3 +235,32 @@ def test_a_deposit_figure_for_a_clean_file_reconciles_and_bad_figures_name_the_f
     assert status == 400 and "file_id" in answer["error"]["message"]
     assert call("GET", f"/staff/{TENANT}/imports/F{'0' * 20}")[0] == 404
     assert call("GET", f"/staff/{TENANT}/imports/nope")[0] == 400
+
+
+def test_a_crash_between_the_payment_and_its_receipt_is_finished_by_the_retry(
+    accounts: Stack, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from billing.adapters.repository import BillingRepo
+
+    real = BillingRepo.write
+    crashed = []
+
+    def crash_once(self: BillingRepo, items: Any, *args: Any, **kwargs: Any) -> int:
+        listed = list(items)
+        if not crashed and any(str(i["pk"]).startswith("RECEIPTS#") for i in listed):
+            crashed.append(True)
+            raise ConnectionError("the function stopped before the receipt was written")
+        return real(self, listed, *args, **kwargs)
+
+    monkeypatch.setattr(BillingRepo, "write", crash_once)
+    try:
+        status, _ = call("POST", RECEIPTS, receipt(key="crash-0001"))
+    except ConnectionError:
+        status = 500
+    assert status >= 500 and crashed
+    assert len(payments(accounts)) == 1  # the payment was posted, its receipt not yet
+    status, retried = call("POST", RECEIPTS, receipt(key="crash-0001"))
+    assert status == 200, retried
+    assert len(payments(accounts)) == 1
+    status, close = call("GET", f"/staff/{TENANT}/drawer/{retried['day']}")
+    assert [r["receipt"] for r in close["receipts"]] == [retried["receipt"]] and close["total"] == "40.00"
