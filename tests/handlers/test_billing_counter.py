@@ -218,6 +218,12 @@ def test_a_lockbox_file_is_logged_with_counts_totals_report_and_deposit(accounts
     again = [f for f in listed["files"] if f["key"] == "payments/lockbox-1-again.csv"]
     assert again and again[0]["counts"]["repeated"] == 2 and again[0]["counts"]["accepted"] == 0
     assert len(payments(accounts)) == 2
+    # paged, newest first, by limit and cursor
+    status, page = call("GET", f"/staff/{TENANT}/imports", query={"limit": "2"})
+    assert len(page["files"]) == 2 and page["next_cursor"] == "2"
+    status, rest = call("GET", f"/staff/{TENANT}/imports", query={"limit": "2", "cursor": "2"})
+    assert len(rest["files"]) == 1 and rest["next_cursor"] is None
+    assert [f["file_id"] for f in page["files"] + rest["files"]] == [f["file_id"] for f in listed["files"]]
 
 
 def test_a_deposit_figure_for_a_clean_file_reconciles_and_bad_figures_name_the_field(accounts: Stack) -> None:

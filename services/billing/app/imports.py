@@ -110,10 +110,18 @@ def _view(item: dict[str, Any]) -> dict[str, Any]:
     return view
 
 
-def imports_of(repo: BillingRepo, tenant: str) -> list[dict[str, Any]]:
-    """The tenant's files, newest first."""
-    items = [_view(i) for i in repo.query(f"IMPORTS#{tenant}")]
-    return sorted(items, key=lambda v: (v["received_at"], v["file_id"]), reverse=True)
+def imports_of(
+    repo: BillingRepo, tenant: str, *, limit: int | None = None, cursor: int = 0
+) -> tuple[list[dict[str, Any]], int | None]:
+    """The tenant's files, newest first: a page of ``limit`` from ``cursor`` and the next
+    page's cursor (None at the end)."""
+    items = sorted(
+        (_view(i) for i in repo.query(f"IMPORTS#{tenant}")),
+        key=lambda v: (v["received_at"], v["file_id"]),
+        reverse=True,
+    )
+    end = len(items) if limit is None else cursor + limit
+    return items[cursor:end], (end if end < len(items) else None)
 
 
 def import_of(

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from billing import composition
 from billing.app import imports
-from billing.handlers.routes.common import TenantPath, checked_router, known_tenant
+from billing.handlers.routes.common import Cursor, Limit, TenantPath, checked_router, known_tenant
 from common.clock import RuntimeClock
 from common.http import ApiError, error_responses
 
@@ -36,15 +36,16 @@ class DepositIn(BaseModel):
     "/staff/<tenant>/imports",
     summary=(
         "Every file billing took in (accounts, payments), newest first, with its counts"
-        " (accepted, repeated, changed, rejected, waiting) and a payments file's batch totals"
+        " (accepted, repeated, changed, rejected, waiting) and a payments file's batch totals; paged"
     ),
     tags=["staff"],
     responses=error_responses(400, 401, 403, 404),
 )
-def staff_imports(tenant: TenantPath) -> dict[str, Any]:
+def staff_imports(tenant: TenantPath, limit: Limit = None, cursor: Cursor = None) -> dict[str, Any]:
     known_tenant(tenant)
     _require(tenant)
-    return {"tenant": tenant, "files": imports.imports_of(composition.repo(), tenant)}
+    files, following = imports.imports_of(composition.repo(), tenant, limit=limit, cursor=int(cursor or 0))
+    return {"tenant": tenant, "files": files, "next_cursor": None if following is None else str(following)}
 
 
 @router.get(
