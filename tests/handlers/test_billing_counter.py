@@ -270,3 +270,27 @@ def test_a_crash_between_the_payment_and_its_receipt_is_finished_by_the_retry(
     assert len(payments(accounts)) == 1
     status, close = call("GET", f"/staff/{TENANT}/drawer/{retried['day']}")
     assert [r["receipt"] for r in close["receipts"]] == [retried["receipt"]] and close["total"] == "40.00"
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "body"),
+    [
+        ("POST", RECEIPTS, receipt()),
+        ("GET", f"/staff/{TENANT}/receipts/R-20250101-ABCDEF12", None),
+        ("GET", f"/staff/{TENANT}/drawer/2025-01-01", None),
+        ("GET", f"/staff/{TENANT}/imports", None),
+        ("GET", f"/staff/{TENANT}/imports/F{'0' * 20}", None),
+        ("PUT", f"/staff/{TENANT}/imports/F{'0' * 20}/deposit", {"amount": "1.00"}),
+    ],
+)
+def test_the_counter_and_the_import_log_are_for_the_tenants_staff_only(
+    accounts: Stack, method: str, path: str, body: Any
+) -> None:
+    for claims in (
+        {"sub": "ann", "role": "customer", "tenants": f"[{TENANT}]", "accounts": "[GR-1]"},
+        {"sub": "sam", "role": "staff", "tenants": "[sullivan-sewer]"},
+    ):
+        event = authorized_http_event(method, path, claims, body=None if body is None else json.dumps(body))
+        response = api.lambda_handler(event, lambda_context())
+        assert response["statusCode"] == 403, (claims, response["body"])
+    assert payments(accounts) == []
