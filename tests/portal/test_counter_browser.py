@@ -113,6 +113,10 @@ def test_a_clerk_takes_a_check_and_cash_at_the_counter_and_closes_the_drawer(
                     page.locator("#receipt tbody td").nth(3).evaluate("td => getComputedStyle(td).textAlign")
                 )
                 assert align == "right"
+                # e-mailable: the account has an address, so the receipt offers it
+                assert got["email"], "the demo's account has an e-mail address"
+                href = page.locator("#receipt-email").get_attribute("href") or ""
+                assert href.startswith(f"mailto:{quote(got['email'])}?subject=") and quote(ref) in href
                 taken.append({"title": title.inner_text(), **got})
             page.screenshot(path=str(ARTIFACTS / "counter-receipt.png"), full_page=True)
             # the account page, reopened, lists both payments
