@@ -630,6 +630,7 @@ async function openAccount(tenant, account) {
 
   page.append(el("h3", { text: "Notices sent" }));
   page.append(noticesSection(tenant, notices));
+  if (typeof counterPanel === "function") page.append(counterPanel(tenant, a)); // cashier.js (issue 33)
   box.replaceChildren(page);
   $("#account-heading").focus();
 }
@@ -767,6 +768,7 @@ async function showStaff() {
   if (!start.value) start.value = state.config.default_cycle || "2025-01-01";
   $("#cycle-form").addEventListener("submit", (ev) => { ev.preventDefault(); loadCycle(); });
   showReports();
+  if (typeof showCashier === "function") showCashier(); // cashier.js (issue 33)
   await loadCycle();
 }
 

@@ -100,6 +100,7 @@ def take_in_account_file(
                 result.reject(got)
             else:
                 good.append((line, got))
+                result.tenants.add(got.tenant)
         _take_batch(good, result=result, source=source, run=run, repo=repo, now=now, redelivered=redelivered)
         if release is not None and good:
             by_tenant: dict[str, list[str]] = {}

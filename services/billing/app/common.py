@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
 from billing.domain.csvfiles import LineError
@@ -44,9 +45,24 @@ class FileResult:
     rejected: list[LineError] = field(default_factory=list)
     waiting: list[LineError] = field(default_factory=list)
     report: LineReport = field(default_factory=NoReport)
+    # The tenants of the file's good lines (the file's import log is kept under each), and
+    # a payments file's money by outcome (accepted, repeated, waiting, rejected): its batch
+    # totals; ``unread_amounts`` counts rejected lines whose amount could not be read.
+    payments: bool = False
+    tenants: set[str] = field(default_factory=set)
+    totals: dict[str, Decimal] = field(default_factory=dict)
+    unread_amounts: int = 0
+
+    def tally(self, outcome: str, amount: Decimal | None) -> None:
+        if amount is None:
+            self.unread_amounts += 1
+        else:
+            self.totals[outcome] = self.totals.get(outcome, Decimal(0)) + amount
 
     def reject(self, error: LineError) -> None:
         self.counts.rejected += 1
+        if self.payments:
+            self.tally("rejected", error.amount)
         if len(self.rejected) < KEPT_LINES:
             self.rejected.append(error)
         self.report.add(
@@ -55,6 +71,8 @@ class FileResult:
 
     def wait(self, why: LineError) -> None:
         self.counts.waiting += 1
+        if self.payments:
+            self.tally("waiting", why.amount)
         if len(self.waiting) < KEPT_LINES:
             self.waiting.append(why)
         self.report.add({"line": why.line, "column": why.column, "reason": why.reason, "outcome": "waiting"})

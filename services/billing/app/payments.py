@@ -162,7 +162,7 @@ def take_in_lockbox_file(
     as it did then, so a redelivery after a crash reports what the run without it would."""
     today = local_today(now)
     first = {t: book.first_effective(t) for t in book.tenants} if book is not None else None
-    result = FileResult(report=report or NoReport())
+    result = FileResult(report=report or NoReport(), payments=True)
     for batch in batches(read_lockbox_lines(chunks, tenants, today, first)):
         result.counts.lines += len(batch)
         good: list[tuple[int, Payment]] = []
@@ -171,6 +171,7 @@ def take_in_lockbox_file(
                 result.reject(got)
             else:
                 good.append((line, got))
+                result.tenants.add(got.tenant)
         if good:
             _take_payments(good, result=result, run=run, source=source, repo=repo, now=now, book=book)
     result.counts.check()
@@ -229,7 +230,7 @@ def _take_payments(
             room -= 1
             kept.append((line, p))
         else:
-            result.reject(LineError(line, "account_id", too_many_waiting(p)))
+            result.reject(LineError(line, "account_id", too_many_waiting(p), p.amount))
     good = kept
     stored = repo.get_many([(f"PAYMENT#{p.tenant}", p.reference) for _, p in good])
     state: dict[tuple[str, str], dict[str, Any]] = {
@@ -254,9 +255,10 @@ def _take_payments(
         own = last.get("run") == run
         if own and int(last.get("line", -1)) == line:  # stored by the crashed delivery
             if last.get("kind") == "waiting":
-                result.wait(LineError(line, "account_id", waiting_reason(p)))
+                result.wait(LineError(line, "account_id", waiting_reason(p), p.amount))
             else:
                 counts.accepted += 1
+                result.tally("accepted", p.amount)
         elif held != _values(p):
             result.reject(
                 LineError(
@@ -264,12 +266,14 @@ def _take_payments(
                     "reference",
                     f"{p.reference!r} was taken in as {' '.join(held)}"
                     f"{' (waiting in suspense)' if last.get('suspense') else ''}; this line has {' '.join(_values(p))}",
+                    p.amount,
                 )
             )
         elif not own and last.get("suspense"):  # an earlier file's payment, still waiting
-            result.wait(LineError(line, "account_id", waiting_reason(p)))
+            result.wait(LineError(line, "account_id", waiting_reason(p), p.amount))
         else:
             counts.repeated += 1
+            result.tally("repeated", p.amount)
     if not fresh:
         return
     taken = [(line, p) for line, p in fresh if (p.tenant, p.account_id) in known]
@@ -277,10 +281,12 @@ def _take_payments(
     if taken:
         _post(taken, run=run, repo=repo, now=now, book=book)
         counts.accepted += len(taken)
+        for _, p in taken:
+            result.tally("accepted", p.amount)
     if waiting:
         _suspend(waiting, run=run, source=source, repo=repo, now=now)
         for line, p in waiting:
-            result.wait(LineError(line, "account_id", waiting_reason(p)))
+            result.wait(LineError(line, "account_id", waiting_reason(p), p.amount))
         # An account stored while this batch was judged (an accounts file at the same
         # time) found nothing waiting: its payments are taken in now, never left behind.
         for tenant in sorted({p.tenant for _, p in waiting}):
@@ -478,6 +484,7 @@ def post_api_payment(
     given_paid_on: bool = True,
     book: TariffBook | None = None,
     route: str = PAYMENTS_ROUTE,
+    channel: str = "api",
 ) -> dict[str, Any]:
     """A payment from the HTTP API, idempotent by the client's key within its ``caller``
     (the token's subject) and ``route`` (:func:`idempotency_scope`): the first result is
@@ -520,7 +527,7 @@ def post_api_payment(
             "replayed": True,
         }
     known = bool(repo.existing_accounts(tenant, [account_id]))
-    payment = Payment(tenant, account_id, reference, paid_on, amount, channel="api")
+    payment = Payment(tenant, account_id, reference, paid_on, amount, channel=channel)
     entry = payment.entry()
     result = {
         "reference": reference,
@@ -544,7 +551,7 @@ def post_api_payment(
         reference=reference,
         paid_on=paid_on,
         amount=amount,
-        channel="api",
+        channel=channel,
     )
     # A known account's payment: its reference, entry and event together. An unknown
     # account's waits in suspense (issue 26): its reference, suspense item and mark

@@ -13,6 +13,7 @@ import csv
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from decimal import Decimal
 
 from common import fields
 from common.csvrows import records
@@ -31,6 +32,9 @@ class LineError:
     line: int
     column: str
     reason: str
+    # A payments line's amount when it could be read (a lockbox file's batch total counts
+    # the money of its rejected lines too: the bank deposited it).
+    amount: Decimal | None = None
 
 
 class BadCell(ValueError):

@@ -130,7 +130,15 @@ def read_lockbox_lines(
         try:
             yield line, parse_payment_row(row, tenants, today, first_tariff)
         except BadCell as exc:
-            yield line, LineError(line, exc.column, exc.reason)
+            yield line, LineError(line, exc.column, exc.reason, readable_amount(row))
+
+
+def readable_amount(row: Mapping[str, str]) -> Decimal | None:
+    """A rejected line's amount, when it is a valid one (for the file's batch total)."""
+    try:
+        return parse_amount(row.get("amount", "") or "")
+    except BadCell:
+        return None
 
 
 def parse_lockbox_file(

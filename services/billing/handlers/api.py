@@ -19,10 +19,12 @@ from billing.handlers.routes import (
     arrangements,
     bills,
     cycles,
+    imports,
     inquiry,
     owners,
     payments,
     preview,
+    receipts,
     reports,
     rerating,
     septage,
@@ -63,6 +65,8 @@ ROUTERS = (
     septage,
     payments,
     inquiry,
+    receipts,  # issue 33: the counter and the drawer
+    imports,  # issue 33: import exception review
 )
 for _routes in ROUTERS:
     app.include_router(_routes.router)

@@ -18,6 +18,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from billing import composition
 from billing.app.accounts import bills_from_rules, take_in_account_file
+from billing.app.imports import record_import
 from billing.app.payments import release_waiting, take_in_lockbox_file
 from billing.domain.csvfiles import CHUNK_BYTES
 from common.clock import RuntimeClock
@@ -69,6 +70,10 @@ def record_handler(record: SQSRecord) -> None:
     else:
         raise MalformedMessage(f"no billing import under {upload.key!r}")
     written = report.close()
+    # The file's import log (issue 33: the clerk's review of what came in and what did not).
+    record_import(
+        result, key=upload.key, run=run, report_key=written.key if written else None, repo=repo, now=now
+    )
     logger.info(
         "file taken in",
         extra={
