@@ -77,8 +77,63 @@ def _product(a: list[float], b: list[float]) -> list[float]:
     ]
 
 
+class _Text:
+    """The text state of one page while its content stream is read."""
+
+    def __init__(self, page: int, fonts: dict[str, str], found: list[Run]) -> None:
+        self.page, self.fonts, self.found = page, fonts, found
+        self.ctm: list[float] = [1.0, 0, 0, 1, 0, 0]
+        self.stack: list[list[float]] = []
+        self.tm: list[float] = [1.0, 0, 0, 1, 0, 0]
+        self.line: list[float] = self.tm
+        self.font, self.size, self.leading = "Helvetica", 10.0, 0.0
+
+    def show(self, text: str) -> None:
+        font = FONTS[self.font]
+        at = _product(self.tm, self.ctm)
+        stripped = text.strip(" ")
+        if stripped:
+            x0 = at[4] + stringWidth(text[: len(text) - len(text.lstrip(" "))], font, self.size) * at[0]
+            x1 = x0 + stringWidth(stripped, font, self.size) * at[0]
+            self.found.append(Run(self.page, stripped, x0, x1, at[5], self.size * at[3]))
+        width = stringWidth(text, font, self.size)
+        self.tm = [*self.tm[:4], self.tm[4] + width * self.tm[0], self.tm[5] + width * self.tm[1]]
+
+    def move(self, dx: float, dy: float) -> None:
+        self.line = self.tm = _product([1, 0, 0, 1, dx, dy], self.line)
+
+    def operate(self, operands: list[Any], op: bytes) -> None:
+        values = [float(v) for v in operands if isinstance(v, int | float)]
+        if op == b"q":
+            self.stack.append(self.ctm)
+        elif op == b"Q":
+            self.ctm = self.stack.pop()
+        elif op == b"cm":
+            self.ctm = _product(values, self.ctm)
+        elif op == b"BT":
+            self.line = self.tm = [1.0, 0, 0, 1, 0, 0]
+        elif op == b"Tf":
+            self.font, self.size = self.fonts[str(operands[0])], float(operands[1])
+        elif op == b"TL":
+            self.leading = values[0]
+        elif op == b"Tm":
+            self.line = self.tm = values
+        elif op in (b"Td", b"TD"):
+            self.move(values[0], values[1])
+            if op == b"TD":
+                self.leading = -values[1]
+        elif op in (b"T*", b"'"):
+            self.move(0, -self.leading)
+            if op == b"'":
+                self.show(str(operands[0]))
+        elif op == b"Tj":
+            self.show(str(operands[0]))
+        elif op == b"TJ":
+            self.show("".join(str(part) for part in operands[0] if isinstance(part, str)))
+
+
 def runs(data: bytes) -> list[Run]:
-    """Every string shown on each page, placed by interpreting the page's content stream
+    """Every string shown on each page, placed by reading the page's content stream
     (q/Q/cm, BT/Tf/TL/Tm/Td/TD/T*, Tj/'/TJ: what reportlab writes) and measured with the
     font's metrics."""
     from pypdf.generic import ContentStream
@@ -87,64 +142,9 @@ def runs(data: bytes) -> list[Run]:
     reader = PdfReader(io.BytesIO(data))
     for number, page in enumerate(reader.pages):
         fonts = {str(k): str(v.get_object()["/BaseFont"])[1:] for k, v in page["/Resources"]["/Font"].items()}
-        ctm, stack = [1.0, 0, 0, 1, 0, 0], []
-        tm = line = [1.0, 0, 0, 1, 0, 0]
-        font, size, leading = "Helvetica", 10.0, 0.0
-
-        def show(text: str) -> None:
-            nonlocal tm
-            width = stringWidth(text, FONTS[font], size)
-            at = _product(tm, ctm)
-            stripped = text.strip(" ")
-            if stripped:
-                lead = stringWidth(text[: len(text) - len(text.lstrip(" "))], FONTS[font], size)
-                x0 = at[4] + lead * at[0]
-                found.append(
-                    Run(
-                        number,
-                        stripped,
-                        x0,
-                        x0 + stringWidth(stripped, FONTS[font], size) * at[0],
-                        at[5],
-                        size * at[3],
-                    )
-                )
-            tm = [tm[0], tm[1], tm[2], tm[3], tm[4] + width * tm[0], tm[5] + width * tm[1]]
-
+        state = _Text(number, fonts, found)
         for operands, op in ContentStream(page.get_contents(), reader).operations:
-            values = [
-                float(v)
-                for v in operands
-                if isinstance(v, (int, float)) or type(v).__name__ in ("FloatObject", "NumberObject")
-            ]
-            if op == b"q":
-                stack.append(ctm)
-            elif op == b"Q":
-                ctm = stack.pop()
-            elif op == b"cm":
-                ctm = _product(values, ctm)
-            elif op == b"BT":
-                tm = line = [1.0, 0, 0, 1, 0, 0]
-            elif op == b"Tf":
-                font, size = fonts[str(operands[0])], float(operands[1])
-            elif op == b"TL":
-                leading = values[0]
-            elif op == b"Tm":
-                tm = line = values
-            elif op in (b"Td", b"TD"):
-                line = _product([1, 0, 0, 1, values[0], values[1]], line)
-                tm = line
-                if op == b"TD":
-                    leading = -values[1]
-            elif op in (b"T*", b"'"):
-                line = _product([1, 0, 0, 1, 0, -leading], line)
-                tm = line
-                if op == b"'":
-                    show(str(operands[0]))
-            elif op == b"Tj":
-                show(str(operands[0]))
-            elif op == b"TJ":
-                show("".join(str(part) for part in operands[0] if isinstance(part, str)))
+            state.operate(operands, op)
     return found
 
 
