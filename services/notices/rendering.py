@@ -16,16 +16,13 @@ from datetime import date
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, BinaryIO
-from xml.sax.saxutils import escape
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from reportlab.graphics.barcode.code128 import Code128
-from reportlab.lib.enums import TA_LEFT, TA_RIGHT
 from reportlab.lib.pagesizes import LETTER
-from reportlab.lib.styles import ParagraphStyle
+from reportlab.lib.utils import simpleSplit
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
-from reportlab.platypus import KeepInFrame, Paragraph
 
 from notices.domain import bill_terms
 from notices.domain.documents import BillDocument, BillLine, CombinedBillDocument
@@ -162,9 +159,10 @@ def _letter_pages(canvas: Canvas, request: NoticeRequest, text: str) -> None:
 # --- the bill ---------------------------------------------------------------------------------
 #
 # Every string whose length comes from data (names, addresses, descriptions, quantities) is
-# drawn into a column box by ``_cell``: on one line when it fits (the common case, cheap),
-# else as a reportlab Paragraph wrapped to the box's width, and the row grows to the tallest
-# cell. Nothing is truncated and nothing runs into the next column.
+# drawn into a column box by ``_cell``: on one line when it fits (the common case), else
+# wrapped to the box's width (reportlab's simpleSplit, a word too long for a line broken
+# between characters), and the row grows to the tallest cell. Nothing is truncated and
+# nothing runs into the next column.
 
 CONTENT = WIDTH - 2 * MARGIN
 FLOW_BOTTOM = 262  # the flow (reads, charges, totals) stays above the chart and the stub
@@ -210,12 +208,15 @@ class _BatchedText:
         self._canvas = canvas
         self._text = canvas.beginText()
         self._font: tuple[str, float] = ("Helvetica", 10)
+        self._text.setFont(*self._font)
 
     @property
     def raw(self) -> Canvas:
         return self._canvas
 
     def setFont(self, name: str, size: float) -> None:  # noqa: N802 - reportlab's name
+        if (name, size) == self._font:
+            return  # already in force: no second Tf
         self._font = (name, size)
         self._text.setFont(name, size)
 
@@ -241,16 +242,20 @@ def _raw(canvas: Canvas) -> Canvas:
     return raw
 
 
-@functools.cache
-def _style(size: float, bold: bool, align: str) -> ParagraphStyle:
-    return ParagraphStyle(
-        f"cell-{size}-{bold}-{align}",
-        fontName="Helvetica-Bold" if bold else "Helvetica",
-        fontSize=size,
-        leading=size + 2,
-        alignment={"left": TA_LEFT, "right": TA_RIGHT}[align],
-        splitLongWords=1,
-    )
+@functools.lru_cache(maxsize=4096)
+def _lines(text: str, font: str, size: float, width: float) -> tuple[str, ...]:
+    """``text`` broken into lines no wider than ``width``: at spaces, and a word too long
+    for a line of its own broken between characters (nothing is cut off)."""
+    out: list[str] = []
+    for line in simpleSplit(text, font, size, width) or [""]:
+        while stringWidth(line, font, size) > width and len(line) > 1:
+            cut = len(line) - 1
+            while cut > 1 and stringWidth(line[:cut], font, size) > width:
+                cut -= 1
+            out.append(line[:cut])
+            line = line[cut:]
+        out.append(line)
+    return tuple(out)
 
 
 def _cell(
@@ -264,27 +269,24 @@ def _cell(
     bold: bool = False,
     align: str = "left",
 ) -> float:
-    """``text`` in the box [x, x + width] with its first baseline at ``y``; the height it takes."""
+    """``text`` in the box [x, x + width] with its first baseline at ``y``, wrapped within
+    it; the height it takes (a line is ``size + 2`` points)."""
     font = "Helvetica-Bold" if bold else "Helvetica"
-    if stringWidth(text, font, size) <= width:
-        canvas.setFont(font, size)
+    lines = (text,) if stringWidth(text, font, size) <= width else _lines(text, font, size, width)
+    canvas.setFont(font, size)
+    for i, line in enumerate(lines):
         if align == "right":
-            canvas.drawRightString(x + width, y, text)
+            canvas.drawRightString(x + width, y - i * (size + 2), line)
         else:
-            canvas.drawString(x, y, text)
-        return size + 2
-    paragraph = Paragraph(escape(text), _style(size, bold, align))
-    _, height = paragraph.wrap(width, HEIGHT)
-    paragraph.drawOn(_raw(canvas), x, y + size * 0.78 - height + 0.5)
-    return max(height, size + 2)
+            canvas.drawString(x, y - i * (size + 2), line)
+    return len(lines) * (size + 2)
 
 
 def _cell_height(width: float, text: str, size: float = 8.5, bold: bool = False) -> float:
     font = "Helvetica-Bold" if bold else "Helvetica"
     if stringWidth(text, font, size) <= width:
         return size + 2
-    paragraph = Paragraph(escape(text), _style(size, bold, "left"))
-    return max(paragraph.wrap(width, HEIGHT)[1], size + 2)
+    return len(_lines(text, font, size, width)) * (size + 2)
 
 
 def _row(
@@ -585,21 +587,31 @@ def _usage_chart(canvas: Canvas, doc: BillDocument, x: float, y: float, width: f
 
 def _message_area(canvas: Canvas, doc: BillDocument, *, x: float, width: float) -> None:
     """The utility's message (utilities.json ``message``) and, once a year on Sullivan's
-    bills, the annual rate notice (SU-ANNUAL-NOTICE), shrunk to fit their box if need be."""
+    bills, the annual rate notice (SU-ANNUAL-NOTICE), in smaller type if they need it to
+    fit their box."""
     info = utility(doc.tenant)
-    story: list[Any] = []
+    blocks: list[tuple[str, str]] = []
     if doc.annual_notice:
-        story.append(Paragraph("Annual rate notice (SU-ANNUAL-NOTICE)", _style(8, True, "left")))
-        story.append(Paragraph(escape(doc.annual_notice), _style(7.5, False, "left")))
+        blocks.append(("Annual rate notice (SU-ANNUAL-NOTICE)", doc.annual_notice))
     if info.get("message"):
-        story.append(Paragraph(f"Message from {escape(info['name'])}", _style(8, True, "left")))
-        story.append(Paragraph(escape(info["message"]), _style(7.5, False, "left")))
-    if not story:
+        blocks.append((f"Message from {info['name']}", info["message"]))
+    if not blocks:
         return
-    bottom, height = 124.0, 120.0
-    frame = KeepInFrame(width, height, story, mode="shrink")
-    _, used = frame.wrapOn(_raw(canvas), width, height)
-    frame.drawOn(_raw(canvas), x, bottom + height - used)
+    top, room = 236.0, 112.0  # the box: from y 236 down to the stub's line
+    size = 7.5
+    while (
+        size > 5
+        and sum(
+            _cell_height(width, title, size + 0.5, True) + _cell_height(width, text, size)
+            for title, text in blocks
+        )
+        > room
+    ):
+        size -= 0.5
+    y = top
+    for title, text in blocks:
+        y -= _cell(canvas, x, y, width, title, size=size + 0.5, bold=True)
+        y -= _cell(canvas, x, y, width, text, size=size) + 3
 
 
 def _scan_line(canvas: Canvas, x: float, y: float, account_id: str, amount_due: Decimal) -> None:
