@@ -309,15 +309,20 @@ def _row(
 class _Flow:
     """The running y of a bill's body, with a new page when the next block does not fit."""
 
-    def __init__(self, canvas: Canvas, y: float, bottom: float = FLOW_BOTTOM) -> None:
+    def __init__(self, canvas: Canvas, y: float, continued: str, bottom: float = FLOW_BOTTOM) -> None:
         self.canvas = canvas
         self.y = y
+        self.continued = continued  # heads each following page
         self.bottom = bottom
+        self.page = 1
 
     def room(self, needed: float) -> None:
         if self.y - needed < self.bottom:
             self.canvas.showPage()
-            self.y = HEIGHT - MARGIN
+            self.page += 1
+            top = HEIGHT - MARGIN
+            text = f"{self.continued}, continued: page {self.page}"
+            self.y = top - _cell(self.canvas, MARGIN, top, CONTENT, text, size=9, bold=True) - 10
 
 
 def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
@@ -348,7 +353,7 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
         y -= _cell(canvas, MARGIN + 244, y, CONTENT - 244, text, size=9, align="right")
 
     below = _addresses(canvas, top, doc.customer_name, doc.mailing_lines, doc.service_address)
-    flow = _Flow(canvas, min(top - 150, below - 8))
+    flow = _Flow(canvas, min(top - 150, below - 8), f"{info['name']}, bill {doc.printed_number}")
     _past_due_box(flow, doc)
     if bill_terms.is_stormwater(doc):
         _stormwater_basis(flow, doc)
@@ -672,7 +677,9 @@ def draw_combined_bill(canvas: Canvas, doc: CombinedBillDocument) -> None:
         y -= _cell(canvas, MARGIN + 200, y, CONTENT - 200, text, size=9, align="right")
 
     below = _addresses(canvas, top, doc.customer_name, doc.mailing_lines, doc.service_address)
-    flow = _Flow(canvas, min(top - 150, below - 8), bottom=STUB_TOP + 20)
+    flow = _Flow(
+        canvas, min(top - 150, below - 8), "Village of Pleasant Prairie combined bill", bottom=STUB_TOP + 20
+    )
     # Summary: what each utility's bill asks, then the total to remit.
     _cell(canvas, MARGIN, flow.y, CONTENT, "Summary", size=9, bold=True)
     titles = ("Utility", "Account", "Bill", "Amount due")

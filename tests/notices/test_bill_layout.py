@@ -347,3 +347,37 @@ def test_the_late_charge_line_states_the_tenants_tariff(tenant: str) -> None:
         assert stated.rule == "PP-CWU-PENALTY"
         assert stated.percent == Decimal(tariff["penalty_percent_per_month"]["value"])
         assert stated.after_days == tariff["delinquent_after_days"]["value"]
+
+
+def test_a_bill_of_many_lines_goes_on_over_pages_each_headed_and_laid_out(
+    grafton_bill: BillDocument, tmp_path: Path
+) -> None:
+    lines = tuple(
+        BillLine(
+            rule_id=f"SU-USE-{i}",
+            description=f"Sewer use charge, meter {i}" + " and its long description" * (i % 4),
+            quantity=Decimal("12.3456"),
+            unit="kgal",
+            rate=Decimal("7.25"),
+            amount=Decimal("89.51"),
+        )
+        for i in range(40)
+    )
+    many = grafton_bill.model_copy(
+        update={
+            "tenant": "sullivan-sewer",
+            "lines": lines,
+            "annual_notice": "Sewer use 7.25 per 1,000 gallons; 62% of it is for wastewater treatment.",
+        }
+    )
+    data = bill_pdf(many)
+    printed = assert_laid_out(data)
+    assert max(r.page for r in printed) == 1  # two pages
+    text = " ".join(r.text for r in printed)
+    assert "Village of Sullivan Sewer Utility, bill GR-2026Q3-000001, continued: page 2" in text
+    assert text.count("12.35 kgal") == 40
+    assert (
+        "Annual rate notice (SU-ANNUAL-NOTICE)" in text
+        and "Message from Village of Sullivan Sewer Utility" in text
+    )
+    write_pngs(data, "bill-many-lines", tmp_path)
