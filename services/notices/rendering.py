@@ -649,7 +649,7 @@ def _remittance_stub(canvas: Canvas, doc: BillDocument) -> None:
 # --- the combined Pleasant Prairie bill (PP-CWU-BILLING) ---------------------------------------
 
 STUB_TOP = 130  # the remittance stub's zone at the foot of the last page
-SUMMARY_COLUMNS = ((0, 226, "left"), (230, 60, "left"), (294, 100, "left"), (398, 106, "right"))
+SUMMARY_COLUMNS = ((0, 226, "left"), (230, 60, "left"), (294, 90, "left"), (384, 120, "right"))
 
 
 def draw_combined_bill(canvas: Canvas, doc: CombinedBillDocument) -> None:
