@@ -13,28 +13,25 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import date
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from reportlab.graphics.barcode.code128 import Code128
 from reportlab.lib.pagesizes import LETTER
+from reportlab.lib.utils import simpleSplit
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen.canvas import Canvas
 
-from notices.domain.documents import BillDocument, CombinedBillDocument
+from notices.domain import bill_terms
+from notices.domain.documents import BillDocument, BillLine, CombinedBillDocument
 from notices.domain.model import NoticeRequest, Rule, money
 from notices.domain.requests import funds_text
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 WIDTH, HEIGHT = LETTER
 MARGIN = 54  # 3/4 inch
-READ_COLUMNS = (
-    (0, "Meter"),
-    (90, "Previous read"),
-    (200, "Present read"),
-    (310, "Consumption"),
-    (410, "Quality"),
-)
 TEMPLATE_OF = {Rule.PP_LIEN: "TAXROLL", Rule.GR_TAXROLL: "TAXROLL"}
 SPECIFIC = {
     "N-BILL",
@@ -160,6 +157,33 @@ def _letter_pages(canvas: Canvas, request: NoticeRequest, text: str) -> None:
 
 
 # --- the bill ---------------------------------------------------------------------------------
+#
+# Every string whose length comes from data (names, addresses, descriptions, quantities) is
+# drawn into a column box by ``_cell``: on one line when it fits (the common case), else
+# wrapped to the box's width (reportlab's simpleSplit, a word too long for a line broken
+# between characters), and the row grows to the tallest cell. Nothing is truncated and
+# nothing runs into the next column.
+
+CONTENT = WIDTH - 2 * MARGIN
+FLOW_BOTTOM = 262  # the flow (reads, charges, totals) stays above the chart and the stub
+CHART = (MARGIN, 150.0, 250.0, 76.0)  # x, y, width, height of the usage chart
+MESSAGE_X = MARGIN + 280
+STUB_LINE = 110
+# The charge columns: (left offset, width, alignment); quantity, rate and amount right-aligned.
+CHARGE_COLUMNS = (
+    (0, 86, "left"),
+    (90, 212, "left"),
+    (306, 88, "right"),
+    (398, 56, "right"),
+    (458, 46, "right"),
+)
+READ_COLUMNS = (
+    (0, 86, "Meter"),
+    (90, 106, "Previous read"),
+    (200, 106, "Present read"),
+    (310, 96, "Consumption"),
+    (410, 94, "Quality"),
+)
 
 
 def bill_pdf(doc: BillDocument | CombinedBillDocument) -> bytes:
@@ -177,14 +201,22 @@ def bill_pdf(doc: BillDocument | CombinedBillDocument) -> bytes:
 class _BatchedText:
     """A canvas whose strings go into one PDF text object per page; lines, rectangles and
     the rest go to the canvas itself. (reportlab's ``drawString`` builds and closes a text
-    object per call, the largest part of drawing a bill of some sixty strings.)"""
+    object per call, the largest part of drawing a bill of some sixty strings.) Flowables
+    (wrapped paragraphs, barcodes) draw on the canvas itself (``raw``)."""
 
     def __init__(self, canvas: Canvas) -> None:
         self._canvas = canvas
         self._text = canvas.beginText()
         self._font: tuple[str, float] = ("Helvetica", 10)
+        self._text.setFont(*self._font)
+
+    @property
+    def raw(self) -> Canvas:
+        return self._canvas
 
     def setFont(self, name: str, size: float) -> None:  # noqa: N802 - reportlab's name
+        if (name, size) == self._font:
+            return  # already in force: no second Tf
         self._font = (name, size)
         self._text.setFont(name, size)
 
@@ -205,86 +237,281 @@ class _BatchedText:
         return getattr(self._canvas, name)
 
 
+def _raw(canvas: Canvas) -> Canvas:
+    raw: Canvas = getattr(canvas, "raw", canvas)
+    return raw
+
+
+@functools.lru_cache(maxsize=4096)
+def _lines(text: str, font: str, size: float, width: float) -> tuple[str, ...]:
+    """``text`` broken into lines no wider than ``width``: at spaces, and a word too long
+    for a line of its own broken between characters (nothing is cut off)."""
+    out: list[str] = []
+    for line in simpleSplit(text, font, size, width) or [""]:
+        while stringWidth(line, font, size) > width and len(line) > 1:
+            cut = len(line) - 1
+            while cut > 1 and stringWidth(line[:cut], font, size) > width:
+                cut -= 1
+            out.append(line[:cut])
+            line = line[cut:]
+        out.append(line)
+    return tuple(out)
+
+
+def _cell(
+    canvas: Canvas,
+    x: float,
+    y: float,
+    width: float,
+    text: str,
+    *,
+    size: float = 8.5,
+    bold: bool = False,
+    align: str = "left",
+) -> float:
+    """``text`` in the box [x, x + width] with its first baseline at ``y``, wrapped within
+    it; the height it takes (a line is ``size + 2`` points)."""
+    font = "Helvetica-Bold" if bold else "Helvetica"
+    lines = (text,) if stringWidth(text, font, size) <= width else _lines(text, font, size, width)
+    canvas.setFont(font, size)
+    for i, line in enumerate(lines):
+        if align == "right":
+            canvas.drawRightString(x + width, y - i * (size + 2), line)
+        else:
+            canvas.drawString(x, y - i * (size + 2), line)
+    return len(lines) * (size + 2)
+
+
+def _cell_height(width: float, text: str, size: float = 8.5, bold: bool = False) -> float:
+    font = "Helvetica-Bold" if bold else "Helvetica"
+    if stringWidth(text, font, size) <= width:
+        return size + 2
+    return len(_lines(text, font, size, width)) * (size + 2)
+
+
+def _row(
+    canvas: Canvas,
+    y: float,
+    cells: Sequence[tuple[float, float, str, str]],
+    *,
+    size: float = 8.5,
+    bold: bool = False,
+) -> float:
+    """One table row of (left offset, width, text, alignment) cells; the y below it."""
+    used = [
+        _cell(canvas, MARGIN + x, y, width, text, size=size, bold=bold, align=align)
+        for x, width, text, align in cells
+        if text
+    ]
+    return y - max(used, default=size + 2) - 1
+
+
+class _Flow:
+    """The running y of a bill's body, with a new page when the next block does not fit."""
+
+    def __init__(self, canvas: Canvas, y: float, continued: str, bottom: float = FLOW_BOTTOM) -> None:
+        self.canvas = canvas
+        self.y = y
+        self.continued = continued  # heads each following page
+        self.bottom = bottom
+        self.page = 1
+
+    def room(self, needed: float) -> None:
+        if self.y - needed < self.bottom:
+            self.canvas.showPage()
+            self.page += 1
+            top = HEIGHT - MARGIN
+            text = f"{self.continued}, continued: page {self.page}"
+            self.y = top - _cell(self.canvas, MARGIN, top, CONTENT, text, size=9, bold=True) - 10
+
+
 def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
     info = utility(doc.tenant)
     top = HEIGHT - MARGIN
-    canvas.setFont("Helvetica-Bold", 13)
-    canvas.drawString(MARGIN, top, info["name"])
-    canvas.setFont("Helvetica", 8.5)
-    canvas.drawString(MARGIN, top - 12, f"{', '.join(info['address'])}   Telephone {info['phone']}")
-    canvas.setFont("Helvetica-Bold", 11)
-    canvas.drawRightString(WIDTH - MARGIN, top, f"Bill {doc.printed_number}")
-    canvas.setFont("Helvetica", 9)
+    _cell(canvas, MARGIN, top, 300, info["name"], size=13, bold=True)
+    y = top - 13
+    for text in (", ".join(info["address"]), f"Telephone {info['phone']}"):
+        y -= _cell(canvas, MARGIN, y, 240, text)
+    _cell(
+        canvas,
+        WIDTH / 2,
+        top,
+        WIDTH / 2 - MARGIN,
+        f"Bill {doc.printed_number}",
+        size=11,
+        bold=True,
+        align="right",
+    )
     right = [
         f"Account {doc.account_id}",
-        f"Service period {doc.period_start.isoformat()} to {doc.period_end.isoformat()} (end exclusive)",
-        f"Bill date {doc.bill_date.isoformat()}",
-        f"Due date {doc.due_date.isoformat()}",
+        f"Service period {bill_terms.period_text(doc.period_start, doc.period_end)}",
+        f"Bill date {bill_terms.us_date(doc.bill_date)}",
+        f"Due date {bill_terms.us_date(doc.due_date)}",
     ]
-    for i, text in enumerate(right):
-        canvas.drawRightString(WIDTH - MARGIN, top - 14 - 11 * i, text)
+    y = top - 14
+    for text in right:
+        y -= _cell(canvas, MARGIN + 244, y, CONTENT - 244, text, size=9, align="right")
 
-    _addresses(canvas, top, doc.customer_name, doc.mailing_lines, doc.service_address)
-
-    # Meter reads, estimates marked.
-    y = top - 160
-    canvas.setFont("Helvetica-Bold", 9)
-    canvas.drawString(MARGIN, y, "Meter reads")
-    canvas.setFont("Helvetica", 8.5)
-    y -= 12
-    if not doc.reads:
-        canvas.drawString(MARGIN, y, "No meter reads for this bill (flat or parcel-based charges).")
-        y -= 11
+    below = _addresses(canvas, top, doc.customer_name, doc.mailing_lines, doc.service_address)
+    flow = _Flow(canvas, min(top - 150, below - 8), f"{info['name']}, bill {doc.printed_number}")
+    _past_due_box(flow, doc)
+    if bill_terms.is_stormwater(doc):
+        _stormwater_basis(flow, doc)
     else:
-        canvas.setFont("Helvetica-Bold", 8)
-        for x, title in READ_COLUMNS:
-            canvas.drawString(MARGIN + x, y, title)
-        canvas.setFont("Helvetica", 8.5)
-        y -= 11
+        _reads_table(flow, doc)
+    _charges_table(flow, doc.lines)
+    _totals(flow, doc)
+
+    charted = not bill_terms.is_stormwater(doc)
+    if charted:
+        _usage_chart(canvas, doc, *CHART)
+    _message_area(
+        canvas, doc, x=MESSAGE_X if charted else MARGIN, width=CONTENT - 280 if charted else CONTENT
+    )
+    _remittance_stub(canvas, doc)
+    canvas.showPage()
+
+
+def _past_due_box(flow: _Flow, doc: BillDocument) -> None:
+    unpaid = bill_terms.past_due(doc)
+    if not unpaid:
+        return
+    text = (
+        f"PAST DUE {money(unpaid)}: this part of your previous balance was not paid by its due date "
+        "and is included in the amount due. Please pay it now."
+    )
+    height = _cell_height(CONTENT - 12, text, 9, True)
+    flow.room(height + 14)
+    canvas = flow.canvas
+    canvas.saveState()
+    canvas.setFillGray(0.9)
+    canvas.rect(MARGIN, flow.y - height - 6, CONTENT, height + 12, stroke=1, fill=1)
+    canvas.restoreState()
+    _cell(canvas, MARGIN + 6, flow.y - 2, CONTENT - 12, text, size=9, bold=True)
+    flow.y -= height + 20
+
+
+def _reads_table(flow: _Flow, doc: BillDocument) -> None:
+    """Meter reads, estimates marked."""
+    canvas = flow.canvas
+    flow.room(40)
+    _cell(canvas, MARGIN, flow.y, CONTENT, "Meter reads", size=9, bold=True)
+    flow.y -= 12
+    if not doc.reads:
+        flow.y = _row(
+            canvas,
+            flow.y,
+            [(0, CONTENT, "No meter reads for this bill (flat or parcel-based charges).", "left")],
+        )
+    else:
+        flow.y = _row(
+            canvas, flow.y, [(x, w, title, "left") for x, w, title in READ_COLUMNS], size=8, bold=True
+        )
     for read in doc.reads:
         cells = (
             read.meter_id or "(meter not on file)",
             _read_text(read.previous_read_on, read.previous_reading),
             _read_text(read.present_read_on, read.present_reading),
-            f"{read.consumption_gal:,f} gal",
+            bill_terms.display_quantity(read.consumption_gal, "gal"),
             "ESTIMATED" if read.estimated else read.quality,
         )
-        for (x, _), cell in zip(READ_COLUMNS, cells, strict=True):
-            canvas.drawString(MARGIN + x, y, cell)
-        y -= 11
-    if doc.reads and all(read.present_reading is None for read in doc.reads):
-        canvas.drawString(MARGIN, y, "Register readings are not on file with billing for this period.")
-        y -= 11
-    if doc.estimated:
-        canvas.drawString(
-            MARGIN, y, "E: this bill uses an estimated read; it is corrected when an actual read arrives."
+        flow.room(11)
+        flow.y = _row(
+            canvas,
+            flow.y,
+            [(x, w, cell, "left") for (x, w, _), cell in zip(READ_COLUMNS, cells, strict=True)],
         )
-        y -= 11
+    if doc.reads and all(read.present_reading is None for read in doc.reads):
+        flow.y = _row(
+            canvas,
+            flow.y,
+            [(0, CONTENT, "Register readings are not on file with billing for this period.", "left")],
+        )
+    if doc.estimated:
+        flow.y = _row(
+            canvas,
+            flow.y,
+            [
+                (
+                    0,
+                    CONTENT,
+                    "E: this bill uses an estimated read; it is corrected when an actual read arrives.",
+                    "left",
+                )
+            ],
+        )
+    flow.y -= 8
 
-    # Lines: rule, description, quantity x rate = amount.
-    y -= 10
-    canvas.setFont("Helvetica-Bold", 9)
-    canvas.drawString(MARGIN, y, "Rule")
-    canvas.drawString(MARGIN + 95, y, "Charge")
-    canvas.drawRightString(WIDTH - MARGIN - 170, y, "Quantity")
-    canvas.drawRightString(WIDTH - MARGIN - 90, y, "Rate")
-    canvas.drawRightString(WIDTH - MARGIN, y, "Amount")
-    canvas.setFont("Helvetica", 8.5)
-    y -= 12
-    for line in doc.lines:
-        if y < 260:
-            canvas.showPage()
-            canvas.setFont("Helvetica", 8.5)
-            y = HEIGHT - MARGIN
-        canvas.drawString(MARGIN, y, line.rule_id)
-        canvas.drawString(MARGIN + 95, y, line.description[:62])
-        if line.quantity is not None:
-            canvas.drawRightString(WIDTH - MARGIN - 170, y, f"{line.quantity} {line.unit}".strip())
-        if line.rate is not None:
-            canvas.drawRightString(WIDTH - MARGIN - 90, y, str(line.rate))
-        canvas.drawRightString(WIDTH - MARGIN, y, money(line.amount))
-        y -= 11
-    canvas.line(WIDTH - MARGIN - 200, y + 6, WIDTH - MARGIN, y + 6)
+
+def _stormwater_basis(flow: _Flow, doc: BillDocument) -> None:
+    """PP-CWU-ERU: what the charge is based on, where a metered bill shows its reads."""
+    canvas = flow.canvas
+    flow.room(50)
+    _cell(canvas, MARGIN, flow.y, CONTENT, "Your parcel and its stormwater charge", size=9, bold=True)
+    flow.y -= 12
+    erus = bill_terms.eru(doc)
+    impervious = (
+        f"{doc.impervious_sqft:,.0f} sq ft"
+        if doc.impervious_sqft is not None
+        else "as determined by the Clean Water Utility"
+    )
+    rows = [
+        ("Parcel", doc.parcel_id or "(not on file)"),
+        ("Impervious area", impervious),
+        (
+            "Billed ERUs",
+            f"{bill_terms.display_quantity(erus, 'ERU')}: 1 ERU is the runoff of the standard parcel "
+            "(15,100 sq ft, 18.21% impervious)"
+            if erus is not None
+            else "no ERU charge on this bill",
+        ),
+    ]
+    for label, value in rows:
+        flow.room(11)
+        flow.y = _row(canvas, flow.y, [(0, 86, label, "left"), (90, CONTENT - 90, value, "left")])
+    flow.y -= 8
+
+
+def _charges_table(flow: _Flow, lines: Sequence[BillLine]) -> None:
+    """Rule, description, quantity x rate = amount."""
+    canvas = flow.canvas
+    titles = ("Rule", "Charge", "Quantity", "Rate", "Amount")
+    flow.room(30)
+    flow.y = _row(
+        canvas,
+        flow.y,
+        [(x, w, t, a) for (x, w, a), t in zip(CHARGE_COLUMNS, titles, strict=True)],
+        size=9,
+        bold=True,
+    )
+    for line in lines:
+        texts = (
+            line.rule_id,
+            line.description,
+            bill_terms.display_quantity(line.quantity, line.unit) if line.quantity is not None else "",
+            str(line.rate) if line.rate is not None else "",
+            money(line.amount),
+        )
+        needed = max(_cell_height(w, t) for (_, w, _), t in zip(CHARGE_COLUMNS, texts, strict=True))
+        if flow.y - needed < flow.bottom:
+            flow.room(needed)
+            flow.y = _row(
+                canvas,
+                flow.y,
+                [(x, w, t, a) for (x, w, a), t in zip(CHARGE_COLUMNS, titles, strict=True)],
+                size=9,
+                bold=True,
+            )
+        flow.y = _row(
+            canvas, flow.y, [(x, w, t, a) for (x, w, a), t in zip(CHARGE_COLUMNS, texts, strict=True)]
+        )
+
+
+def _totals(flow: _Flow, doc: BillDocument) -> None:
+    canvas = flow.canvas
+    late = bill_terms.late_charge(doc, bill_terms.LateChargeRule.of(utility(doc.tenant).get("late_charge")))
+    flow.room(80 if late else 66)
+    canvas.line(WIDTH - MARGIN - 200, flow.y + 7, WIDTH - MARGIN, flow.y + 7)
     closing = ("Credit balance", -doc.amount_due) if doc.credit else ("Total amount due", doc.amount_due)
     totals = [
         ("Total of this bill", doc.total),
@@ -293,25 +520,15 @@ def draw_bill(canvas: Canvas, doc: BillDocument) -> None:
         closing,
     ]
     for label, amount in totals:
-        y -= 2
-        canvas.setFont("Helvetica-Bold" if label == closing[0] else "Helvetica", 9)
-        canvas.drawRightString(WIDTH - MARGIN - 90, y, label)
-        canvas.drawRightString(WIDTH - MARGIN, y, money(amount))
-        y -= 11
-    canvas.setFont("Helvetica-Bold", 9)
-    canvas.drawRightString(WIDTH - MARGIN, y - 2, balance_text(doc))
-
-    _usage_chart(canvas, doc, x=MARGIN, y=150, width=250, height=80)
-    if doc.annual_notice:
-        canvas.setFont("Helvetica-Bold", 8)
-        canvas.drawString(MARGIN + 280, 222, "Annual rate notice (SU-ANNUAL-NOTICE)")
-        canvas.setFont("Helvetica", 7.5)
-        yy = 211
-        for text_line in _wrap(doc.annual_notice, 52):
-            canvas.drawString(MARGIN + 280, yy, text_line)
-            yy -= 9
-    _remittance_stub(canvas, doc)
-    canvas.showPage()
+        bold = label == closing[0]
+        flow.y -= 2
+        _cell(canvas, MARGIN + 200, flow.y, CONTENT - 300, label, size=9, bold=bold, align="right")
+        _cell(canvas, WIDTH - MARGIN - 86, flow.y, 86, money(amount), size=9, bold=bold, align="right")
+        flow.y -= 11
+    flow.y -= 2
+    flow.y -= _cell(canvas, MARGIN, flow.y, CONTENT, balance_text(doc), size=9, bold=True, align="right")
+    if late is not None:
+        flow.y -= _cell(canvas, MARGIN, flow.y, CONTENT, late.text(), size=8.5, align="right")
 
 
 def balance_text(doc: BillDocument) -> str:
@@ -320,107 +537,172 @@ def balance_text(doc: BillDocument) -> str:
         return f"Credit balance {money(-doc.amount_due)}: nothing is due"
     if doc.amount_due == 0:
         return "Nothing is due"
-    return f"Amount due {money(doc.amount_due)}   Due {doc.due_date.isoformat()}"
+    return f"Amount due {money(doc.amount_due)}   Due {bill_terms.us_date(doc.due_date)}"
 
 
 def _read_text(on: date | None, reading: str | None) -> str:
     if on is None and reading is None:
         return "-"
-    return " ".join(part for part in (on.isoformat() if on else "", reading or "") if part)
+    return " ".join(part for part in (f"{on:%m/%d/%Y}" if on else "", reading or "") if part)
 
 
-def _usage_chart(
-    canvas: Canvas, doc: BillDocument, *, x: float, y: float, width: float, height: float
-) -> None:
+def _usage_chart(canvas: Canvas, doc: BillDocument, x: float, y: float, width: float, height: float) -> None:
+    """Up to 13 periods of use: this period dark, the same period last year outlined, the
+    rest grey; the average daily use of this period and of last year's above it."""
     points = doc.usage_last_13()
-    canvas.setFont("Helvetica-Bold", 8)
-    canvas.drawString(x, y + height + 8, "Usage, last 13 periods (thousand gallons)")
+    _cell(canvas, x, y + height + 20, width, "Usage, last 13 periods (thousand gallons)", size=8, bold=True)
+    current = bill_terms.current_use(doc)
+    last_year = bill_terms.same_period_last_year(doc)
+    days = bill_terms.period_days(doc)
+    averages = []
+    if current is not None:
+        averages.append(f"{bill_terms.daily_use(current, days):,} gal a day this period")
+    if last_year is not None:
+        averages.append(f"{bill_terms.daily_use(last_year, days):,} same period last year")
+    if averages:
+        _cell(canvas, x, y + height + 10, width, "Average daily use: " + "; ".join(averages), size=7)
     canvas.line(x, y, x + width, y)
     if not points:
-        canvas.setFont("Helvetica", 7.5)
-        canvas.drawString(x, y + 4, "No usage history yet.")
+        _cell(canvas, x, y + 4, width, "No usage history yet.", size=7.5)
         return
     peak = max((p.volume_gal for p in points), default=0) or 1
     slot = width / 13
     canvas.setFont("Helvetica", 6)
+    raw = _raw(canvas)
+    raw.saveState()
     for i, point in enumerate(points):
         bar = float(point.volume_gal / peak) * height  # drawing only, never money
-        canvas.rect(x + i * slot + 2, y, slot - 4, bar, stroke=0, fill=1)
+        left = x + i * slot + 2
+        if point is current:
+            raw.setFillGray(0)
+            raw.rect(left, y, slot - 4, bar, stroke=0, fill=1)
+        elif point is last_year:
+            raw.setFillGray(0.85)
+            raw.rect(left, y, slot - 4, bar, stroke=1, fill=1)
+        else:
+            raw.setFillGray(0.6)
+            raw.rect(left, y, slot - 4, bar, stroke=0, fill=1)
         canvas.drawString(x + i * slot + 1, y - 8, point.period_start.strftime("%m/%y"))
         canvas.drawString(x + i * slot + 1, y + bar + 2, f"{point.volume_gal / 1000:.1f}")
+    raw.restoreState()
+    if current is not None or last_year is not None:
+        legend = "Black: this period" + ("; outlined: same period last year" if last_year is not None else "")
+        _cell(canvas, x, y - 17, width, legend, size=6.5)
+
+
+def _message_area(canvas: Canvas, doc: BillDocument, *, x: float, width: float) -> None:
+    """The utility's message (utilities.json ``message``) and, once a year on Sullivan's
+    bills, the annual rate notice (SU-ANNUAL-NOTICE), in smaller type if they need it to
+    fit their box."""
+    info = utility(doc.tenant)
+    blocks: list[tuple[str, str]] = []
+    if doc.annual_notice:
+        blocks.append(("Annual rate notice (SU-ANNUAL-NOTICE)", doc.annual_notice))
+    if info.get("message"):
+        blocks.append((f"Message from {info['name']}", info["message"]))
+    if not blocks:
+        return
+    top, room = 236.0, 112.0  # the box: from y 236 down to the stub's line
+    size = 7.5
+    while (
+        size > 5
+        and sum(
+            _cell_height(width, title, size + 0.5, True) + _cell_height(width, text, size)
+            for title, text in blocks
+        )
+        > room
+    ):
+        size -= 0.5
+    y = top
+    for title, text in blocks:
+        y -= _cell(canvas, x, y, width, title, size=size + 0.5, bold=True)
+        y -= _cell(canvas, x, y, width, text, size=size) + 3
+
+
+def _scan_line(canvas: Canvas, x: float, y: float, account_id: str, amount_due: Decimal) -> None:
+    """A Code 128 barcode of the account and amount, the same characters printed under it."""
+    value = bill_terms.scan_line(account_id, amount_due)
+    barcode = Code128(value, barHeight=22, barWidth=0.8, humanReadable=False, quiet=False)
+    barcode.drawOn(_raw(canvas), x, y + 9)
+    canvas.setFont("Courier", 8)
+    canvas.drawString(x, y, value)
 
 
 def _remittance_stub(canvas: Canvas, doc: BillDocument) -> None:
     info = utility(doc.tenant)
     canvas.setDash(3, 3)
-    canvas.line(MARGIN, 110, WIDTH - MARGIN, 110)
+    canvas.line(MARGIN, STUB_LINE, WIDTH - MARGIN, STUB_LINE)
     canvas.setDash()
     canvas.setFont("Helvetica", 7)
-    canvas.drawString(MARGIN, 113, "Detach and return this stub with your payment")
-    canvas.setFont("Helvetica-Bold", 9)
-    canvas.drawString(MARGIN, 92, "REMITTANCE STUB")
-    canvas.setFont("Helvetica", 9)
-    canvas.drawString(MARGIN, 79, f"Account {doc.account_id}   Bill {doc.printed_number}")
-    canvas.drawString(MARGIN, 67, balance_text(doc))
-    canvas.drawString(MARGIN, 55, "Amount enclosed  $____________")
-    canvas.drawString(WIDTH / 2 + 20, 79, f"Pay to {info['name']}")
-    for i, line in enumerate(info["address"]):
-        canvas.drawString(WIDTH / 2 + 20, 67 - 12 * i, line)
+    canvas.drawString(MARGIN, STUB_LINE + 3, "Detach and return this stub with your payment")
+    left = WIDTH / 2 - MARGIN
+    _cell(canvas, MARGIN, 96, left, "REMITTANCE STUB", size=9, bold=True)
+    _cell(canvas, MARGIN, 84, left, f"Account {doc.account_id}   Bill {doc.printed_number}", size=9)
+    _cell(canvas, MARGIN, 72, left, balance_text(doc), size=9)
+    _cell(canvas, MARGIN, 60, left, "Amount enclosed  $____________", size=9)
+    _scan_line(canvas, MARGIN, 20, doc.account_id, doc.amount_due)
+    y = 84 - _cell(canvas, WIDTH / 2 + 20, 84, WIDTH / 2 - MARGIN - 20, f"Pay to {info['name']}", size=9)
+    for line in info["address"]:
+        y -= _cell(canvas, WIDTH / 2 + 20, y, WIDTH / 2 - MARGIN - 20, line, size=9)
 
 
 # --- the combined Pleasant Prairie bill (PP-CWU-BILLING) ---------------------------------------
 
 STUB_TOP = 130  # the remittance stub's zone at the foot of the last page
+SUMMARY_COLUMNS = ((0, 226, "left"), (230, 60, "left"), (294, 90, "left"), (384, 120, "right"))
 
 
 def draw_combined_bill(canvas: Canvas, doc: CombinedBillDocument) -> None:
     """One document, a section per utility's bill, then one remittance stub for the total.
 
-    Each section is that bill as issued: its utility, account, number, dates, reads, lines
-    (rule ID, quantity x rate, amount and its funds), totals and amount due; the first page
-    sums up what each utility is owed and the total to remit."""
+    Each section is that bill as issued: its utility, account, number, dates, reads and
+    usage chart (sewer) or parcel basis (stormwater), lines (rule ID, quantity x rate,
+    amount), totals, amount due and funds in words; the first page sums up what each
+    utility is owed and the total to remit."""
     names = [utility(s.tenant)["name"] for s in doc.sections]
     info = utility(doc.tenant)
     top = HEIGHT - MARGIN
-    canvas.setFont("Helvetica-Bold", 12)
-    canvas.drawString(MARGIN, top, "Village of Pleasant Prairie: combined utility bill")
-    canvas.setFont("Helvetica", 8.5)
-    canvas.drawString(MARGIN, top - 12, " and ".join(dict.fromkeys(names)))
-    canvas.drawString(MARGIN, top - 23, f"{', '.join(info['address'])}   Telephone {info['phone']}")
-    canvas.setFont("Helvetica", 9)
+    _cell(
+        canvas, MARGIN, top, CONTENT, "Village of Pleasant Prairie: combined utility bill", size=12, bold=True
+    )
+    _cell(canvas, MARGIN, top - 12, CONTENT, " and ".join(dict.fromkeys(names)))
+    _cell(canvas, MARGIN, top - 23, CONTENT, f"{', '.join(info['address'])}   Telephone {info['phone']}")
     right = [
-        f"Service period {doc.period_start.isoformat()} to {doc.period_end.isoformat()} (end exclusive)",
+        f"Service period {bill_terms.period_text(doc.period_start, doc.period_end)}",
         f"Total amount due {money(doc.amount_due)}",
-        f"Due date {doc.due_date.isoformat()}",
+        f"Due date {bill_terms.us_date(doc.due_date)}",
     ]
-    for i, text in enumerate(right):
-        canvas.drawRightString(WIDTH - MARGIN, top - 38 - 11 * i, text)
+    y = top - 38
+    for text in right:
+        y -= _cell(canvas, MARGIN + 200, y, CONTENT - 200, text, size=9, align="right")
 
-    _addresses(canvas, top, doc.customer_name, doc.mailing_lines, doc.service_address)
-
+    below = _addresses(canvas, top, doc.customer_name, doc.mailing_lines, doc.service_address)
+    flow = _Flow(
+        canvas, min(top - 150, below - 8), "Village of Pleasant Prairie combined bill", bottom=STUB_TOP + 20
+    )
     # Summary: what each utility's bill asks, then the total to remit.
-    y = top - 150
-    canvas.setFont("Helvetica-Bold", 9)
-    canvas.drawString(MARGIN, y, "Summary")
-    for x, title in ((0, "Utility"), (230, "Account"), (320, "Bill")):
-        canvas.drawString(MARGIN + x, y - 12, title)
-    canvas.drawRightString(WIDTH - MARGIN, y - 12, "Amount due")
-    canvas.setFont("Helvetica", 8.5)
-    y -= 24
+    _cell(canvas, MARGIN, flow.y, CONTENT, "Summary", size=9, bold=True)
+    titles = ("Utility", "Account", "Bill", "Amount due")
+    flow.y = _row(
+        canvas,
+        flow.y - 12,
+        [(x, w, t, a) for (x, w, a), t in zip(SUMMARY_COLUMNS, titles, strict=True)],
+        size=9,
+        bold=True,
+    )
     for name, section in zip(names, doc.sections, strict=True):
-        canvas.drawString(MARGIN, y, name[:48])
-        canvas.drawString(MARGIN + 230, y, section.account_id)
-        canvas.drawString(MARGIN + 320, y, section.printed_number)
-        canvas.drawRightString(WIDTH - MARGIN, y, _section_due(section))
-        y -= 11
-    canvas.setFont("Helvetica-Bold", 9)
-    canvas.drawRightString(WIDTH - MARGIN - 90, y - 2, "Total amount due")
-    canvas.drawRightString(WIDTH - MARGIN, y - 2, money(doc.amount_due))
-    y -= 24
+        texts = (name, section.account_id, section.printed_number, _section_due(section))
+        flow.y = _row(
+            canvas, flow.y, [(x, w, t, a) for (x, w, a), t in zip(SUMMARY_COLUMNS, texts, strict=True)]
+        )
+    flow.y -= 2
+    _cell(canvas, MARGIN + 200, flow.y, CONTENT - 290, "Total amount due", size=9, bold=True, align="right")
+    _cell(canvas, WIDTH - MARGIN - 86, flow.y, 86, money(doc.amount_due), size=9, bold=True, align="right")
+    flow.y -= 24
 
     for name, section in zip(names, doc.sections, strict=True):
-        y = _combined_section(canvas, name, section, y)
-    if y < STUB_TOP + 20:
+        _combined_section(flow, name, section)
+    if flow.y < STUB_TOP + 20:
         canvas.showPage()
     _combined_stub(canvas, doc, names)
     canvas.showPage()
@@ -429,62 +711,48 @@ def draw_combined_bill(canvas: Canvas, doc: CombinedBillDocument) -> None:
 def _section_due(section: BillDocument) -> str:
     if section.credit:
         return f"credit {money(-section.amount_due)}"
-    return f"{money(section.amount_due)} due {section.due_date.isoformat()}"
+    return f"{money(section.amount_due)} due {bill_terms.us_date(section.due_date)}"
 
 
-def _room(canvas: Canvas, y: float, needed: float) -> float:
-    """A new page when fewer than ``needed`` points are left above the stub zone."""
-    if y - needed < STUB_TOP + 20:
-        canvas.showPage()
-        return HEIGHT - MARGIN
-    return y
-
-
-def _combined_section(canvas: Canvas, name: str, section: BillDocument, y: float) -> float:
-    y = _room(canvas, y, 90)
-    canvas.line(MARGIN, y + 8, WIDTH - MARGIN, y + 8)
-    canvas.setFont("Helvetica-Bold", 10)
-    canvas.drawString(MARGIN, y - 4, name)
-    canvas.drawRightString(WIDTH - MARGIN, y - 4, f"Bill {section.printed_number}")
-    canvas.setFont("Helvetica", 8.5)
-    canvas.drawString(
-        MARGIN,
-        y - 16,
-        f"Account {section.account_id}   Bill date {section.bill_date.isoformat()}   "
-        f"Due date {section.due_date.isoformat()}",
+def _combined_section(flow: _Flow, name: str, section: BillDocument) -> None:
+    canvas = flow.canvas
+    flow.room(90)
+    canvas.line(MARGIN, flow.y + 8, WIDTH - MARGIN, flow.y + 8)
+    _cell(
+        canvas,
+        WIDTH / 2 + 60,
+        flow.y - 4,
+        CONTENT / 2 - 60,
+        f"Bill {section.printed_number}",
+        size=10,
+        bold=True,
+        align="right",
     )
-    y -= 30
-    for read in section.reads:
-        y = _room(canvas, y, 11)
-        canvas.drawString(
+    flow.y -= 4 + _cell(canvas, MARGIN, flow.y - 4, CONTENT / 2 + 2, name, size=10, bold=True)
+    flow.y -= (
+        _cell(
+            canvas,
             MARGIN,
-            y,
-            f"Meter {read.meter_id or '(not on file)'}: {_read_text(read.previous_read_on, read.previous_reading)}"
-            f" to {_read_text(read.present_read_on, read.present_reading)}, {read.consumption_gal:,f} gal"
-            f" {'ESTIMATED' if read.estimated else read.quality}",
+            flow.y - 2,
+            CONTENT,
+            f"Account {section.account_id}   Bill date {bill_terms.us_date(section.bill_date)}   "
+            f"Due date {bill_terms.us_date(section.due_date)}",
         )
-        y -= 11
-    canvas.setFont("Helvetica-Bold", 8)
-    canvas.drawString(MARGIN, y, "Rule")
-    canvas.drawString(MARGIN + 95, y, "Charge")
-    canvas.drawRightString(WIDTH - MARGIN - 230, y, "Quantity")
-    canvas.drawRightString(WIDTH - MARGIN - 165, y, "Rate")
-    canvas.drawRightString(WIDTH - MARGIN - 110, y, "Amount")
-    canvas.drawString(WIDTH - MARGIN - 100, y, "Fund")
-    canvas.setFont("Helvetica", 8)
-    y -= 11
-    for line in section.lines:
-        y = _room(canvas, y, 11)
-        canvas.drawString(MARGIN, y, line.rule_id)
-        canvas.drawString(MARGIN + 95, y, line.description[:44])
-        if line.quantity is not None:
-            canvas.drawRightString(WIDTH - MARGIN - 230, y, f"{line.quantity} {line.unit}".strip())
-        if line.rate is not None:
-            canvas.drawRightString(WIDTH - MARGIN - 165, y, str(line.rate))
-        canvas.drawRightString(WIDTH - MARGIN - 110, y, money(line.amount))
-        canvas.drawString(WIDTH - MARGIN - 100, y, ", ".join(sorted(line.funds))[:24])
-        y -= 11
-    y = _room(canvas, y, 60)
+        + 8
+    )
+    _past_due_box(flow, section)
+    if bill_terms.is_stormwater(section):
+        _stormwater_basis(flow, section)
+    else:
+        _reads_table(flow, section)
+        if section.usage:
+            flow.room(112)
+            _usage_chart(canvas, section, MARGIN, flow.y - 84, 250, 54)
+            flow.y -= 120
+    _charges_table(flow, section.lines)
+    flow.room(60)
+    canvas.line(WIDTH - MARGIN - 200, flow.y + 7, WIDTH - MARGIN, flow.y + 7)
+    flow.y -= 4
     totals = [
         ("Total of this bill", money(section.total)),
         ("Previous balance", money(section.previous_balance)),
@@ -492,16 +760,20 @@ def _combined_section(canvas: Canvas, name: str, section: BillDocument, y: float
         ("Amount due", _section_due(section)),
     ]
     for label, text in totals:
-        canvas.setFont("Helvetica-Bold" if label == "Amount due" else "Helvetica", 8.5)
-        canvas.drawRightString(WIDTH - MARGIN - 110, y, label)
-        canvas.drawRightString(WIDTH - MARGIN, y, text)
-        y -= 11
+        bold = label == "Amount due"
+        _cell(canvas, MARGIN + 150, flow.y, CONTENT - 300, label, size=8.5, bold=bold, align="right")
+        _cell(canvas, WIDTH - MARGIN - 146, flow.y, 146, text, size=8.5, bold=bold, align="right")
+        flow.y -= 11
+    late = bill_terms.late_charge(
+        section, bill_terms.LateChargeRule.of(utility(section.tenant).get("late_charge"))
+    )
+    if late is not None:
+        flow.y -= _cell(canvas, MARGIN, flow.y, CONTENT, late.text(), align="right")
     funds = section.funds()
     if funds:
-        canvas.setFont("Helvetica", 8)
-        canvas.drawString(MARGIN, y, f"Funds of {name}: {funds_text(funds)}"[:110])
-        y -= 11
-    return y - 14
+        flow.room(11)
+        flow.y -= _cell(canvas, MARGIN, flow.y, CONTENT, f"Funds of {name}: {funds_text(funds)}", size=8)
+    flow.y -= 14
 
 
 def _combined_stub(canvas: Canvas, doc: CombinedBillDocument, names: list[str]) -> None:
@@ -511,21 +783,29 @@ def _combined_stub(canvas: Canvas, doc: CombinedBillDocument, names: list[str]) 
     canvas.setDash()
     canvas.setFont("Helvetica", 7)
     canvas.drawString(MARGIN, 121, "Detach and return this stub with your payment")
-    canvas.setFont("Helvetica-Bold", 9)
-    canvas.drawString(MARGIN, 104, "REMITTANCE STUB (combined bill)")
-    canvas.setFont("Helvetica", 8.5)
-    y = 92
+    left = WIDTH / 2 + 60 - MARGIN
+    _cell(canvas, MARGIN, 106, left, "REMITTANCE STUB (combined bill)", size=9, bold=True)
+    y = 95.0
     for name, section in zip(names, doc.sections, strict=True):
         short = name.removeprefix("Village of Pleasant Prairie ")
-        canvas.drawString(MARGIN, y, f"{short[:24]}, account {section.account_id}: {_section_due(section)}")
-        y -= 11
-    canvas.setFont("Helvetica-Bold", 9)
-    canvas.drawString(MARGIN, y, f"Total amount due {money(doc.amount_due)}   Due {doc.due_date.isoformat()}")
-    canvas.setFont("Helvetica", 9)
-    canvas.drawString(MARGIN, y - 12, "Amount enclosed  $____________")
-    canvas.drawString(WIDTH / 2 + 70, 92, "Pay to Village of Pleasant Prairie")
-    for i, line in enumerate(info["address"]):
-        canvas.drawString(WIDTH / 2 + 70, 80 - 12 * i, line)
+        y -= _cell(canvas, MARGIN, y, left, f"{short}, account {section.account_id}: {_section_due(section)}")
+    y -= _cell(
+        canvas,
+        MARGIN,
+        y,
+        left,
+        f"Total amount due {money(doc.amount_due)}   Due {bill_terms.us_date(doc.due_date)}",
+        size=9,
+        bold=True,
+    )
+    _cell(canvas, MARGIN, y, left, "Amount enclosed  $____________", size=9)
+    yy = 95 - _cell(
+        canvas, WIDTH / 2 + 70, 95, WIDTH / 2 - MARGIN - 70, "Pay to Village of Pleasant Prairie", size=9
+    )
+    for line in info["address"]:
+        yy -= _cell(canvas, WIDTH / 2 + 70, yy, WIDTH / 2 - MARGIN - 70, line, size=9)
+    for i, section in enumerate(doc.sections[:2]):  # one scan line per account, side by side
+        _scan_line(canvas, MARGIN + i * (CONTENT / 2 + 8), 14, section.account_id, section.amount_due)
 
 
 # --- the print batch --------------------------------------------------------------------------
@@ -679,13 +959,14 @@ def _serialised(value: Any) -> bytes:
 
 def _addresses(
     canvas: Canvas, top: float, customer_name: str, mailing_lines: Sequence[str], service_address: str
-) -> None:
-    """The mailing address (in the envelope's window) and the service address, beside it."""
+) -> float:
+    """The mailing address (in the envelope's window) and the service address, beside it,
+    each wrapped within its column; the lowest y either reaches."""
     y = top - 80
-    canvas.setFont("Helvetica", 10)
+    width = WIDTH / 2 - MARGIN - 18 - 12
     for address_line in (customer_name, *mailing_lines):
-        canvas.drawString(MARGIN + 18, y, address_line)
-        y -= 12
-    canvas.setFont("Helvetica", 9)
-    canvas.drawString(WIDTH / 2 + 20, top - 80, "Service address")
-    canvas.drawString(WIDTH / 2 + 20, top - 92, service_address)
+        y -= _cell(canvas, MARGIN + 18, y, width, address_line, size=10)
+    right = WIDTH / 2 + 20
+    service_y = top - 80 - _cell(canvas, right, top - 80, WIDTH - MARGIN - right, "Service address", size=9)
+    service_y -= _cell(canvas, right, service_y, WIDTH - MARGIN - right, service_address, size=9)
+    return min(y, service_y)

@@ -43,7 +43,7 @@ def test_the_bill_pdf_holds_every_line_total_and_due_date(grafton_bill: BillDocu
         assert money(line.amount) in text
     assert "Total of this bill" in text and "$194.50" in text
     assert "Total amount due" in text
-    assert "Due date 2026-11-01" in text
+    assert "Due date November 1, 2026" in text  # issue 34: US dates on the bill
     assert "Bill GR-2026Q3-000001" in text
     assert "1200 Wisconsin Ave, Grafton WI" in text  # service address
     assert "PO Box 12" in text  # mailing address
@@ -75,8 +75,8 @@ def test_the_bill_pdf_shows_each_meters_previous_and_present_read_with_the_estim
     rows = pdf_rows(bill_pdf(two_meters))
     assert "Meter Previous read Present read Consumption Quality" in rows
     assert [row for row in rows if row.startswith("M-")] == [
-        "M-1 2026-07-01 1000 2026-10-01 24000 23,000 gal ESTIMATED",
-        "M-2 2026-07-02 5000 2026-09-30 5120 120 gal actual",
+        "M-1 07/01/2026 1000 10/01/2026 24000 23,000 gal ESTIMATED",
+        "M-2 07/02/2026 5000 09/30/2026 5120 120 gal actual",
     ]
 
 

@@ -168,9 +168,9 @@ def test_the_combined_pdf_and_email_carry_both_bills_each_with_its_lines_totals_
         "PP-CWU-ERU",
         "1.00 ERU",
         "Funds of Village of Pleasant Prairie Clean Water Utility: operation and maintenance $8.00",
-        "Due date 2026-10-21",
-        "$32.06 due 2026-10-21",
-        "$8.00 due 2026-10-21",
+        "Due date October 21, 2026",  # issue 34: US dates on the PDF (the email keeps ISO)
+        "$32.06 due October 21, 2026",
+        "$8.00 due October 21, 2026",
         # One amount to remit: 32.06 + 8.00.
         "Total amount due $40.06",
         "REMITTANCE STUB (combined bill)",

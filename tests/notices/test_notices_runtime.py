@@ -104,7 +104,7 @@ def test_an_opted_in_customer_gets_one_email_and_the_others_a_letter_once(rt: Lo
     assert "text/plain" in parts and "text/html" in parts
     pdf = parts["application/pdf"].get_payload(decode=True)
     text = PdfReader(io.BytesIO(pdf)).pages[0].extract_text()
-    assert "GR-2026Q3-GR-1" in text and "$194.50" in text and "Due date 2026-11-01" in text
+    assert "GR-2026Q3-GR-1" in text and "$194.50" in text and "Due date November 1, 2026" in text
 
     # The next morning's print batch holds the two mailed bills, sorted by ZIP.
     rt.clock.advance(to=datetime(2026, 10, 2, 12, 0, tzinfo=UTC))

@@ -14,10 +14,10 @@ from typing import Any
 ACCOUNTS = (
     "tenant,account_id,name,service_address,mailing_address,zip,opened_on,class,zone,meter_size,parcel_id,"
     "email,email_opt_in\n"
-    "pleasant-prairie-sewer,PP-0001,Ada Demo,1 Lake Rd,1 Lake Rd,53158,2025-01-01,residential,PP,5/8,,"
+    'pleasant-prairie-sewer,PP-0001,Ada Demo,1 Lake Rd,"1 Lake Rd, Pleasant Prairie, WI 53158",53158,2025-01-01,residential,PP,5/8,,'
     "ada@example.org,true\n"
-    "pleasant-prairie-sewer,PP-0002,Ben Demo,2 Lake Rd,2 Lake Rd,53158,2025-01-01,residential,PP,5/8,,,\n"
-    "pleasant-prairie-stormwater,PPW-0001,Ada Demo,1 Lake Rd,1 Lake Rd,53158,2025-01-01,residential,,,PP-P-0001,,\n"
+    'pleasant-prairie-sewer,PP-0002,Ben Demo,2 Lake Rd,"2 Lake Rd, Pleasant Prairie, WI 53158",53158,2025-01-01,residential,PP,5/8,,,\n'
+    'pleasant-prairie-stormwater,PPW-0001,Ada Demo,1 Lake Rd,"1 Lake Rd, Pleasant Prairie, WI 53158",53158,2025-01-01,residential,,,PP-P-0001,,\n'
 )
 FIXTURE = Path(__file__).resolve().parents[3] / "tests" / "fixtures" / "events" / "ERUDetermined.json"
 

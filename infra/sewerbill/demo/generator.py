@@ -332,7 +332,8 @@ class Acct:
             self.account_id,
             self.name,
             f"{self.service_address} {town} WI",
-            f"{self.service_address} {town} WI",
+            # The mailing address as an envelope shows it: street, town, state and ZIP.
+            f"{self.service_address}, {town}, WI {zipcode}",
             zipcode,
             self.opened_on.isoformat(),
             self.klass,
@@ -348,7 +349,7 @@ class Acct:
             self.owner_name or "",
             self.owner_address or "",
             recipient[0],
-            f"{recipient[1]} {town} WI" if recipient[1] else "",
+            f"{recipient[1]}, {town}, WI {zipcode}" if recipient[1] else "",
             "",
             "true" if self.satellite else "",
             self.sic or "",
@@ -448,7 +449,7 @@ class Plan:
         if a.klass == "residential" and r.random() < share:
             a.rented = True
             a.owner_name = r.choice(LANDLORDS[1:])
-            a.owner_address = f"{r.randrange(1, 999)} Harbor Way Kenosha WI 53140"
+            a.owner_address = f"{r.randrange(1, 999)} Harbor Way, Kenosha, WI 53140"
 
     def _pp(self, i: int, r: random.Random) -> Acct:
         begin = self.begin[PP]
@@ -511,7 +512,7 @@ class Plan:
                 "ada@example.org",
                 "rollover",
             )
-            a.rented, a.owner_name, a.owner_address = True, "Olive Owner", "9 Harbor Way Kenosha WI 53140"
+            a.rented, a.owner_name, a.owner_address = True, "Olive Owner", "9 Harbor Way, Kenosha, WI 53140"
             a.daily_gal, a.digits = 150, 5
             first_use = a.daily_gal * (self.periods[PP][0][1] - self.periods[PP][0][0]).days
             a.initial = 10**5 - first_use // 2
@@ -616,7 +617,7 @@ class Plan:
             a.rented, a.owner_name, a.owner_address = (
                 True,
                 "Harbor Rentals LLC",
-                "40 Harbor Way Kenosha WI 53140",
+                "40 Harbor Way, Kenosha, WI 53140",
             )
         if i <= 6:
             a.story = a.story or "special"

@@ -97,7 +97,9 @@ class Planned:
 def recipient_of(party: Party, role: str) -> Recipient:
     """A billing Party as an addressee: the address split into lines, the ZIP found in it."""
     lines = tuple(
-        part.strip() for part in re.split(r"[\n;]|,(?=\s*[A-Za-z ]+,?\s*WI\b)", party.address) if part.strip()
+        part.strip()
+        for part in re.split(r"[\n;]|,(?=\s*[A-Za-z][A-Za-z ]*,?\s*WI\b)", party.address)
+        if part.strip()
     )
     found = ZIP.findall(party.address)
     return Recipient(
@@ -193,6 +195,7 @@ def bill_document(
         ),
         estimated=event.estimated or any(read.estimated for read in event.reads),
         annual_notice=annual_notice,
+        parcel_id=event.parcel_id,
     )
 
 

@@ -77,6 +77,8 @@ class BillDocument(BaseModel):
     estimated: bool = False
     annual_notice: str | None = None  # SU-ANNUAL-NOTICE text, once a year on a regular bill
     number: str = ""  # the bill number printed on it (billing's bill_number), else bill_id
+    parcel_id: str | None = None  # the parcel a stormwater bill charges (PP-CWU-ERU)
+    impervious_sqft: Decimal | None = None  # the parcel's impervious area, where carried
 
     @property
     def printed_number(self) -> str:
