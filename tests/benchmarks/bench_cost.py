@@ -1,6 +1,8 @@
 """AWS cost of a utility's year, from the requests a measured run makes (issue 30).
 
-    .venv/bin/python tests/benchmarks/bench_cost.py [N]     (N Grafton accounts, default 1000)
+    .venv/bin/python tests/benchmarks/bench_cost.py [N ...]  (N Grafton accounts, default 1000)
+    BENCH_COST_SAVE=runs.jsonl .venv/bin/python tests/benchmarks/bench_cost.py 1000 10000
+    .venv/bin/python tests/benchmarks/bench_cost.py --saved runs.jsonl   (price saved runs)
 
 Runs on the local runtime (real template.yaml, functions in this process so that every AWS
 request is counted with its size: bench_cycle's Meter) a year of N Grafton accounts through
@@ -480,13 +482,23 @@ def main() -> None:
     if sys.argv[1:2] == ["--one"]:
         print(json.dumps(run_one(int(sys.argv[2]))))
         return
-    sizes = [int(a) for a in sys.argv[1:]] or [1000]
     runs = []
-    for n in sizes:  # each in its own process: the emulator's backends are process-wide
+    if sys.argv[1:2] == ["--saved"]:
+        # the report of runs measured earlier (each line one size's `--one N` output), so a
+        # long run's counts are priced again without measuring them again
+        runs = [json.loads(line) for line in Path(sys.argv[2]).read_text().splitlines() if line.strip()]
+        sizes = [r["n"] for r in runs]
+    else:
+        sizes = [int(a) for a in sys.argv[1:]] or [1000]
+    for n in sizes if not runs else ():  # each in its own process: the backends are process-wide
         child = subprocess.run(  # noqa: S603 - this script, by its path
             [sys.executable, __file__, "--one", str(n)], check=True, capture_output=True, text=True
         )
-        runs.append(json.loads(child.stdout.strip().splitlines()[-1]))
+        for line in child.stdout.strip().splitlines()[-1:]:
+            runs.append(json.loads(line))
+            # kept as it comes: a later, larger size that fails or is stopped loses nothing
+            with (Path(os.environ.get("BENCH_COST_SAVE", "/dev/null"))).open("a") as saved:
+                saved.write(line + "\n")
     fixed = fixed_monthly()
     print(f"cost of a year's work measured on the local runtime (Grafton, quarterly); prices: {PRICES_AS_OF}")
     print(f"  command: .venv/bin/python tests/benchmarks/bench_cost.py {' '.join(map(str, sizes))}")
