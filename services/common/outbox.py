@@ -32,7 +32,7 @@ from botocore.exceptions import ClientError
 
 from common.dynamo import from_item, put_if_absent
 from common.events import Event, entry
-from common.observability import current_correlation_id
+from common.observability import current_actor, current_correlation_id
 
 OUTBOX_PREFIX = "OUTBOX#"
 OUTBOX_SK = "OUTBOX"
@@ -41,8 +41,9 @@ KEEP_FOR = timedelta(days=7)
 
 
 def outbox_item(event: Event, *, now: datetime) -> dict[str, Any]:
-    # The event continues the work in progress: it carries the running correlation id.
-    event = event.correlated(current_correlation_id())
+    # The event continues the work in progress: it carries the running correlation id, and
+    # names who does it (X-AUDIT).
+    event = event.correlated(current_correlation_id()).attributed(current_actor())
     return {
         "pk": f"{OUTBOX_PREFIX}{event.event_id}",
         "sk": OUTBOX_SK,
@@ -60,7 +61,7 @@ EMBEDDED = ("outbox_source", "outbox_detail_type", "outbox_detail")
 
 def embedded_event(event: Event) -> dict[str, str]:
     """The attributes that make an item carry ``event`` as its own outbox entry."""
-    event = event.correlated(current_correlation_id())
+    event = event.correlated(current_correlation_id()).attributed(current_actor())
     return dict(zip(EMBEDDED, (event.SOURCE, event.detail_type(), event.detail_json()), strict=True))
 
 
