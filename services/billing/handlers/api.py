@@ -17,6 +17,7 @@ from billing.handlers.routes import (
     accounts,
     adjustments,
     arrangements,
+    audit,
     bills,
     cycles,
     inquiry,
@@ -63,6 +64,7 @@ ROUTERS = (
     septage,
     payments,
     inquiry,
+    audit,
 )
 for _routes in ROUTERS:
     app.include_router(_routes.router)
