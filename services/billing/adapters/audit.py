@@ -13,6 +13,11 @@ index's key only when the event names it, so nothing else of the table is in the
   a function did (the envelope's ``actor``; an event of a producer older than the field
   names none and is kept, under no actor).
 
+A chunk event (``BillsIssued``, ``ConsumptionsDetermined``, ``ERUsDetermined``: members
+each about an account) is kept as itself and, beside it, one item per member naming the
+member's account (``pk = AUDIT#<event_id>#<n>``, ``member_of`` the chunk's id), so an
+account's trail shows the bill a cycle issued it.
+
 Both sort on ``audit_at = <occurred_at>#<event_id>``: oldest first, in the order things
 happened. An event that names no tenant (a ``MessageRejected``) is kept, but in neither
 index. Audit items never expire (no ``expires_at``): the bus's archive keeps the events
@@ -28,7 +33,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from common.dynamo import from_item, put_new
+from common.dynamo import batch_put, from_item, get, put_new
 
 AUDIT_PREFIX = "AUDIT#"
 AUDIT_SK = "AUDIT"
@@ -86,6 +91,36 @@ def audit_item(envelope: Mapping[str, Any]) -> dict[str, Any]:
     return item
 
 
+def member_items(envelope: Mapping[str, Any], chunk: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """An item per member of a chunk event that names an account (module doc)."""
+    detail = envelope.get("detail") if isinstance(envelope.get("detail"), dict) else {}
+    assert isinstance(detail, dict)
+    found: list[dict[str, Any]] = []
+    for value in detail.values():
+        if not isinstance(value, list):
+            continue
+        for member in value:
+            if not isinstance(member, dict) or not isinstance(member.get("account_id"), str):
+                continue
+            n = len(found)
+            item = audit_item(
+                {
+                    **envelope,
+                    "detail": {
+                        "tenant": detail.get("tenant"),
+                        "actor": detail.get("actor"),
+                        "reason": detail.get("reason"),
+                        "correlation_id": detail.get("correlation_id"),
+                        **{k: v for k, v in member.items() if v is not None},
+                        "event_id": f"{chunk['event_id']}#{n}",
+                    },
+                }
+            )
+            item["member_of"] = chunk["event_id"]
+            found.append(item)
+    return found
+
+
 def _text(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -104,8 +139,16 @@ class AuditLog:
         self._table = table
 
     def keep(self, envelope: Mapping[str, Any]) -> bool:
-        """Keep the event; False if it was kept already (a repeat)."""
-        return put_new(self._client, self._table, audit_item(envelope))
+        """Keep the event (and a chunk's members); False if it was kept already (a repeat).
+        The members go first, each under its own fixed key: a retry after a failure writes
+        them again, the same, before the chunk's own item marks the event kept."""
+        item = audit_item(envelope)
+        members = member_items(envelope, item)
+        if members:
+            if get(self._client, self._table, item["pk"], AUDIT_SK) is not None:
+                return False  # a repeat: kept with its members already
+            batch_put(self._client, self._table, members)
+        return put_new(self._client, self._table, item)
 
     def page(
         self,
