@@ -105,3 +105,25 @@ def test_every_event_is_in_the_audit_store_naming_the_function_that_did_it(real:
     # the chunk, and its member about PP-0001 in that account's trail
     members = [a for a in consumption if "member_of" in a]
     assert [a["audit_account"]["S"] for a in members] == ["pleasant-prairie-sewer#PP-0001"]
+
+
+def test_the_cli_replays_a_day_through_the_running_stacks_gateway(real: LocalRuntime) -> None:
+    from typer.testing import CliRunner
+
+    from sewerbill.cli import local
+
+    url, _ = _queue(real, "fresh-cli-consumer")
+    gateway = ["--gateway", str(real.gateway_url)]
+    result = CliRunner().invoke(
+        local.local_app, ["replay", "--day", "2025-02-03", "--to-queue", "fresh-cli-consumer", *gateway]
+    )
+    assert result.exit_code == 0, result.output
+    [archive] = real.stack.archives
+    archived = [json.loads(line) for line in archive.events_of(date(2025, 2, 3))]
+    assert f"replayed {len(archived)} event(s) of 2025-02-03" in result.output
+    replayed = [e["detail"].get("event_id") for e in _everything(real, url)]
+    assert replayed == [e["detail"].get("event_id") for e in archived] and "probe-1" in replayed
+    refused = CliRunner().invoke(
+        local.local_app, ["replay", "--day", "2025-02-03", "--to-queue", "no-such-queue", *gateway]
+    )
+    assert refused.exit_code == 1 and "no queue" in refused.output
