@@ -108,6 +108,7 @@ def member_items(envelope: Mapping[str, Any], chunk: Mapping[str, Any]) -> list[
                     **envelope,
                     "detail": {
                         "tenant": detail.get("tenant"),
+                        "occurred_at": chunk["occurred_at"],
                         "actor": detail.get("actor"),
                         "reason": detail.get("reason"),
                         "correlation_id": detail.get("correlation_id"),
