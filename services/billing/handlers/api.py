@@ -56,6 +56,7 @@ ROUTERS = (
     accounts,
     cycles,
     reports,
+    audit,  # issue 30: X-AUDIT
     owners,
     adjustments,
     arrangements,
@@ -64,7 +65,6 @@ ROUTERS = (
     septage,
     payments,
     inquiry,
-    audit,
 )
 for _routes in ROUTERS:
     app.include_router(_routes.router)
