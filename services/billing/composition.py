@@ -23,6 +23,7 @@ from common.dynamo import BULK_CLIENT, bulk_client, plain_answers_client
 # start pays for its own use case only, not for billing's whole graph: the outbox publisher
 # needs no rating, the chunks no producer events); this module still wires all of them.
 if TYPE_CHECKING:
+    from billing.adapters.audit import AuditLog
     from billing.adapters.bill_outbox import BillOutboxPublisher
     from billing.adapters.dynamodb import DynamoBillingRepository
     from billing.adapters.projections import Projections
@@ -230,3 +231,11 @@ def rejections() -> RejectionSink:
     from common.handling import rejections_for
 
     return rejections_for("billing")
+
+
+@cold_start
+def audit_log() -> AuditLog:
+    """The audit store (X-AUDIT): AUDIT items of billing's table and their two indexes."""
+    from billing.adapters.audit import AuditLog
+
+    return AuditLog(plain_answers_client(), load(TableConfig).table_name)

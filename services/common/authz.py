@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from common.http import ApiError
+from common.observability import act_as
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ def require(
     parcel_id: str | None = None,
 ) -> Caller:
     """The caller, if its token is of one of ``roles`` for ``tenant`` and, for a customer,
-    names ``account_id`` (for an owner, ``parcel_id``); else 403 (never another's data)."""
+    names ``account_id`` (for an owner, ``parcel_id``); else 403 (never another's data).
+    The caller's ``sub`` is the actor of what the request does (X-AUDIT: its events name it)."""
     who = caller(raw_event)
     if who.role not in roles or tenant not in who.tenants:
         raise ApiError(403, "forbidden", f"tenant: a {'/'.join(roles)} token of {tenant} is required")
@@ -63,4 +65,5 @@ def require(
         raise ApiError(403, "forbidden", f"account_id: {account_id} is not an account of this token")
     if who.role == "owner" and (parcel_id is None or parcel_id not in who.parcels):
         raise ApiError(403, "forbidden", f"parcel_id: {parcel_id} is not a parcel of this token")
+    act_as(who.sub)
     return who

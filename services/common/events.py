@@ -22,8 +22,9 @@ pointer (claim check, STYLE 18).
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, get_args, get_origin
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, field_validator
 
@@ -33,6 +34,8 @@ from common.ids import new_event_id
 # EventBridge's PutEvents limit on one entry: Source + DetailType + Detail (+ Time,
 # Resources: never set here), counted in UTF-8 bytes.
 MAX_ENTRY_BYTES = 256 * 1024
+# Envelope fields of X-AUDIT, absent from a detail (and a member event) when unknown.
+_LEFT_OUT_WHEN_NONE = ("actor", "reason")
 
 
 class EventTooLarge(SewerbillError, ValueError):
@@ -53,6 +56,8 @@ class Event(BaseModel):
     event_id: str = Field(default_factory=new_event_id)
     occurred_at: AwareDatetime
     correlation_id: str | None = Field(default=None, max_length=256)
+    actor: str | None = Field(default=None, max_length=256)
+    reason: str | None = Field(default=None, max_length=2000)
 
     @field_validator("occurred_at")
     @classmethod
@@ -73,9 +78,18 @@ class Event(BaseModel):
         return "#".join(str(getattr(self, name)) for name in self.BUSINESS_KEY)
 
     def detail_json(self) -> str:
-        detail = self.model_dump_json(exclude=None if self.correlation_id else {"correlation_id"})
+        detail = self.model_dump_json(exclude=self._left_out())
         check_entry_size(source=self.SOURCE, detail_type=self.detail_type(), detail=detail)
         return detail
+
+    def _left_out(self) -> dict[str, Any] | None:
+        """What :meth:`detail_json` leaves out: an unknown correlation id, actor or reason,
+        and the envelope's actor and reason of the member events it carries."""
+        left: dict[str, Any] = {name: True for name in _LEFT_OUT_WHEN_NONE if getattr(self, name) is None}
+        if not self.correlation_id:
+            left["correlation_id"] = True
+        left.update(_member_exclusions(type(self)))
+        return left or None
 
     def correlated(self, correlation_id: str | None) -> Self:
         """This event carrying ``correlation_id``, unless it already carries one."""
@@ -83,11 +97,59 @@ class Event(BaseModel):
             return self
         return self.model_copy(update={"correlation_id": correlation_id})
 
+    def attributed(self, actor: str | None) -> Self:
+        """This event naming ``actor`` as who did it, unless it already names one."""
+        if self.actor or not actor:
+            return self
+        return self.model_copy(update={"actor": actor[:256]})
+
     def put_events_entry(self, bus_name: str) -> dict[str, str]:
         """The entry for ``events.put_events(Entries=[...])``."""
         return entry(
             source=self.SOURCE, detail_type=self.detail_type(), detail=self.detail_json(), bus_name=bus_name
         )
+
+
+def _envelope_only(model: type[Event]) -> dict[str, bool]:
+    """The X-AUDIT fields of ``model`` that are the envelope's own (not redefined by it)."""
+    return {
+        name: True
+        for name in _LEFT_OUT_WHEN_NONE
+        if model.model_fields[name].annotation == Event.model_fields[name].annotation
+        and model.model_fields[name].default is None
+    }
+
+
+def _event_types(annotation: Any) -> tuple[type[Event], bool] | None:
+    """The event type an annotation holds, and whether as a sequence of them."""
+    if isinstance(annotation, type) and issubclass(annotation, Event):
+        return annotation, False
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin in (tuple, list) and args:
+        found = _event_types(args[0])
+        if found is not None:
+            return found[0], True
+    if args and origin is not None and origin not in (tuple, list):  # X | None, Annotated[X, ...]
+        for arg in args:
+            found = _event_types(arg)
+            if found is not None:
+                return found
+    return None
+
+
+@functools.cache
+def _member_exclusions(model: type[Event]) -> dict[str, Any]:
+    """For each field of ``model`` holding events, their envelope's actor and reason (member
+    events are the parent's work: only the parent names who and why)."""
+    found: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        held = _event_types(field.annotation)
+        if held is None:
+            continue
+        own = _envelope_only(held[0])
+        if own:
+            found[name] = {"__all__": own} if held[1] else own
+    return found
 
 
 def entry_size(*, source: str, detail_type: str, detail: str) -> int:

@@ -25,6 +25,11 @@ Correlation: one id follows a piece of work across services. ``consume_sqs`` cal
 ``detail.correlation_id``, else the EventBridge event id, else the SQS message id); the
 logger shows it as ``correlation_id`` and every event written to an outbox or published as
 a rejection while it is set carries it (``common.events.Event.correlation_id``).
+
+Actor (X-AUDIT): each invocation starts with the function's own name as its actor (the
+system's own work); a portal route's check of its token (``common.authz.require``) makes
+the token's ``sub`` the actor for the rest of the request. Every event written to an outbox
+names it (``common.events.Event.actor``).
 """
 
 from __future__ import annotations
@@ -81,8 +86,16 @@ def observed(handler: H | None = None, *, correlation_id_path: str | None = None
     """Wrap a Lambda entry point with the Logger, Metrics and Tracer of this module."""
 
     def wrap(fn: H) -> H:
+        def acting(event: Any, context: Any, *args: Any, **kwargs: Any) -> Any:
+            token = _actor.set(getattr(context, "function_name", None) or None)
+            try:
+                return fn(event, context, *args, **kwargs)
+            finally:
+                _actor.reset(token)
+
+        functools.update_wrapper(acting, fn)
         with_logs = logger.inject_lambda_context(
-            fn, correlation_id_path=correlation_id_path, clear_state=True
+            acting, correlation_id_path=correlation_id_path, clear_state=True
         )
         with_metrics = metrics.log_metrics(with_logs, capture_cold_start_metric=True)
         # Tracing off (no Lambda task root, as outside Lambda, or POWERTOOLS_TRACE_DISABLED):
@@ -98,6 +111,22 @@ def observed(handler: H | None = None, *, correlation_id_path: str | None = None
         return entry  # type: ignore[return-value]
 
     return wrap(handler) if handler is not None else wrap
+
+
+# --- actor ------------------------------------------------------------------------------
+_actor: ContextVar[str | None] = ContextVar("sewerbill_actor", default=None)
+
+
+def current_actor() -> str | None:
+    """Who the work in progress is done by: the token's ``sub`` once a route checked it
+    (:func:`act_as`), else the running function's name (set by :func:`observed`)."""
+    return _actor.get()
+
+
+def act_as(actor: str | None) -> None:
+    """The rest of this invocation is done by ``actor`` (a token's ``sub``)."""
+    if actor:
+        _actor.set(actor)
 
 
 # --- correlation ------------------------------------------------------------------------

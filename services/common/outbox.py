@@ -32,7 +32,7 @@ from botocore.exceptions import ClientError
 
 from common.dynamo import from_item, put_if_absent
 from common.events import Event, entry
-from common.observability import current_correlation_id
+from common.observability import current_actor, current_correlation_id
 
 OUTBOX_PREFIX = "OUTBOX#"
 OUTBOX_SK = "OUTBOX"
@@ -40,9 +40,21 @@ PUT_EVENTS_MAX = 10
 KEEP_FOR = timedelta(days=7)
 
 
+def stamped(event: Event) -> Event:
+    """``event`` continuing the work in progress: it carries the running correlation id and
+    names who does it (X-AUDIT), unless it has its own; one copy of it at most."""
+    update: dict[str, str] = {}
+    correlation_id = current_correlation_id()
+    if correlation_id and not event.correlation_id:
+        update["correlation_id"] = correlation_id
+    actor = current_actor()
+    if actor and not event.actor:
+        update["actor"] = actor[:256]
+    return event.model_copy(update=update) if update else event
+
+
 def outbox_item(event: Event, *, now: datetime) -> dict[str, Any]:
-    # The event continues the work in progress: it carries the running correlation id.
-    event = event.correlated(current_correlation_id())
+    event = stamped(event)
     return {
         "pk": f"{OUTBOX_PREFIX}{event.event_id}",
         "sk": OUTBOX_SK,
@@ -60,7 +72,7 @@ EMBEDDED = ("outbox_source", "outbox_detail_type", "outbox_detail")
 
 def embedded_event(event: Event) -> dict[str, str]:
     """The attributes that make an item carry ``event`` as its own outbox entry."""
-    event = event.correlated(current_correlation_id())
+    event = stamped(event)
     return dict(zip(EMBEDDED, (event.SOURCE, event.detail_type(), event.detail_json()), strict=True))
 
 

@@ -258,6 +258,7 @@ def _config_models() -> dict[str, type[FunctionConfig]]:
         "billing.handlers.on_file_uploaded.lambda_handler": billing_config.FileUploadedConfig,
         "billing.handlers.issue_bills.lambda_handler": billing_config.BillingCycleConfig,
         "billing.handlers.on_producer_event.lambda_handler": billing_config.TableConfig,
+        "billing.handlers.on_audit_event.lambda_handler": billing_config.TableConfig,
         "stormwater.handlers.on_gis_extract_uploaded.lambda_handler": stormwater_config.ExtractUploadedConfig,
         "stormwater.handlers.publish_outbox.lambda_handler": stormwater_config.PublishOutboxConfig,
         "stormwater.handlers.api.lambda_handler": stormwater_config.TableConfig,

@@ -501,3 +501,39 @@ def dlq_redrive(
         if not left
         else f"{left} dead letter(s) in {result['dead_letter_queue']} again"
     )
+
+
+@local_app.command("replay")
+def replay(
+    day: Annotated[
+        str, typer.Option("--day", help="The day (UTC) whose archived events to send: YYYY-MM-DD.")
+    ],
+    to_queue: Annotated[
+        str, typer.Option("--to-queue", help="The queue to send them to (logical id, name or URL).")
+    ],
+    archive: Annotated[
+        str | None, typer.Option(help="The archive (logical id or name); default: the one.")
+    ] = None,
+    gateway: GatewayOpt = None,
+) -> None:
+    """Send one day's events from the bus's archive to a queue, each as the bus delivered it
+    (`aws events start-replay` on AWS; docs/DEPLOY.md "Replaying the bus")."""
+    try:
+        date.fromisoformat(day)
+    except ValueError:
+        raise typer.BadParameter(f"--day needs YYYY-MM-DD, got {day!r}") from None
+    url = _gateway(gateway)
+    body = json.dumps({"day": day, "queue": to_queue, **({"archive": archive} if archive else {})}).encode()
+    req = urllib.request.Request(url + "/_local/replay", data=body, method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=600) as resp:  # noqa: S310 - loopback gateway
+            result = json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        _say(f"cannot replay {day}: {json.loads(exc.read() or b'{}').get('message', exc.reason)}")
+        raise typer.Exit(1) from None
+    except urllib.error.URLError as exc:
+        _say(f"cannot reach the local stack at {url}: {exc}")
+        raise typer.Exit(1) from exc
+    _say(
+        f"replayed {result['sent']} event(s) of {result['day']} from {result['archive']} to {result['queue']}"
+    )

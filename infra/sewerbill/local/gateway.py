@@ -14,7 +14,7 @@ import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -102,10 +102,18 @@ class _RedriveRequest(BaseModel):
     queue: str = Field(min_length=1, max_length=1024)  # a DLQ (or its source): logical id, name, URL
 
 
+class _ReplayRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    day: date
+    queue: str = Field(min_length=1, max_length=1024)  # logical id, name or URL
+    archive: str | None = Field(default=None, min_length=1, max_length=256)
+
+
 _CONTROL_BODIES: dict[tuple[str, str], type[BaseModel]] = {
     ("POST", "/_local/clock"): _ClockRequest,
     ("POST", "/_local/token"): _TokenRequest,
     ("POST", "/_local/dlq/redrive"): _RedriveRequest,
+    ("POST", "/_local/replay"): _ReplayRequest,
 }
 _CONTROL_ROUTES = {("GET", "/_local/status"), ("GET", "/_local/dlq"), ("POST", "/_local/drain")}
 

@@ -13,13 +13,14 @@ import contextlib
 import json
 import logging
 import os
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from sewerbill.local import alarms as local_alarms
 from sewerbill.local import heap
 from sewerbill.local import state as local_state
 from sewerbill.local import template as templates
+from sewerbill.local.archive import replay as replay_day
 from sewerbill.local.auth import LocalIssuer
 from sewerbill.local.clock import Firing, SimulatedClock
 from sewerbill.local.emulator import Emulator
@@ -142,6 +144,10 @@ class LocalRuntime:
         self._threads: ThreadPoolExecutor | None = None
         self._activity = threading.Event()
         self._activity_lock = threading.Lock()
+        # the bus's archives (sewerbill.local.archive): their queues moved to disk each pass
+        # they received something (every pass, when the emulator reports no activity)
+        self._archive_arns = {a.queue_arn for a in stack.archives}
+        self._archive_pending = bool(stack.archives)
         self.clock = SimulatedClock(start_time, stack, self._fire, self.drain)
         # moto in this process: what it keeps beyond the stored data (stream records, sent
         # mail) trimmed as AWS does, each time a drain settles (sewerbill.local.retention)
@@ -237,6 +243,11 @@ class LocalRuntime:
             )
             for poller in runtime._stream_pollers:
                 poller.start()
+            archives = Path(state_dir) / "archive" if state_dir is not None else None
+            if runtime.stack.archives and archives is None:
+                archives = Path(tempfile.mkdtemp(prefix="sewerbill-archive-"))
+            for archive in runtime.stack.archives:
+                archive.directory = None if archives is None else archives / archive.name
             runtime._listening = emulator.listen(runtime._on_activity)
             runtime._listening.callback(stamp_logs_with(lambda: runtime.clock.now))
             if state_dir is not None:
@@ -423,6 +434,9 @@ class LocalRuntime:
                 self._pending.add((kind, name))
             elif kind == "sqs" and name in self._dlq_urls_by_arn:
                 self._dlqs_pending.add(self._dlq_urls_by_arn[name])
+            elif kind == "sqs" and name in self._archive_arns:
+                self._archive_pending = True
+                return
             else:
                 return
         self._activity.set()
@@ -449,6 +463,8 @@ class LocalRuntime:
         records were handled. A source that may have more is kept pending. Sequential: each
         source in turn, one invocation each. Concurrent: `_poll_concurrently`."""
         with self._poll_lock:
+            if self._archive_pending or (self._archive_arns and not self._dlqs_watched):
+                self._flush_archives()
             pending, dlqs = self._take_pending()
             handled = 0
             due = sorted(self._unwatched + [n for key in pending for n in self._positions.get(key, ())])
@@ -635,9 +651,37 @@ class LocalRuntime:
             raise RuntimeError("no state directory: started without state_dir")
         with self._poll_lock:
             self._catch_up_streams()
+            self._flush_archives()
             self._dlq_watch.check()
             self.saved = local_state.save(self, target)
         return self.saved
+
+    def _flush_archives(self) -> int:
+        """The bus's events the archives' queues received, moved to their day files."""
+        self._archive_pending = False
+        return sum(archive.flush(self._sqs) for archive in self.stack.archives)
+
+    def replay(self, day: date, queue: str, archive: str | None = None) -> dict[str, Any]:
+        """Send the archived events of ``day`` to ``queue`` (a logical id, name or URL): a
+        fresh consumer's queue receives exactly that day's events (sewerbill.local.archive;
+        ``aws events start-replay`` on AWS)."""
+        with self._poll_lock:
+            self._catch_up_streams()
+            self._flush_archives()
+            found = [a for a in self.stack.archives if archive in (None, a.logical_id, a.name)]
+            if not found:
+                raise LookupError(f"no archive {archive!r}" if archive else "the stack has no archive")
+            if queue in self.stack.resources and "QueueUrl" in self.stack.resources[queue]:
+                url = self.stack.resources[queue]["QueueUrl"]
+            elif queue.startswith(("http://", "https://")):
+                url = queue
+            else:
+                try:
+                    url = self.client("sqs").get_queue_url(QueueName=queue)["QueueUrl"]
+                except Exception as exc:
+                    raise LookupError(f"no queue {queue!r}") from exc
+            sent = replay_day(found[0], self.client("sqs"), day, url)
+        return {"archive": found[0].name, "day": day.isoformat(), "queue": url, "sent": sent}
 
     def _catch_up_streams(self, max_passes: int = 10_000) -> int:
         handled = 0
@@ -731,6 +775,11 @@ class LocalRuntime:
             try:
                 return 200, self.redrive(data["queue"])
             except local_state.RedriveError as exc:
+                return 404, {"message": str(exc)}
+        if path == "/_local/replay" and method == "POST":
+            try:
+                return 200, self.replay(date.fromisoformat(data["day"]), data["queue"], data.get("archive"))
+            except LookupError as exc:
                 return 404, {"message": str(exc)}
         if path == "/_local/drain" and method == "POST":
             return 200, {"handled": self.drain()}

@@ -20,6 +20,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from sewerbill.local.alarms import Alarm
+from sewerbill.local.archive import LocalArchive
 from sewerbill.local.emulator import Emulator
 from sewerbill.local.filters import parse_filters
 from sewerbill.local.intrinsics import Resolver
@@ -35,6 +36,7 @@ EMULATED = {
     "AWS::SES::EmailIdentity",
     "AWS::Lambda::Function",
     "AWS::Events::Rule",
+    "AWS::Events::Archive",  # on disk, a file a day, replayable (sewerbill.local.archive)
     "AWS::Scheduler::Schedule",
     "AWS::Lambda::EventSourceMapping",
     "AWS::ApiGatewayV2::Api",
@@ -179,6 +181,7 @@ class Stack:
     dead_letter_queues: dict[str, str] = field(default_factory=dict)  # dlq url -> logical id
     queue_urls_by_arn: dict[str, str] = field(default_factory=dict)
     alarms: list[Alarm] = field(default_factory=list)
+    archives: list[LocalArchive] = field(default_factory=list)
     # bucket name -> the NotificationConfiguration it was given (a restore turns it off and on)
     bucket_notifications: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -312,6 +315,8 @@ class Provisioner:
             self._function(lid)
         for lid in self._of_type("AWS::Events::Rule"):
             self._rule(lid)
+        for lid in self._of_type("AWS::Events::Archive"):
+            self._archive(lid)
         for lid in self._of_type("AWS::Scheduler::Schedule"):
             self._schedule(lid)
         for lid in self._of_type("AWS::Lambda::EventSourceMapping"):
@@ -355,6 +360,9 @@ class Provisioner:
             elif rtype == "AWS::Events::Rule":
                 name = self._name(lid, "Name", 64)
                 attrs = {"Ref": name, "Arn": self._arn("events", f"rule/{name}")}
+            elif rtype == "AWS::Events::Archive":
+                name = self._name(lid, "ArchiveName", 48)
+                attrs = {"Ref": name, "ArchiveName": name, "Arn": self._arn("events", f"archive/{name}")}
             elif rtype == "AWS::Scheduler::Schedule":
                 name = self._name(lid, "Name", 64)
                 group = (res.get("Properties") or {}).get("GroupName", "default")
@@ -527,6 +535,29 @@ class Provisioner:
             timeout_s=int(p.get("Timeout", 3)),
             memory_mb=int(p.get("MemorySize", 128)),
             code_dir=self.code_dirs.get(lid),
+        )
+
+    def _archive(self, lid: str) -> None:
+        """An archive of its bus's events (sewerbill.local.archive): a rule with the archive's
+        pattern on the bus, delivering to a queue of the runtime's own."""
+        p = self._props(lid)
+        name = self.r.attrs[lid]["Ref"]
+        bus = str(p["SourceArn"]).rsplit("/", 1)[-1]
+        queue = f"{name}-archive"[:80]
+        sqs = self._client("sqs")
+        url = sqs.create_queue(QueueName=queue)["QueueUrl"]
+        arn = f"arn:aws:sqs:{self.stack.region}:{self.stack.account}:{queue}"
+        pattern = p.get("EventPattern") or {"source": [{"prefix": ""}]}
+        events = self._client("events")
+        events.put_rule(
+            Name=queue[:64],
+            EventBusName=bus,
+            EventPattern=pattern if isinstance(pattern, str) else json.dumps(pattern),
+        )
+        events.put_targets(Rule=queue[:64], EventBusName=bus, Targets=[{"Id": "archive", "Arn": arn}])
+        retention = p.get("RetentionDays")
+        self.stack.archives.append(
+            LocalArchive(lid, name, url, arn, None if retention is None else int(retention))
         )
 
     def _rule(self, lid: str) -> None:

@@ -17,6 +17,7 @@ from billing.handlers.routes import (
     accounts,
     adjustments,
     arrangements,
+    audit,
     bills,
     cycles,
     imports,
@@ -57,6 +58,7 @@ ROUTERS = (
     accounts,
     cycles,
     reports,
+    audit,  # issue 30: X-AUDIT
     owners,
     adjustments,
     arrangements,

@@ -15,12 +15,14 @@ from typing import Any
 
 from common.dynamo import from_item
 from common.events import Event
+from common.observability import current_actor
 from common.outbox import OutboxRecord
 
 EVENT_ATTRIBUTE = "detail_type"
 
 
 def event_attributes(event: Event) -> dict[str, Any]:
+    event = event.attributed(current_actor())  # who did it (X-AUDIT)
     return {
         "source": event.SOURCE,
         "detail_type": event.detail_type(),
