@@ -109,6 +109,12 @@ class Event(BaseModel):
             source=self.SOURCE, detail_type=self.detail_type(), detail=self.detail_json(), bus_name=bus_name
         )
 
+    @classmethod
+    def from_detail(cls, detail: dict[str, Any] | str) -> Self:
+        """The event back from a detail as EventBridge delivers it (a dict) or as it was
+        published (its JSON text)."""
+        return cls.model_validate_json(detail) if isinstance(detail, str) else cls.model_validate(detail)
+
 
 def _envelope_only(model: type[Event]) -> dict[str, bool]:
     """The X-AUDIT fields of ``model`` that are the envelope's own (not redefined by it)."""
