@@ -23,6 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from billing.app.readmodels import to_csv
+from billing.app.receipts import RECEIPT_COLUMNS, drawer_csv
 from common import csvsafe
 from common.reports import write_report
 from notices.adapters.aws import MANIFEST_COLUMNS, manifest_csv
@@ -33,6 +34,7 @@ WRITERS = {
     "services/common/reports.py": "write_report: reports as CSV (staff downloads)",
     "services/billing/app/readmodels.py": "to_csv: the staff reports' format=csv (aging, suspense, ...)",
     "services/notices/adapters/aws.py": "manifest_csv: the print room's manifest of a batch",
+    "services/billing/app/receipts.py": "drawer_csv: a day's counter receipts for the deposit",
 }
 NOT_SYSTEM_OUTPUT = {
     # The demo writes the import files a utility would upload (its own fixed cells, some
@@ -164,5 +166,34 @@ def test_a_print_manifest_holds_no_cell_a_spreadsheet_runs(letters: list[tuple[A
     ]
     header, *back = _read_back(manifest_csv(given_letters))
     assert header == list(MANIFEST_COLUMNS) and len(back) == len(letters)
+    for row in back:
+        _safe(row)
+
+
+@EXAMPLES
+@given(st.lists(st.tuples(cells, cells, cells), max_size=5))
+def test_a_drawer_holds_no_cell_a_spreadsheet_runs(receipts: list[tuple[Any, Any, Any]]) -> None:
+    fc.TRIED["csv writer: drawer"] += 1
+    close = {
+        "receipts": [
+            {
+                "receipt": f"R-{i}",
+                "clerk": c,
+                "account_id": a,
+                "tender": "check",
+                "check_number": n,
+                "amount": "1.00",
+            }
+            for i, (c, a, n) in enumerate(receipts)
+        ],
+        "by_clerk_and_tender": [
+            {"clerk": c, "tender": "check", "count": 1, "total": "1.00"} for c, _, _ in receipts
+        ],
+        "by_tender": [{"tender": "check", "count": len(receipts), "total": f"{len(receipts)}.00"}],
+        "count": len(receipts),
+        "total": f"{len(receipts)}.00",
+    }
+    header, *back = _read_back(drawer_csv(close))
+    assert header == list(RECEIPT_COLUMNS) and len(back) == 2 * len(receipts) + 2
     for row in back:
         _safe(row)
