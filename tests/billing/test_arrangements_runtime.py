@@ -72,8 +72,9 @@ def published(rt: LocalRuntime, detail_type: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     kwargs: dict[str, Any] = {
         "TableName": table,
-        "FilterExpression": "detail_type = :t",
-        "ExpressionAttributeValues": {":t": {"S": detail_type}},
+        # the outbox's items only: the audit store keeps a copy of each event too (AUDIT#)
+        "FilterExpression": "detail_type = :t AND begins_with(pk, :outbox)",
+        "ExpressionAttributeValues": {":t": {"S": detail_type}, ":outbox": {"S": "OUTBOX#"}},
     }
     while True:
         page = ddb.scan(**kwargs)
