@@ -98,6 +98,7 @@ NOT_EXPRESSIBLE = {
     "POST /payments": "paid_on no later than today, and a customer's only today (X-DUE; against the clock)",
     "POST /staff/{tenant}/accounts/{account_id}/adjustments": "rule_id a rule of the tenant's ordinance staff may charge under (GR-TOXIC); basis added_cost is the amount",
     "GET /staff/{tenant}/reports/{report}": "the journal's end after its start and at most 92 days on (across fields)",
+    "GET /staff/{tenant}/audit": "exactly one of account_id and actor (across fields)",
     "POST /staff/{tenant}/accounts/{account_id}/receipts": "a check needs its check_number, a card its card_reference, cash neither",
     "PUT /staff/{tenant}/imports/{file_id}/deposit": "a deposit reconciles a payments file only (the file's kind is stored state)",
 }

@@ -19,6 +19,7 @@ def reporting_part() -> LocalRuntime:
     rt = object.__new__(LocalRuntime)
     rt._watched = {STREAM}
     rt._dlq_urls_by_arn = {}
+    rt._archive_arns, rt._archive_pending = set(), False  # no archive of the bus
     rt._dlqs_watched = False
     rt._pending, rt._dlqs_pending = set(), set()
     rt._activity, rt._activity_lock = threading.Event(), threading.Lock()

@@ -62,8 +62,10 @@ def staff_audit(
 ) -> Response[str]:
     known_tenant(tenant)
     _require(tenant)
-    if (account_id is None) == (actor is None):
-        raise ApiError(400, "invalid_request", "account_id: give an account_id or an actor, not both")
+    if account_id is None and actor is None:
+        raise ApiError(400, "invalid_request", "account_id: give an account_id or an actor")
+    if account_id is not None and actor is not None:
+        raise ApiError(400, "invalid_request", "actor: give an account_id or an actor, not both")
     try:
         page = composition.audit_log().page(
             tenant, account_id=account_id, actor=actor, limit=limit, cursor=cursor
