@@ -134,6 +134,9 @@ def journal(
 
     for entries in ledgers.values():
         days = sorted({e.posted_on for e in entries if start <= e.posted_on < end})
+        # The receivable moves only with the entries: the day before an active day holds
+        # what the previous active day left, so each day's figure is computed once.
+        after: dict[str, Decimal] | None = None
         for day in days:
             today = [e for e in entries if e.posted_on == day]
             own: dict[str, Decimal] = {}
@@ -141,7 +144,9 @@ def journal(
                 # the counter side, as the entry has it (revenue credited, cash debited)
                 book(day, _counter(e), e.fund, -e.amount)
                 own[e.fund] = own.get(e.fund, ZERO) + e.amount
-            before = receivable_by_fund(entries, day - timedelta(days=1), order)
+            before = (
+                after if after is not None else receivable_by_fund(entries, day - timedelta(days=1), order)
+            )
             after = receivable_by_fund(entries, day, order)
             for fund in sorted(set(before) | set(after) | set(own)):
                 moved = after.get(fund, ZERO) - before.get(fund, ZERO)
