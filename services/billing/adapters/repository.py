@@ -283,6 +283,12 @@ class BillingRepo(Store):
     def accounts_between(self, tenant: str, first: str, last: str) -> list[AccountRecord]:
         return [account_of(i) for i in self.query(f"ACCOUNTS#{tenant}", between=(first, last))]
 
+    def accounts_of(self, tenant: str, ids: Iterable[str]) -> dict[str, AccountRecord]:
+        """The current records of these accounts of the tenant (one BatchGetItem per 100),
+        by account id; an id with no account is left out."""
+        found = self.get_many([(f"ACCOUNTS#{tenant}", i) for i in dict.fromkeys(ids)])
+        return {sk: account_of(item) for (_, sk), item in found.items()}
+
     def account(self, tenant: str, account_id: str) -> AccountRecord | None:
         item = self.get(f"ACCOUNTS#{tenant}", account_id)
         return account_of(item) if item else None
@@ -321,9 +327,12 @@ class BillingRepo(Store):
         stored = [entry_of(i) for i in self.accounts_range(f"LEDGER#{tenant}", first, last)]
         return [e for b in bills for e in b.entries()] + stored
 
-    def entries_of(self, tenant: str, account_id: str) -> list[Entry]:
+    def entries_of(self, tenant: str, account_id: str, bills: Sequence[Bill] | None = None) -> list[Entry]:
+        """The account's ledger; ``bills``, the account's bills when the caller has read them
+        already (their entries derive from them: the bills are not read twice)."""
         stored = [entry_of(i) for i in self.query(f"LEDGER#{tenant}", prefix=f"{account_id}#")]
-        return [e for b in self.bills_of(tenant, account_id) for e in b.entries()] + stored
+        bills = self.bills_of(tenant, account_id) if bills is None else bills
+        return [e for b in bills for e in b.entries()] + stored
 
     def all_entries(self, tenant: str, bills: Sequence[Bill] | None = None) -> list[Entry]:
         bills = self.all_bills(tenant) if bills is None else bills

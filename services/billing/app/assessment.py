@@ -126,7 +126,7 @@ def _inputs(
         if not bills:
             continue
         bills_by[account_id] = bills
-        ledger_by[account_id] = repo.entries_of(tenant, account_id)
+        ledger_by[account_id] = repo.entries_of(tenant, account_id, bills)
         marks[account_id] = repo.marks_of(tenant, account_id)
         arrangements[account_id] = arrangements_of(repo, tenant, account_id)
     return bills_by, ledger_by, marks, arrangements
@@ -150,7 +150,7 @@ def _assess_tenant(
     accounts = (
         {a.account_id: a for a in repo.accounts(tenant)}
         if only is None
-        else {a.account_id: a for a in (repo.account(tenant, i) for i in bills_by) if a is not None}
+        else repo.accounts_of(tenant, bills_by)
     )
     notices_by: dict[str, list[TaxNotice]] = {}
     years = list(range(min(b.bill_date.year for bs in bills_by.values() for b in bs), today.year + 1))
